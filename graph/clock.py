@@ -1,0 +1,45 @@
+"""Injected time. Every time-dependent function takes a ``Clock`` or an explicit ``now``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from graph.errors import ValidationFailed
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Current time, timezone-aware UTC."""
+        ...
+
+
+class SystemClock:
+    """Wall-clock time in UTC."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class FixedClock:
+    """A controllable clock for replays and tests."""
+
+    def __init__(self, start: datetime) -> None:
+        self._now = ensure_utc(start)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def set(self, when: datetime) -> None:
+        self._now = ensure_utc(when)
+
+    def advance(self, delta: timedelta) -> datetime:
+        self._now = self._now + delta
+        return self._now
+
+
+def ensure_utc(value: datetime, field: str = "timestamp") -> datetime:
+    """Return ``value`` in UTC; refuse naive datetimes instead of guessing their zone."""
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise ValidationFailed(f"{field} must be timezone-aware (got naive {value.isoformat()})")
+    return value.astimezone(UTC)

@@ -1,0 +1,42 @@
+"""Exceptions raised by Sheriff Claw.
+
+Hierarchy (one root, so callers can catch everything the product raises)::
+
+    SheriffError
+    ├── ValidationFailed      bad input, refused before it reaches Neo4j (HTTP 422)
+    ├── NotFound              an id that does not exist in the caller's namespace (HTTP 404)
+    ├── VersionConflict       optimistic-concurrency check failed; re-read and retry (HTTP 409)
+    ├── AlreadyRunning        a lease is held by another worker, e.g. "already sleeping" (HTTP 409)
+    ├── Neo4jUnavailable      the database cannot be reached or did not start (HTTP 503)
+    └── EmbeddingUnavailable  the embedding model cannot be loaded (HTTP 503)
+"""
+
+from __future__ import annotations
+
+
+class SheriffError(Exception):
+    """Root of every error the product raises on purpose."""
+
+
+class ValidationFailed(SheriffError):
+    """Input was refused before anything was written."""
+
+
+class NotFound(SheriffError):
+    """The requested object does not exist in this namespace."""
+
+
+class VersionConflict(SheriffError):
+    """Someone else updated the record since it was read."""
+
+
+class AlreadyRunning(SheriffError):
+    """Another worker holds the lease for this job."""
+
+
+class Neo4jUnavailable(SheriffError):
+    """Neo4j could not be reached, started or configured."""
+
+
+class EmbeddingUnavailable(SheriffError):
+    """The embedding model could not be loaded or used."""
