@@ -1,0 +1,174 @@
+"""The ``sheriff`` command line (typer)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from api.settings import Settings
+from graph.errors import SheriffError
+from graph.server import LocalNeo4j
+
+app = typer.Typer(no_args_is_help=True, help="Sheriff Claw: time-aware graph memory for agents.")
+neo4j_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server (no Docker needed).")
+app.add_typer(neo4j_app, name="neo4j")
+err = Console(stderr=True)
+
+
+def _settings() -> Settings:
+    return Settings()
+
+
+def _server(settings: Settings) -> LocalNeo4j:
+    return LocalNeo4j(settings.server_config())
+
+
+def _fail(exc: Exception, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+@neo4j_app.command("start")
+def neo4j_start() -> None:
+    """Fetch (first use), configure and start Neo4j; wait until Bolt answers. Idempotent."""
+    settings = _settings()
+    if not settings.uses_managed_server:
+        err.print(f"NEO4J_URI is set ({settings.neo4j_uri}); using that server, nothing to start.")
+        return
+    server = _server(settings)
+    try:
+        with err.status("starting Neo4j (the first start fetches it from Maven Central)..."):
+            started = server.start()
+    except SheriffError as exc:
+        _fail(exc)
+    state = "started" if started else "already running"
+    err.print(
+        f"Neo4j {state}: {server.config.uri}, Browser http://127.0.0.1:{settings.neo4j_http_port}/browser/"
+    )
+
+
+@neo4j_app.command("stop")
+def neo4j_stop() -> None:
+    """Stop the managed Neo4j (no Java process is left behind)."""
+    server = _server(_settings())
+    err.print("Neo4j stopped." if server.stop() else "Neo4j was not running.")
+
+
+@neo4j_app.command("status")
+def neo4j_status() -> None:
+    """Exit 0 only when Bolt answers."""
+    settings = _settings()
+    if settings.uses_managed_server:
+        server = _server(settings)
+        ok = server.running_pid() is not None and server.bolt_answers()
+        where = server.config.uri
+    else:
+        from graph.db import connect
+
+        uri, user, password = settings.connection()
+        where = uri
+        try:
+            connect(uri, user, password).close()
+            ok = True
+        except SheriffError:
+            ok = False
+    err.print(f"Neo4j at {where}: {'answering' if ok else 'not answering'}")
+    raise typer.Exit(0 if ok else 1)
+
+
+@neo4j_app.command("env")
+def neo4j_env() -> None:
+    """Print export lines for NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD (eval "$(sheriff neo4j env)")."""
+    settings = _settings()
+    try:
+        uri, user, password = settings.connection()
+    except SheriffError as exc:
+        _fail(exc)
+    for key, value in (("NEO4J_URI", uri), ("NEO4J_USER", user), ("NEO4J_PASSWORD", password)):
+        typer.echo(f"export {key}={shlex.quote(value)}")
+
+
+@neo4j_app.command("logs")
+def neo4j_logs(lines: int = 40) -> None:
+    """Show the relevant lines of the managed server's logs."""
+    typer.echo(_server(_settings()).log_excerpt(lines))
+
+
+@app.command()
+def migrate() -> None:
+    """Apply the schema migrations in cypher/schema (idempotent)."""
+    from api.container import Container
+
+    container = Container(_settings())
+    try:
+        report = container.migrate()
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    typer.echo(json.dumps(report.__dict__))
+
+
+@app.command()
+def health() -> None:
+    """Print what /health would answer (Neo4j version, index states, embedding model)."""
+    from api.container import Container
+    from graph.db import index_states, server_info
+
+    container = Container(_settings())
+    try:
+        info: dict[str, Any] = {
+            "neo4j": server_info(container.driver),
+            "indexes": index_states(container.driver),
+            "embedding": {"model": container.embedder.model_name},
+        }
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    typer.echo(json.dumps(info, indent=2, default=str))
+
+
+@app.command()
+def up(
+    keep_neo4j: Annotated[bool, typer.Option(help="leave Neo4j running on exit")] = False,
+) -> None:
+    """The main job: Neo4j up, schema applied, embedding model loaded, API on 127.0.0.1:8000."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.container import Container
+
+    settings = _settings()
+    server = _server(settings) if settings.uses_managed_server else None
+    started = False
+    try:
+        if server is not None:
+            with err.status("starting Neo4j..."):
+                started = server.start()
+        container = Container(settings)
+        with err.status("applying schema and loading the embedding model..."):
+            container.migrate()
+            container.embedder.embed(["warm-up"])
+        err.print(f"API on http://{settings.api_host}:{settings.api_port} (docs at /docs)")
+        uvicorn.run(create_app(container), host=settings.api_host, port=settings.api_port)
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        if server is not None and started and not keep_neo4j:
+            server.stop()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        app()
+    except SheriffError as exc:  # anything not caught by a command
+        err.print(f"error: {exc}")
+        sys.exit(1)

@@ -1,0 +1,58 @@
+"""The composition root: builds the driver, stores and embedder once from ``Settings``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from neo4j import Driver
+
+from api.settings import Settings
+from graph.clock import Clock, SystemClock
+from graph.db import connect
+from graph.events import EventStore
+from graph.messages import MessageStore
+from graph.migrations import MigrationReport, apply_migrations
+from graph.topics import TopicStore
+from retrieval.embedding import Embedder, build_embedder
+
+
+@dataclass
+class Container:
+    settings: Settings
+    clock: Clock = field(default_factory=SystemClock)
+
+    @cached_property
+    def driver(self) -> Driver:
+        uri, user, password = self.settings.connection()
+        return connect(uri, user, password)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        client = None
+        if self.settings.embedder == "openai" and self.settings.openai_api_key:
+            from openai import OpenAI
+
+            client = OpenAI(
+                api_key=self.settings.openai_api_key, base_url=self.settings.openai_base_url
+            )
+        return build_embedder(self.settings.embedder, client, self.settings.openai_embedding_model)
+
+    @cached_property
+    def topics(self) -> TopicStore:
+        return TopicStore(self.driver, self.settings.neo4j_database)
+
+    @cached_property
+    def events(self) -> EventStore:
+        return EventStore(self.driver, self.settings.neo4j_database)
+
+    @cached_property
+    def messages(self) -> MessageStore:
+        return MessageStore(self.driver, self.settings.neo4j_database)
+
+    def migrate(self) -> MigrationReport:
+        return apply_migrations(self.driver, self.clock.now(), self.settings.neo4j_database)
+
+    def close(self) -> None:
+        if "driver" in self.__dict__:
+            self.driver.close()

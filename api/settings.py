@@ -1,0 +1,66 @@
+"""One ``Settings`` object, read from the environment, built in the composition root and passed down.
+
+``NEO4J_URI`` / ``NEO4J_USER`` / ``NEO4J_PASSWORD`` are read without prefix so that the output of
+``sheriff neo4j env`` (and a Neo4j started by ``docker compose up``) is honoured by every command;
+everything else uses the ``SHERIFF_`` prefix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from graph.server import LocalNeo4j, ServerConfig
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SHERIFF_", extra="ignore")
+
+    home: Path = Field(default=Path(".sheriff"), description="state folder (managed Neo4j, keys)")
+    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI"))
+    neo4j_user: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_USER"))
+    neo4j_password: str | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD")
+    )
+    neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE"))
+    neo4j_bolt_port: int = 7687
+    neo4j_http_port: int = 7474
+    neo4j_heap: str = "1g"
+    neo4j_start_timeout: float = 180.0
+
+    embedder: Literal["minilm", "openai"] = "minilm"
+    openai_embedding_model: str = "text-embedding-3-small"
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
+    )
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL")
+    )
+
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    timezone: str = "UTC"
+
+    def server_config(self) -> ServerConfig:
+        return ServerConfig(
+            home=self.home / "neo4j",
+            bolt_port=self.neo4j_bolt_port,
+            http_port=self.neo4j_http_port,
+            heap=self.neo4j_heap,
+            start_timeout_s=self.neo4j_start_timeout,
+        )
+
+    @property
+    def uses_managed_server(self) -> bool:
+        """True when no external Neo4j is configured, so the CLI manages a local one."""
+        return self.neo4j_uri is None
+
+    def connection(self) -> tuple[str, str, str]:
+        """(uri, user, password) of the external server if configured, else the managed one."""
+        if self.neo4j_uri is not None:
+            return self.neo4j_uri, self.neo4j_user, self.neo4j_password or ""
+        server = LocalNeo4j(self.server_config())
+        return server.config.uri, "neo4j", server.password()

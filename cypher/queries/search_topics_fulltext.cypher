@@ -1,0 +1,11 @@
+// Full-text (Lucene) search over name, aliases and one-liner, filtered to a namespace and window.
+// params: $query (Lucene syntax, escaped), $fetch: int, $k: int, $namespace,
+//         $since: datetime | null, $until: datetime | null
+// returns: raw (hits before filtering), hits: list<{t: map, score: float}>
+CALL db.index.fulltext.queryNodes('topic_text', $query, {limit: $fetch}) YIELD node, score
+WITH collect({node: node, score: score}) AS all
+RETURN size(all) AS raw,
+  [h IN all WHERE h.node.namespace = $namespace AND h.node.archived_at IS NULL
+     AND ($since IS NULL OR h.node.last_seen_at >= $since)
+     AND ($until IS NULL OR h.node.first_seen_at < $until)
+   | {t: h.node {.*, embedding: null}, score: h.score}][0..$k] AS hits

@@ -1,0 +1,12 @@
+// Approximate vector search, over-fetched, then filtered to a namespace and time window
+// (5.26 has no in-index filtering, so filters run after the index).
+// params: $vector: list<float>, $fetch: int, $k: int, $namespace,
+//         $since: datetime | null, $until: datetime | null
+// returns: raw (hits before filtering), hits: list<{t: map, score: float}>
+CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node, score
+WITH collect({node: node, score: score}) AS all
+RETURN size(all) AS raw,
+  [h IN all WHERE h.node.namespace = $namespace AND h.node.archived_at IS NULL
+     AND ($since IS NULL OR h.node.last_seen_at >= $since)
+     AND ($until IS NULL OR h.node.first_seen_at < $until)
+   | {t: h.node {.*, embedding: null}, score: h.score}][0..$k] AS hits

@@ -1,0 +1,64 @@
+"""Driver lifecycle: one driver per process, built by the composition root and passed to stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neo4j import Driver, GraphDatabase, Record
+from neo4j.exceptions import AuthError, ServiceUnavailable
+
+from graph.errors import Neo4jUnavailable
+
+
+def connect(uri: str, user: str, password: str, *, timeout_s: float = 10.0) -> Driver:
+    """Open a driver and check that the server answers; raise ``Neo4jUnavailable`` if not."""
+    driver = GraphDatabase.driver(
+        uri,
+        auth=(user, password),
+        connection_timeout=timeout_s,
+        max_connection_pool_size=50,
+        notifications_min_severity="OFF",
+    )
+    try:
+        driver.verify_connectivity()
+    except (ServiceUnavailable, AuthError, OSError) as exc:
+        driver.close()
+        raise Neo4jUnavailable(f"cannot reach Neo4j at {uri}: {exc}") from exc
+    return driver
+
+
+def server_info(driver: Driver, database: str = "neo4j") -> dict[str, Any]:
+    """Version and edition of the server, as reported by ``dbms.components()``."""
+    records, _, _ = driver.execute_query(
+        "CALL dbms.components() YIELD name, versions, edition "
+        "RETURN name, versions[0] AS version, edition",
+        database_=database,
+        routing_="r",
+    )
+    row = records[0]
+    return {"name": row["name"], "version": row["version"], "edition": row["edition"]}
+
+
+def index_states(driver: Driver, database: str = "neo4j") -> list[dict[str, Any]]:
+    """Name, type, state and population of every index (for health and diagnostics)."""
+    records, _, _ = driver.execute_query(
+        "SHOW INDEXES YIELD name, type, state, populationPercent "
+        "RETURN name, type, state, populationPercent ORDER BY name",
+        database_=database,
+        routing_="r",
+    )
+    return [dict(r) for r in records]
+
+
+class Store:
+    """Base of the per-aggregate stores: holds the driver (never creates one) and runs queries."""
+
+    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
+        self._driver = driver
+        self._db = database
+
+    def _run(self, text: str, params: dict[str, Any], *, read: bool = False) -> list[Record]:
+        records, _, _ = self._driver.execute_query(
+            text, parameters_=params, database_=self._db, routing_="r" if read else "w"
+        )
+        return list(records)

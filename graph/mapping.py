@@ -1,0 +1,199 @@
+"""The one place where models become Neo4j properties and records become models.
+
+Nested spec fields are flattened with the spec's names (see docs/graph-model.md):
+``time.first_seen_at`` -> ``first_seen_at``, ``stats.utility_score`` -> ``utility_score``,
+``links.skill_refs`` -> ``skill_refs``, ``embedding.model`` -> ``embedding_model``. Lists of objects
+(facts, numbers, open loops, notable events) are kept whole as JSON strings in ``*_json`` and, where
+Cypher users want to read them, also as plain string lists (``facts``, ``open_loops``, ``number_keys``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from graph.models import (
+    EmbeddingMeta,
+    Fact,
+    Message,
+    NotableEvent,
+    OpenLoop,
+    Topic,
+    TopicEvent,
+    TopicLinks,
+    TopicStats,
+    TopicTime,
+    TypedNumber,
+    WakePacket,
+)
+
+_FACTS = TypeAdapter(list[Fact])
+_LOOPS = TypeAdapter(list[OpenLoop])
+_NUMBERS = TypeAdapter(list[TypedNumber])
+_EVENTS = TypeAdapter(list[NotableEvent])
+
+
+def native(value: Any) -> Any:
+    """Neo4j temporal values -> Python datetimes; everything else unchanged."""
+    to_native = getattr(value, "to_native", None)
+    return to_native() if callable(to_native) else value
+
+
+def topic_props(topic: Topic) -> dict[str, Any]:
+    """Flatten a topic into node properties (without the embedding vector)."""
+    aliases = _dedupe(topic.aliases)
+    return {
+        "topic_id": topic.topic_id,
+        "namespace": topic.namespace,
+        "schema_version": topic.schema_version,
+        "name": topic.name,
+        "name_lc": topic.name.lower(),
+        "one_liner": topic.one_liner,
+        "facts": [f.text for f in topic.facts],
+        "facts_json": _FACTS.dump_json(topic.facts).decode(),
+        "numbers_json": _NUMBERS.dump_json(topic.numbers).decode(),
+        "number_keys": [n.key for n in topic.numbers],
+        "open_loops": [o.text for o in topic.open_loops],
+        "open_loops_json": _LOOPS.dump_json(topic.open_loops).decode(),
+        "aliases": aliases,
+        "aliases_lc": [a.lower() for a in aliases],
+        "alias_text": " | ".join(aliases),
+        "first_seen_at": topic.time.first_seen_at,
+        "last_seen_at": topic.time.last_seen_at,
+        "notable_events_json": _EVENTS.dump_json(topic.time.notable_events).decode(),
+        "skill_refs": topic.links.skill_refs,
+        "artifact_refs": topic.links.artifact_refs,
+        "embedding_model": topic.embedding.model if topic.embedding else None,
+        "embedding_hash": topic.embedding.hash if topic.embedding else None,
+        "embedding_dimensions": topic.embedding.dimensions if topic.embedding else None,
+        "utility_score": topic.stats.utility_score,
+        "decay_bucket": topic.stats.decay_bucket,
+        "touch_count": topic.stats.touch_count,
+        "correction_count": topic.stats.correction_count,
+        "usage_count": topic.stats.usage_count,
+        "last_used_at": topic.stats.last_used_at,
+        "archived_at": topic.archived_at,
+    }
+
+
+def topic_from_props(props: dict[str, Any], related: list[str] | None = None) -> Topic:
+    """Rebuild a topic from node properties (the inverse of ``topic_props``)."""
+    p = {k: native(v) for k, v in props.items()}
+    embedding = None
+    if p.get("embedding_model"):
+        embedding = EmbeddingMeta(
+            model=p["embedding_model"],
+            hash=p.get("embedding_hash") or "",
+            dimensions=p.get("embedding_dimensions") or 0,
+        )
+    return Topic.model_construct(
+        schema_version=p.get("schema_version", 1),
+        topic_id=p["topic_id"],
+        namespace=p["namespace"],
+        name=p["name"],
+        one_liner=p.get("one_liner") or "",
+        facts=_FACTS.validate_json(p.get("facts_json") or "[]"),
+        numbers=_NUMBERS.validate_json(p.get("numbers_json") or "[]"),
+        open_loops=_LOOPS.validate_json(p.get("open_loops_json") or "[]"),
+        aliases=list(p.get("aliases") or []),
+        time=TopicTime.model_construct(
+            first_seen_at=p["first_seen_at"],
+            last_seen_at=p["last_seen_at"],
+            notable_events=_EVENTS.validate_json(p.get("notable_events_json") or "[]"),
+        ),
+        links=TopicLinks.model_construct(
+            related_topic_ids=sorted(related or []),
+            skill_refs=list(p.get("skill_refs") or []),
+            artifact_refs=list(p.get("artifact_refs") or []),
+        ),
+        embedding=embedding,
+        stats=TopicStats.model_construct(
+            utility_score=float(p.get("utility_score") or 0.0),
+            decay_bucket=p.get("decay_bucket") or "hot",
+            touch_count=int(p.get("touch_count") or 0),
+            correction_count=int(p.get("correction_count") or 0),
+            usage_count=int(p.get("usage_count") or 0),
+            last_used_at=p.get("last_used_at"),
+        ),
+        version=int(p.get("version") or 0),
+        archived_at=p.get("archived_at"),
+    )
+
+
+def event_props(event: TopicEvent) -> dict[str, Any]:
+    return event.model_dump()
+
+
+def event_from_props(props: dict[str, Any]) -> TopicEvent:
+    p = {k: native(v) for k, v in props.items() if k != "embedding"}
+    return TopicEvent.model_validate(p)
+
+
+def message_props(message: Message) -> dict[str, Any]:
+    data = message.model_dump(exclude={"tool_calls"})
+    data["tool_calls_json"] = json.dumps(message.tool_calls)
+    return data
+
+
+def message_from_props(props: dict[str, Any]) -> Message:
+    p = {k: native(v) for k, v in props.items()}
+    p["tool_calls"] = json.loads(p.pop("tool_calls_json", None) or "[]")
+    return Message.model_validate(p)
+
+
+def wake_packet_props(packet: WakePacket) -> dict[str, Any]:
+    """Flatten a wake packet; ``in_progress.*`` becomes ``in_progress_*``, the tail is JSON."""
+    return {
+        "packet_id": packet.packet_id,
+        "namespace": packet.namespace,
+        "schema_version": packet.schema_version,
+        "slept_at": packet.slept_at,
+        "conversation_tail_json": json.dumps(
+            [t.model_dump(mode="json") for t in packet.conversation_tail]
+        ),
+        "active_subject_hints": packet.active_subject_hints,
+        "top_topic_ids": packet.top_topic_ids,
+        "recent_skill_refs": packet.recent_skill_refs,
+        "in_progress_status": packet.in_progress.status,
+        "in_progress_resume_hint": packet.in_progress.resume_hint,
+        "in_progress_topic_id": packet.in_progress.topic_id,
+    }
+
+
+def wake_packet_from_props(props: dict[str, Any]) -> WakePacket:
+    p = {k: native(v) for k, v in props.items()}
+    return WakePacket.model_validate(
+        {
+            "packet_id": p["packet_id"],
+            "namespace": p["namespace"],
+            "schema_version": p.get("schema_version", 1),
+            "slept_at": p["slept_at"],
+            "conversation_tail": json.loads(p.get("conversation_tail_json") or "[]"),
+            "active_subject_hints": p.get("active_subject_hints") or [],
+            "top_topic_ids": p.get("top_topic_ids") or [],
+            "recent_skill_refs": p.get("recent_skill_refs") or [],
+            "in_progress": {
+                "status": p.get("in_progress_status") or "idle",
+                "resume_hint": p.get("in_progress_resume_hint") or "",
+                "topic_id": p.get("in_progress_topic_id"),
+            },
+        }
+    )
+
+
+def _dedupe(values: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for v in values:
+        if v.lower() not in seen:
+            seen.add(v.lower())
+            out.append(v)
+    return out
+
+
+def as_datetime(value: Any) -> datetime | None:
+    v = native(value)
+    return v if isinstance(v, datetime) else None

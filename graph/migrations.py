@@ -1,0 +1,63 @@
+"""Schema migrations: apply ``cypher/schema/NNN_*.cypher`` once each, recorded in the database.
+
+Every statement is idempotent (``IF NOT EXISTS``), so two processes migrating at once are harmless.
+A migration is recorded as ``(:SchemaMigration {id, checksum, applied_at})`` after all its
+statements ran; an edited, already-applied file is reported rather than silently re-run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from neo4j import Driver
+
+from graph.cypher import schema_files, split_statements
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class MigrationReport:
+    applied: list[str] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+
+
+def apply_migrations(
+    driver: Driver, now: datetime, database: str = "neo4j", await_s: int = 300
+) -> MigrationReport:
+    """Apply pending migrations and wait until every index is online."""
+    driver.execute_query(
+        "CREATE CONSTRAINT schema_migration_id IF NOT EXISTS "
+        "FOR (m:SchemaMigration) REQUIRE m.id IS UNIQUE",
+        database_=database,
+    )
+    records, _, _ = driver.execute_query(
+        "MATCH (m:SchemaMigration) RETURN m.id AS id, m.checksum AS checksum", database_=database
+    )
+    done = {r["id"]: r["checksum"] for r in records}
+    report = MigrationReport()
+    for migration_id, text in schema_files():
+        checksum = hashlib.sha256(text.encode()).hexdigest()
+        if migration_id in done:
+            (report.already if done[migration_id] == checksum else report.changed).append(
+                migration_id
+            )
+            continue
+        for statement in split_statements(text):
+            driver.execute_query(statement, database_=database)
+        driver.execute_query(
+            "MERGE (m:SchemaMigration {id: $id}) SET m.checksum = $checksum, m.applied_at = $now",
+            id=migration_id,
+            checksum=checksum,
+            now=now,
+            database_=database,
+        )
+        report.applied.append(migration_id)
+    for migration_id in report.changed:
+        log.warning("migration %s changed after it was applied; write a new one", migration_id)
+    driver.execute_query(f"CALL db.awaitIndexes({int(await_s)})", database_=database)
+    return report

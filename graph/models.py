@@ -1,0 +1,258 @@
+"""Pydantic models of the graph's nodes and edges (spec §2.1-§2.3).
+
+The models mirror the spec's JSON (a Topic has nested ``time``, ``links``, ``embedding`` and
+``stats``); ``graph/mapping.py`` flattens them into Neo4j properties with the spec's field names.
+All timestamps are timezone-aware and normalised to UTC; naive datetimes are refused.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
+
+from graph.errors import ValidationFailed
+
+SCHEMA_VERSION = 1
+EMBEDDING_DIMENSIONS = 384
+
+
+def _to_utc(value: datetime) -> datetime:
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
+Namespace = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$", strip_whitespace=True)
+]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=2000, strip_whitespace=True)]
+Key = Annotated[str, StringConstraints(min_length=1, max_length=120, strip_whitespace=True)]
+MessageIds = Annotated[list[str], Field(default_factory=list, max_length=500)]
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class EdgeType(StrEnum):
+    """The closed set of topic-to-topic relationship types (spec §2.2)."""
+
+    RELATES_TO = "RELATES_TO"
+    DEPENDS_ON = "DEPENDS_ON"
+    PART_OF = "PART_OF"
+    NEXT = "NEXT"
+    PREV = "PREV"
+
+
+class Fact(_Model):
+    text: ShortText
+    at: UtcDatetime | None = None
+    source_message_ids: MessageIds
+
+
+class OpenLoop(_Model):
+    text: ShortText
+    at: UtcDatetime | None = None
+    source_message_ids: MessageIds
+
+
+class TypedNumber(_Model):
+    """A number never buried in prose: key, value, unit, when, where from, how sure."""
+
+    key: Key
+    value: float
+    unit: str | None = Field(default=None, max_length=40)
+    at: UtcDatetime
+    source: Literal["doc", "user", "tool", "assistant"] = "user"
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    source_message_ids: MessageIds
+
+
+class NotableEvent(_Model):
+    at: UtcDatetime
+    event: ShortText
+    source_message_ids: MessageIds
+
+
+class TopicTime(_Model):
+    first_seen_at: UtcDatetime
+    last_seen_at: UtcDatetime
+    notable_events: list[NotableEvent] = Field(default_factory=list)
+
+
+class TopicLinks(_Model):
+    related_topic_ids: list[str] = Field(default_factory=list)
+    skill_refs: list[str] = Field(default_factory=list)
+    artifact_refs: list[str] = Field(default_factory=list)
+
+
+class EmbeddingMeta(_Model):
+    model: str
+    hash: str
+    dimensions: int = EMBEDDING_DIMENSIONS
+
+
+class TopicStats(_Model):
+    utility_score: float = 0.0
+    decay_bucket: Literal["hot", "warm", "cold"] = "hot"
+    touch_count: int = Field(default=0, ge=0)
+    correction_count: int = Field(default=0, ge=0)
+    usage_count: int = Field(default=0, ge=0)
+    last_used_at: UtcDatetime | None = None
+
+
+class Topic(_Model):
+    """A durable memory (spec §2.1). ``version`` guards concurrent updates."""
+
+    schema_version: int = SCHEMA_VERSION
+    topic_id: str = Field(default_factory=new_id, min_length=1, max_length=64)
+    namespace: Namespace
+    name: Name
+    one_liner: Annotated[str, StringConstraints(max_length=500, strip_whitespace=True)] = ""
+    facts: list[Fact] = Field(default_factory=list, max_length=500)
+    numbers: list[TypedNumber] = Field(default_factory=list, max_length=500)
+    open_loops: list[OpenLoop] = Field(default_factory=list, max_length=200)
+    aliases: list[Name] = Field(default_factory=list, max_length=100)
+    time: TopicTime
+    links: TopicLinks = Field(default_factory=TopicLinks)
+    embedding: EmbeddingMeta | None = None
+    stats: TopicStats = Field(default_factory=TopicStats)
+    version: int = Field(default=0, ge=0)
+    archived_at: UtcDatetime | None = None
+
+    def semantic_text(self) -> str:
+        """The text that is embedded: the one_liner is the canonical semantic key (spec §2.1)."""
+        return f"{self.name}: {self.one_liner}" if self.one_liner else self.name
+
+
+class TopicEdge(_Model):
+    from_topic_id: str
+    to_topic_id: str
+    type: EdgeType
+    weight: float = 0.0
+    last_updated_at: UtcDatetime
+
+
+class TopicEvent(_Model):
+    """One update of a topic by a sleep (spec §6.3): what changed, when, from which messages."""
+
+    event_id: str = Field(default_factory=new_id)
+    namespace: Namespace
+    topic_id: str
+    at: UtcDatetime
+    delta_summary: ShortText
+    source_message_ids: MessageIds
+    first_seq: int | None = None
+    last_seq: int | None = None
+
+
+class Message(_Model):
+    """One turn of the continuous conversation."""
+
+    message_id: str = Field(default_factory=new_id)
+    namespace: Namespace
+    role: Literal["user", "assistant", "system", "tool"]
+    content: Annotated[str, StringConstraints(max_length=100_000)]
+    at: UtcDatetime
+    seq: int | None = None
+    token_estimate: int = Field(default=0, ge=0)
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    compacted_at: UtcDatetime | None = None
+    external_id: str | None = Field(default=None, max_length=200)
+
+
+class Subject(_Model):
+    """An ephemeral cluster of what the recent span was about (spec §1.2); expires."""
+
+    subject_id: str = Field(default_factory=new_id)
+    namespace: Namespace
+    label: Name
+    salience: float = Field(ge=0.0)
+    created_at: UtcDatetime
+    expires_at: UtcDatetime
+    topic_ids: list[str] = Field(default_factory=list)
+
+
+class Skill(_Model):
+    """A skill's manifest as stored in the graph (spec §3.2)."""
+
+    skill_id: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    namespace: Namespace
+    name: Name
+    description: ShortText
+    tags: list[str] = Field(default_factory=list)
+    requires_tools: list[str] = Field(default_factory=list)
+    default_reasoning_effort: Literal["minimal", "low", "medium", "high"] = "medium"
+    examples: list[str] = Field(default_factory=list)
+    manifest: dict[str, Any] = Field(default_factory=dict)
+
+
+class InProgress(_Model):
+    status: Literal["idle", "running", "blocked"] = "idle"
+    resume_hint: str = ""
+    topic_id: str | None = None
+
+
+class TailTurn(_Model):
+    role: str
+    content: str
+    at: UtcDatetime | None = None
+    message_id: str | None = None
+
+
+class WakePacket(_Model):
+    """The tiny state written at sleep completion (spec §2.3)."""
+
+    schema_version: int = SCHEMA_VERSION
+    packet_id: str = Field(default_factory=new_id)
+    namespace: Namespace
+    slept_at: UtcDatetime
+    conversation_tail: list[TailTurn] = Field(default_factory=list)
+    active_subject_hints: list[str] = Field(default_factory=list)
+    top_topic_ids: list[str] = Field(default_factory=list)
+    recent_skill_refs: list[str] = Field(default_factory=list)
+    in_progress: InProgress = Field(default_factory=InProgress)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse(model: type[M], data: Any) -> M:
+    """Validate ``data`` as ``model``; raise ``ValidationFailed`` listing every violation."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ValidationFailed(describe_errors(model.__name__, exc)) from exc
+
+
+def describe_errors(what: str, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        parts.append(f"{loc}: {err['msg']}")
+    return f"invalid {what}: " + "; ".join(parts)
+
+
+def edge_type(value: str | EdgeType) -> EdgeType:
+    """Map a user-supplied edge type onto the closed enum, refusing anything else."""
+    try:
+        return EdgeType(str(value).upper())
+    except ValueError as exc:
+        allowed = ", ".join(t.value for t in EdgeType)
+        raise ValidationFailed(f"unknown edge type {value!r}; allowed: {allowed}") from exc

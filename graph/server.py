@@ -1,0 +1,338 @@
+"""A local Neo4j 5.26 Community server, assembled from Maven Central and run without Docker.
+
+Why hand-written: Neo4j publishes no distribution tarball on Maven Central and these machines cannot
+reach neo4j.com or a Docker engine, so the server home is assembled from the ``org.neo4j:neo4j`` and
+``org.neo4j.client:neo4j-browser`` jars with ``mvn dependency:copy-dependencies`` and the JVM is
+launched directly on ``org.neo4j.server.CommunityEntryPoint`` (one process, so ``stop`` leaves no
+Java behind). Layout under ``home``::
+
+    lib/        jars (Neo4j, Browser and their dependencies)
+    conf/       neo4j.conf (loopback only, auth on)
+    data/ logs/ run/ plugins/ import/
+    password    the generated password of user neo4j, mode 0600
+    neo4j.pid   pid of the running server
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from graph.errors import Neo4jUnavailable
+
+log = logging.getLogger(__name__)
+
+NEO4J_VERSION = "5.26.30"
+BROWSER_VERSION = "5.24.0"
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_ENTRY_POINT = "org.neo4j.server.startup.Neo4jAdminCommand"
+JVM_FLAGS = (
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dfile.encoding=UTF-8",
+)
+
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.sheriff</groupId><artifactId>neo4j-home</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.neo4j</groupId><artifactId>neo4j</artifactId>
+      <version>{neo4j}</version></dependency>
+    <dependency><groupId>org.neo4j.client</groupId><artifactId>neo4j-browser</artifactId>
+      <version>{browser}</version></dependency>
+  </dependencies>
+</project>
+"""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Where the managed server lives and how it listens."""
+
+    home: Path
+    bolt_port: int = 7687
+    http_port: int = 7474
+    heap: str = "1g"
+    pagecache: str = "256m"
+    start_timeout_s: float = 180.0
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+
+class LocalNeo4j:
+    """Assemble, configure, start, stop and query the state of the managed server."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.home = config.home.resolve()
+
+    # -- paths ---------------------------------------------------------------------------------
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "neo4j.pid"
+
+    @property
+    def password_file(self) -> Path:
+        return self.home / "password"
+
+    @property
+    def console_log(self) -> Path:
+        return self.home / "logs" / "console.log"
+
+    # -- public operations ---------------------------------------------------------------------
+    def start(self) -> bool:
+        """Start the server unless it already runs; return True when this call started it."""
+        if self.running_pid() is not None:
+            self.wait_ready(self.config.start_timeout_s)
+            return False
+        self._check_ports_free()
+        self.assemble()
+        self._write_config()
+        self._ensure_password()
+        proc = self._launch()
+        try:
+            self.wait_ready(self.config.start_timeout_s, proc)
+        except Neo4jUnavailable:
+            self.stop()
+            raise
+        return True
+
+    def stop(self, timeout_s: float = 60.0) -> bool:
+        """Stop the server with SIGTERM (SIGKILL after ``timeout_s``); True if one was running."""
+        pid = self.running_pid()
+        if pid is None:
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGTERM)
+        if not _wait_gone(pid, timeout_s):
+            log.warning("neo4j pid %s ignored SIGTERM; killing", pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            _wait_gone(pid, 10.0)
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    def running_pid(self) -> int | None:
+        """The pid from the pid file if that process is alive and is our JVM; else clean up."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+        if _is_our_jvm(pid, self.home):
+            return pid
+        log.info("removing stale pid file %s (pid %s is gone)", self.pid_file, pid)
+        self.pid_file.unlink(missing_ok=True)
+        return None
+
+    def bolt_answers(self, timeout_s: float = 5.0) -> bool:
+        """True when a Bolt handshake with the stored credentials succeeds."""
+        from neo4j import GraphDatabase  # local import: the CLI's --help should not pay for it
+
+        try:
+            with GraphDatabase.driver(
+                self.config.uri, auth=("neo4j", self.password()), connection_timeout=timeout_s
+            ) as driver:
+                driver.verify_connectivity()
+            return True
+        except Exception:  # any failure means "not answering"
+            return False
+
+    def password(self) -> str:
+        try:
+            return self.password_file.read_text().strip()
+        except FileNotFoundError as exc:
+            raise Neo4jUnavailable(
+                f"no password file at {self.password_file}; run `sheriff neo4j start` first"
+            ) from exc
+
+    def wait_ready(self, timeout_s: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+        """Block until Bolt answers; raise with the log's relevant lines on failure or timeout."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if proc is not None and proc.poll() is not None:
+                raise Neo4jUnavailable(
+                    f"neo4j exited with code {proc.returncode} during start-up\n{self.log_excerpt()}"
+                )
+            if _port_open(self.config.bolt_port) and self.bolt_answers():
+                return
+            time.sleep(1.0)
+        raise Neo4jUnavailable(
+            f"neo4j did not answer on {self.config.uri} within {timeout_s:.0f}s\n{self.log_excerpt()}"
+        )
+
+    def log_excerpt(self, lines: int = 30) -> str:
+        """The lines of the server logs that explain a failure (errors first, then the tail)."""
+        texts: list[str] = []
+        for path in (self.console_log, self.home / "logs" / "neo4j.log"):
+            if path.exists():
+                texts.extend(path.read_text(errors="replace").splitlines())
+        errors = [t for t in texts if any(w in t for w in ("ERROR", "Exception", "Caused by"))]
+        picked = (errors[-lines // 2 :] if errors else []) + texts[-lines // 2 :]
+        return "\n".join(picked) if picked else f"(no log yet under {self.home / 'logs'})"
+
+    # -- assembly and configuration ------------------------------------------------------------
+    def assemble(self) -> None:
+        """Fetch the jars from Maven Central into ``lib/`` unless they are there already."""
+        lib = self.home / "lib"
+        marker = lib / f"neo4j-{NEO4J_VERSION}.jar"
+        if marker.exists() and (lib / f"neo4j-browser-{BROWSER_VERSION}.jar").exists():
+            return
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise Neo4jUnavailable("Maven (mvn) is needed to fetch Neo4j from Maven Central")
+        build = self.home / "build"
+        build.mkdir(parents=True, exist_ok=True)
+        (build / "pom.xml").write_text(_POM.format(neo4j=NEO4J_VERSION, browser=BROWSER_VERSION))
+        tmp_lib = self.home / "lib.partial"
+        shutil.rmtree(tmp_lib, ignore_errors=True)
+        log.info("fetching Neo4j %s from Maven Central into %s", NEO4J_VERSION, lib)
+        result = subprocess.run(
+            [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={tmp_lib}"],
+            cwd=build,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise Neo4jUnavailable(f"mvn failed to fetch Neo4j:\n{result.stdout[-3000:]}")
+        shutil.rmtree(lib, ignore_errors=True)
+        tmp_lib.rename(lib)  # atomic: a half-downloaded lib/ never looks complete
+
+    def _write_config(self) -> None:
+        for sub in ("conf", "data", "logs", "run", "plugins", "import"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        home = self.home
+        conf = "\n".join(
+            [
+                "# written by `sheriff neo4j start`; edits are overwritten",
+                "server.default_listen_address=127.0.0.1",
+                f"server.bolt.listen_address=127.0.0.1:{self.config.bolt_port}",
+                f"server.http.listen_address=127.0.0.1:{self.config.http_port}",
+                "server.https.enabled=false",
+                "dbms.security.auth_enabled=true",
+                f"server.directories.data={home / 'data'}",
+                f"server.directories.logs={home / 'logs'}",
+                f"server.directories.run={home / 'run'}",
+                f"server.directories.plugins={home / 'plugins'}",
+                f"server.directories.import={home / 'import'}",
+                "server.memory.heap.initial_size=512m",
+                f"server.memory.heap.max_size={self.config.heap}",
+                f"server.memory.pagecache.size={self.config.pagecache}",
+                "dbms.usage_report.enabled=false",
+                "",
+            ]
+        )
+        (home / "conf" / "neo4j.conf").write_text(conf)
+
+    def _ensure_password(self) -> None:
+        """Generate the password once, before the first start (Neo4j only accepts it then)."""
+        if self.password_file.exists():
+            return
+        if any((self.home / "data").glob("databases/*")):
+            raise Neo4jUnavailable(
+                f"{self.home / 'data'} holds a database but {self.password_file} is missing; "
+                "remove the data folder or restore the password file"
+            )
+        password = secrets.token_urlsafe(24)
+        result = subprocess.run(
+            [*self._java_cmd(ADMIN_ENTRY_POINT), "dbms", "set-initial-password", password],
+            env=self._env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise Neo4jUnavailable(f"set-initial-password failed:\n{result.stdout}{result.stderr}")
+        fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(password + "\n")
+
+    def _launch(self) -> subprocess.Popen[bytes]:
+        self.console_log.parent.mkdir(parents=True, exist_ok=True)
+        with self.console_log.open("ab") as out:
+            proc = subprocess.Popen(
+                [
+                    *self._java_cmd(ENTRY_POINT, server=True),
+                    f"--home-dir={self.home}",
+                    f"--config-dir={self.home / 'conf'}",
+                    "--console-mode",
+                ],
+                env=self._env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # own process group: survives the CLI, killable as a group
+                cwd=self.home,
+            )
+        self.pid_file.write_text(f"{proc.pid}\n")
+        return proc
+
+    def _java_cmd(self, main: str, server: bool = False) -> list[str]:
+        java = shutil.which("java")
+        if java is None:
+            raise Neo4jUnavailable("a Java 17 runtime (java) is needed to run Neo4j")
+        classpath = f"{self.home / 'conf'}/*:{self.home / 'lib'}/*"
+        heap = ["-Xms512m", f"-Xmx{self.config.heap}"] if server else []
+        return [java, "-cp", classpath, *JVM_FLAGS, *heap, main]
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.home / "conf")}
+
+    def _check_ports_free(self) -> None:
+        for port in (self.config.bolt_port, self.config.http_port):
+            if _port_open(port):
+                raise Neo4jUnavailable(
+                    f"port {port} on 127.0.0.1 is taken by another process; stop it, or set "
+                    "SHERIFF_NEO4J_BOLT_PORT / SHERIFF_NEO4J_HTTP_PORT, or point NEO4J_URI at it"
+                )
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _is_our_jvm(pid: int, home: Path) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return False
+    return ENTRY_POINT in cmdline and f"--home-dir={home}" in cmdline
+
+
+def _wait_gone(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reap if we are the parent (tests start and stop)
+        if not Path(f"/proc/{pid}").exists() or _is_zombie(pid):
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except (FileNotFoundError, IndexError):
+        return True

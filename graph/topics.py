@@ -1,0 +1,329 @@
+"""TopicStore: the Topic aggregate in Neo4j (nodes, typed edges, indexes).
+
+Every method is scoped to one namespace; no method can return a topic of another namespace.
+Vectors are passed in by the caller (the embedder lives above ``graph/``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from neo4j.exceptions import ConstraintError
+
+from graph.clock import ensure_utc
+from graph.cypher import query, query_for_edge
+from graph.db import Store
+from graph.errors import NotFound, ValidationFailed, VersionConflict
+from graph.mapping import as_datetime, topic_from_props, topic_props
+from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEdge, edge_type, parse
+
+MAX_FETCH = 10_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class ScoredTopic:
+    topic: Topic
+    score: float
+    source: str  # "vector" | "vector-scan" | "fulltext" | "alias"
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    seed_id: str
+    topic: Topic
+    type: EdgeType
+    weight: float
+    outgoing: bool
+
+
+@dataclass(frozen=True)
+class LinkRequest:
+    from_id: str
+    to_id: str
+    type: EdgeType
+    delta: float = 1.0
+
+
+def check_vector(vector: Sequence[float]) -> list[float]:
+    """Refuse vectors the index cannot hold (wrong size, all zeros, not finite)."""
+    values = [float(v) for v in vector]
+    if len(values) != EMBEDDING_DIMENSIONS:
+        raise ValidationFailed(
+            f"embedding must have {EMBEDDING_DIMENSIONS} dimensions, got {len(values)}"
+        )
+    if not any(values) or any(v != v or v in (float("inf"), float("-inf")) for v in values):
+        raise ValidationFailed("embedding must be finite and not all zeros")
+    return values
+
+
+def lucene_query(text: str, fuzzy: bool = True) -> str:
+    """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1][:32]
+    parts = []
+    for word in words:
+        escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
+        parts.append(f"{escaped}~" if fuzzy and len(word) >= 4 else escaped)
+    return " OR ".join(parts)
+
+
+class TopicStore(Store):
+    """Create, read, update (versioned), link, search and archive topics."""
+
+    # -- writes --------------------------------------------------------------------------------
+    def create(
+        self,
+        topics: Sequence[Topic],
+        vectors: Sequence[Sequence[float] | None] | None,
+        now: datetime,
+    ) -> list[str]:
+        """Create topics in one transaction; refuse ids that already exist."""
+        vecs = list(vectors) if vectors is not None else [None] * len(topics)
+        if len(vecs) != len(topics):
+            raise ValidationFailed("one vector (or None) is needed per topic")
+        rows = [
+            {"props": topic_props(t), "embedding": check_vector(v) if v is not None else None}
+            for t, v in zip(topics, vecs, strict=True)
+        ]
+        try:
+            records = self._run(query("create_topics"), {"rows": rows, "now": ensure_utc(now)})
+        except ConstraintError as exc:
+            raise ValidationFailed(f"a topic with one of these ids already exists: {exc}") from exc
+        return [r["topic_id"] for r in records]
+
+    def update(
+        self, topic: Topic, vector: Sequence[float] | None, now: datetime, expected_version: int
+    ) -> int:
+        """Write ``topic`` if the stored version is ``expected_version``; return the new version."""
+        props = topic_props(topic)
+        props.pop("topic_id")
+        props.pop("namespace")
+        records = self._run(
+            query("update_topic"),
+            {
+                "namespace": topic.namespace,
+                "topic_id": topic.topic_id,
+                "expected_version": expected_version,
+                "props": props,
+                "embedding": check_vector(vector) if vector is not None else None,
+                "now": ensure_utc(now),
+            },
+        )
+        if records:
+            return int(records[0]["version"])
+        current = self._version(topic.namespace, topic.topic_id)
+        if current is None:
+            raise NotFound(f"topic {topic.topic_id} not found in namespace {topic.namespace}")
+        raise VersionConflict(
+            f"topic {topic.topic_id} is at version {current}, expected {expected_version}"
+        )
+
+    def merge(
+        self,
+        namespace: str,
+        topic_id: str,
+        change: Callable[[Topic], tuple[Topic, Sequence[float] | None]],
+        now: datetime,
+        attempts: int = 5,
+    ) -> Topic:
+        """Read-modify-write with retries: ``change`` gets the latest topic each attempt."""
+        for _ in range(attempts):
+            current = self.get_one(namespace, topic_id)
+            updated, vector = change(current)
+            updated = parse(Topic, updated.model_dump())  # re-validate what ``change`` built
+            try:
+                version = self.update(updated, vector, now, expected_version=current.version)
+            except VersionConflict:
+                continue
+            return updated.model_copy(update={"version": version})
+        raise VersionConflict(f"topic {topic_id} kept changing; gave up after {attempts} attempts")
+
+    def link(self, namespace: str, links: Sequence[LinkRequest], now: datetime) -> list[TopicEdge]:
+        """Create or strengthen typed edges (weight += delta), batched per edge type."""
+        edges: list[TopicEdge] = []
+        by_type: dict[EdgeType, list[dict[str, Any]]] = {}
+        for link in links:
+            if link.from_id == link.to_id:
+                raise ValidationFailed("a topic cannot be linked to itself")
+            rows = by_type.setdefault(edge_type(link.type), [])
+            rows.append({"from_id": link.from_id, "to_id": link.to_id, "delta": link.delta})
+        for etype, rows in by_type.items():
+            records = self._run(
+                query_for_edge("link_topics", etype),
+                {"namespace": namespace, "rows": rows, "now": ensure_utc(now)},
+            )
+            edges.extend(
+                TopicEdge(
+                    from_topic_id=r["from_id"],
+                    to_topic_id=r["to_id"],
+                    type=etype,
+                    weight=r["weight"],
+                    last_updated_at=as_datetime(r["last_updated_at"]) or now,
+                )
+                for r in records
+            )
+        return edges
+
+    def archive(self, namespace: str, topic_id: str, now: datetime) -> int:
+        """Soft-archive a topic (it leaves search results; nothing is deleted)."""
+        records = self._run(
+            query("archive_topic"),
+            {"namespace": namespace, "topic_id": topic_id, "now": ensure_utc(now)},
+        )
+        if not records:
+            raise NotFound(f"topic {topic_id} not found in namespace {namespace}")
+        return int(records[0]["version"])
+
+    # -- reads ---------------------------------------------------------------------------------
+    def get(self, namespace: str, topic_ids: Sequence[str]) -> list[Topic]:
+        """Topics by id, in the order asked; ids missing from the namespace are left out."""
+        records = self._run(
+            query("get_topics"), {"namespace": namespace, "topic_ids": list(topic_ids)}, read=True
+        )
+        return [topic_from_props(r["t"], r["related"]) for r in records]
+
+    def get_one(self, namespace: str, topic_id: str) -> Topic:
+        found = self.get(namespace, [topic_id])
+        if not found:
+            raise NotFound(f"topic {topic_id} not found in namespace {namespace}")
+        return found[0]
+
+    def edges(self, namespace: str, topic_id: str) -> list[TopicEdge]:
+        records = self._run(
+            query("topic_edges"), {"namespace": namespace, "topic_id": topic_id}, read=True
+        )
+        return [
+            TopicEdge(
+                from_topic_id=r["from_id"],
+                to_topic_id=r["to_id"],
+                type=EdgeType(r["type"]),
+                weight=float(r["weight"] or 0.0),
+                last_updated_at=as_datetime(r["last_updated_at"]) or _EPOCH,
+            )
+            for r in records
+        ]
+
+    def find_by_alias(
+        self, namespace: str, alias: str, include_archived: bool = False
+    ) -> list[Topic]:
+        """Topics whose name or one of whose aliases equals ``alias`` (case-insensitive)."""
+        records = self._run(
+            query("find_topics_by_alias"),
+            {
+                "namespace": namespace,
+                "alias": alias.strip().lower(),
+                "include_archived": include_archived,
+            },
+            read=True,
+        )
+        return [topic_from_props(r["t"]) for r in records]
+
+    def search_text(
+        self,
+        namespace: str,
+        text: str,
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        fuzzy: bool = True,
+    ) -> list[ScoredTopic]:
+        """Full-text search (fuzzy for near-miss spellings) over name, aliases and one-liner."""
+        lucene = lucene_query(text, fuzzy=fuzzy)
+        if not lucene:
+            return []
+        window = _window(since, until)
+        fetch = max(k * 10, 50)
+        while True:
+            records = self._run(
+                query("search_topics_fulltext"),
+                {"query": lucene, "fetch": fetch, "k": k, "namespace": namespace, **window},
+                read=True,
+            )
+            raw, hits = records[0]["raw"], records[0]["hits"]
+            if len(hits) >= k or raw < fetch or fetch >= MAX_FETCH:
+                break
+            fetch = min(fetch * 4, MAX_FETCH)
+        return [ScoredTopic(topic_from_props(h["t"]), float(h["score"]), "fulltext") for h in hits]
+
+    def search_vector(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        overfetch: int = 5,
+    ) -> list[ScoredTopic]:
+        """Nearest topics by embedding: the index, over-fetched and filtered; when filtering
+        leaves fewer than ``k`` while the index had more, an exact scan of the namespace."""
+        vec = check_vector(vector)
+        window = _window(since, until)
+        fetch = min(max(k * overfetch, 20), MAX_FETCH)
+        records = self._run(
+            query("search_topics_vector"),
+            {"vector": vec, "fetch": fetch, "k": k, "namespace": namespace, **window},
+            read=True,
+        )
+        raw, hits = records[0]["raw"], records[0]["hits"]
+        if len(hits) >= k or raw < fetch:
+            return [
+                ScoredTopic(topic_from_props(h["t"]), float(h["score"]), "vector") for h in hits
+            ]
+        scanned = self._run(
+            query("scan_topics_vector"),
+            {"vector": vec, "k": k, "namespace": namespace, **window},
+            read=True,
+        )
+        return [
+            ScoredTopic(topic_from_props(r["t"]), float(r["score"]), "vector-scan") for r in scanned
+        ]
+
+    def neighbours(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        types: Sequence[EdgeType | str] = tuple(EdgeType),
+        limit_per_seed: int = 10,
+    ) -> list[Neighbour]:
+        """1-hop neighbours of ``topic_ids`` over the given edge types, strongest first."""
+        names = [edge_type(t).value for t in types]
+        records = self._run(
+            query("topic_neighbours"),
+            {
+                "namespace": namespace,
+                "topic_ids": list(topic_ids),
+                "types": names,
+                "limit": limit_per_seed,
+            },
+            read=True,
+        )
+        return [
+            Neighbour(
+                seed_id=r["seed_id"],
+                topic=topic_from_props(r["t"]),
+                type=EdgeType(r["type"]),
+                weight=float(r["weight"] or 0.0),
+                outgoing=bool(r["outgoing"]),
+            )
+            for r in records
+        ]
+
+    def _version(self, namespace: str, topic_id: str) -> int | None:
+        records = self._run(query("topic_version"), {"namespace": namespace, "topic_id": topic_id})
+        return int(records[0]["version"]) if records else None
+
+
+def _window(since: datetime | None, until: datetime | None) -> dict[str, datetime | None]:
+    s = ensure_utc(since, "since") if since is not None else None
+    u = ensure_utc(until, "until") if until is not None else None
+    if s is not None and u is not None and s > u:
+        raise ValidationFailed(
+            f"time window is empty: since {s.isoformat()} > until {u.isoformat()}"
+        )
+    return {"since": s, "until": u}
