@@ -4,9 +4,12 @@
 //         $since: datetime | null, $until: datetime | null
 // returns: raw (hits before filtering), hits: list<{t: map, score: float}>
 CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node, score
-WITH collect({node: node, score: score}) AS all
-RETURN size(all) AS raw,
-  [h IN all WHERE h.node.namespace = $namespace AND h.node.archived_at IS NULL
+WITH collect({node: node, score: score}) AS hits_all
+WITH size(hits_all) AS raw,
+  [h IN hits_all WHERE h.node.namespace = $namespace AND h.node.archived_at IS NULL
      AND ($since IS NULL OR h.node.last_seen_at >= $since)
-     AND ($until IS NULL OR h.node.first_seen_at < $until)
-   | {t: h.node {.*, embedding: null}, score: h.score}][0..$k] AS hits
+     AND ($until IS NULL OR h.node.first_seen_at < $until)][0..$k] AS kept
+UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
+WITH raw, h.node AS n, h.score AS score
+RETURN raw, collect(CASE WHEN n IS NULL THEN null
+                    ELSE {t: n {.*, embedding: null}, score: score} END) AS hits
