@@ -1,0 +1,106 @@
+"""`sheriff neo4j ...` end to end: a second managed server on its own ports and home.
+
+The jars are shared with the main managed home when it exists (a symlink), so this does not
+download Neo4j again; otherwise the CLI fetches them from Maven Central.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from api.settings import Settings
+from graph.db import connect
+
+BOLT, HTTP = 17687, 17474
+SHERIFF = [sys.executable, "-c", "from api.cli import main; main()"]
+
+
+def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*SHERIFF, *args], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def java_processes_for(home: Path) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if f"--home-dir={home}" in line]
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SHERIFF_"))}
+    env.update(
+        SHERIFF_HOME=str(tmp_path),
+        SHERIFF_NEO4J_BOLT_PORT=str(BOLT),
+        SHERIFF_NEO4J_HTTP_PORT=str(HTTP),
+        SHERIFF_NEO4J_HEAP="512m",
+    )
+    shared_lib = (Settings().home / "neo4j" / "lib").resolve()
+    if shared_lib.is_dir():
+        (tmp_path / "neo4j").mkdir()
+        (tmp_path / "neo4j" / "lib").symlink_to(shared_lib)
+    return env
+
+
+def test_start_twice_stop_and_data_survives_restart(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    home = (tmp_path / "neo4j").resolve()
+    try:
+        first = run(["neo4j", "start"], cli_env)
+        assert first.returncode == 0, first.stderr
+        assert "started" in first.stderr
+        second = run(["neo4j", "start"], cli_env)
+        assert second.returncode == 0 and "already running" in second.stderr
+        assert run(["neo4j", "status"], cli_env).returncode == 0
+        password_file = home / "password"
+        assert password_file.stat().st_mode & 0o777 == 0o600
+        env_out = run(["neo4j", "env"], cli_env).stdout
+        assert f"export NEO4J_URI=bolt://127.0.0.1:{BOLT}" in env_out
+        assert "export NEO4J_PASSWORD=" in env_out
+        conf = (home / "conf" / "neo4j.conf").read_text()
+        assert "server.default_listen_address=127.0.0.1" in conf
+        assert "dbms.security.auth_enabled=true" in conf
+
+        password = password_file.read_text().strip()
+        with connect(f"bolt://127.0.0.1:{BOLT}", "neo4j", password) as drv:
+            drv.execute_query("CREATE (:Probe {value: 'kept across restarts'})")
+
+        stopped = run(["neo4j", "stop"], cli_env)
+        assert stopped.returncode == 0 and "stopped" in stopped.stderr
+        assert java_processes_for(home) == []
+        assert run(["neo4j", "status"], cli_env).returncode != 0
+
+        (home / "neo4j.pid").write_text("999999\n")  # stale pid file from a crash
+        again = run(["neo4j", "start"], cli_env)
+        assert again.returncode == 0, again.stderr
+        with connect(f"bolt://127.0.0.1:{BOLT}", "neo4j", password) as drv:
+            records, _, _ = drv.execute_query("MATCH (p:Probe) RETURN p.value AS v")
+        assert [r["v"] for r in records] == ["kept across restarts"]
+    finally:
+        run(["neo4j", "stop"], cli_env)
+        assert java_processes_for(home) == []
+
+
+def test_start_fails_clearly_when_the_port_is_taken(cli_env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", BOLT))
+        sock.listen()
+        result = run(["neo4j", "start"], cli_env)
+    assert result.returncode != 0
+    assert f"port {BOLT}" in result.stderr
+
+
+def test_external_server_is_used_when_neo4j_uri_is_set(cli_env: dict[str, str]) -> None:
+    env = {**cli_env, "NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "x"}
+    result = run(["neo4j", "start"], env)
+    assert result.returncode == 0 and "NEO4J_URI is set" in result.stderr
+    assert run(["neo4j", "status"], env).returncode != 0  # nothing answers on port 1
+    assert "export NEO4J_URI=bolt://127.0.0.1:1" in run(["neo4j", "env"], env).stdout
