@@ -13,8 +13,14 @@ from graph.db import connect
 from graph.events import EventStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
+from graph.sleep import SleepStore
 from graph.topics import TopicStore
 from retrieval.embedding import Embedder, build_embedder
+from retrieval.search import TopicSearch
+from sleepwake.conversation import Conversation
+from sleepwake.policy import SleepPolicy
+from sleepwake.sleep import Sleeper
+from sleepwake.wake import Waker
 
 
 @dataclass
@@ -49,6 +55,34 @@ class Container:
     @cached_property
     def messages(self) -> MessageStore:
         return MessageStore(self.driver, self.settings.neo4j_database)
+
+    @cached_property
+    def sleep_store(self) -> SleepStore:
+        return SleepStore(self.driver, self.settings.neo4j_database)
+
+    @cached_property
+    def policy(self) -> SleepPolicy:
+        return self.settings.sleep_policy()
+
+    @cached_property
+    def sleeper(self) -> Sleeper:
+        return Sleeper(
+            self.messages, self.sleep_store, self.embedder, self.policy, self.settings.timezone
+        )
+
+    @cached_property
+    def conversation(self) -> Conversation:
+        return Conversation(self.messages, self.sleeper, self.clock, self.policy)
+
+    @cached_property
+    def search(self) -> TopicSearch:
+        return TopicSearch(self.topics, self.events, self.embedder)
+
+    @cached_property
+    def waker(self) -> Waker:
+        return Waker(
+            self.sleep_store, self.messages, self.search, self.policy, self.settings.timezone
+        )
 
     def migrate(self) -> MigrationReport:
         return apply_migrations(self.driver, self.clock.now(), self.settings.neo4j_database)

@@ -7,6 +7,7 @@ everything else uses the ``SHERIFF_`` prefix.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
@@ -14,6 +15,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.server import LocalNeo4j, ServerConfig
+from sleepwake.policy import SleepPolicy
 
 
 class Settings(BaseSettings):
@@ -43,6 +45,21 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     timezone: str = "UTC"
+
+    context_budget_tokens: int = 8000
+    sleep_buffer_share: float = 0.6
+    tail_turns: int = 12
+    idle_gap_hours: float = 6.0
+    fresh_window_hours: float = 12.0
+
+    def sleep_policy(self) -> SleepPolicy:
+        return SleepPolicy(
+            context_budget_tokens=self.context_budget_tokens,
+            buffer_share=self.sleep_buffer_share,
+            tail_turns=self.tail_turns,
+            idle_gap=timedelta(hours=self.idle_gap_hours),
+            fresh_window=timedelta(hours=self.fresh_window_hours),
+        )
 
     def server_config(self) -> ServerConfig:
         return ServerConfig(

@@ -113,6 +113,7 @@ class TopicStats(_Model):
     decay_bucket: Literal["hot", "warm", "cold"] = "hot"
     touch_count: int = Field(default=0, ge=0)
     correction_count: int = Field(default=0, ge=0)
+    constraint_count: int = Field(default=0, ge=0)
     usage_count: int = Field(default=0, ge=0)
     last_used_at: UtcDatetime | None = None
 
@@ -125,7 +126,7 @@ class Topic(_Model):
     namespace: Namespace
     name: Name
     one_liner: Annotated[str, StringConstraints(max_length=500, strip_whitespace=True)] = ""
-    facts: list[Fact] = Field(default_factory=list, max_length=500)
+    facts: list[Fact] = Field(default_factory=list, max_length=5000)
     numbers: list[TypedNumber] = Field(default_factory=list, max_length=500)
     open_loops: list[OpenLoop] = Field(default_factory=list, max_length=200)
     aliases: list[Name] = Field(default_factory=list, max_length=100)
@@ -168,6 +169,7 @@ class Message(_Model):
     message_id: str = Field(default_factory=new_id)
     namespace: Namespace
     role: Literal["user", "assistant", "system", "tool"]
+    speaker: str | None = Field(default=None, max_length=100)  # display name, e.g. in a group chat
     content: Annotated[str, StringConstraints(max_length=100_000)]
     at: UtcDatetime
     seq: int | None = None

@@ -1,0 +1,183 @@
+"""Topic search: hybrid candidates (vector + full-text/alias, fused by reciprocal rank fusion),
+optionally restricted to a time window and expanded one hop over the typed edges.
+
+Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x time_window_boost.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from graph.errors import EmbeddingUnavailable
+from graph.events import EventStore
+from graph.models import EdgeType, Topic
+from graph.topics import TopicStore
+from retrieval.embedding import Embedder
+from retrieval.timephrases import TimeWindow
+
+RRF_K = 60.0
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    tau: timedelta = timedelta(days=30)
+    window_boost: float = 3.0
+    event_in_window_boost: float = 1.5
+    utility_scale: float = 20.0  # utility_boost = utility / (utility + scale), in [0, 1)
+    neighbour_factor: float = 0.5
+
+
+@dataclass
+class TopicHit:
+    topic: Topic
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+def rrf(rankings: list[list[str]], k: float = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion of several ranked id lists."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank + 1)
+    return fused
+
+
+def final_score(
+    relevance: float, topic: Topic, now: datetime, in_window: bool, cfg: SearchConfig
+) -> dict[str, float]:
+    """§8.2 components for one topic."""
+    utility = max(0.0, topic.stats.utility_score)
+    age = max(0.0, (now - topic.time.last_seen_at).total_seconds())
+    parts = {
+        "relevance": relevance,
+        "utility_boost": utility / (utility + cfg.utility_scale),
+        "recency_boost": math.exp(-age / cfg.tau.total_seconds()),
+        "time_window_boost": cfg.window_boost if in_window else 1.0,
+    }
+    parts["score"] = (
+        parts["relevance"]
+        * (1 + parts["utility_boost"])
+        * (0.5 + 0.5 * parts["recency_boost"])
+        * parts["time_window_boost"]
+    )
+    return parts
+
+
+class TopicSearch:
+    def __init__(
+        self,
+        topics: TopicStore,
+        events: EventStore,
+        embedder: Embedder | None,
+        config: SearchConfig | None = None,
+    ) -> None:
+        self.topics = topics
+        self.events = events
+        self.embedder = embedder
+        self.cfg = config or SearchConfig()
+
+    def search(
+        self,
+        namespace: str,
+        text: str,
+        now: datetime,
+        k: int = 8,
+        window: TimeWindow | None = None,
+        expand: bool = False,
+    ) -> list[TopicHit]:
+        """Ranked topics for ``text``; with a window, topics seen in it (or with events in it)
+        rank above more similar but older ones; ``expand`` adds 1-hop neighbours."""
+        pool: dict[str, Topic] = {}
+        rankings: list[list[str]] = []
+        sources: dict[str, list[str]] = {}
+        fetch = max(k * 3, 15)
+        for label, hits in self._candidates(namespace, text, fetch, window):
+            rankings.append([h.topic_id for h in hits])
+            for t in hits:
+                pool.setdefault(t.topic_id, t)
+                sources.setdefault(t.topic_id, []).append(label)
+        in_window_ids = self._event_topics(namespace, window)
+        fused = rrf(rankings)
+        scored = [
+            self._hit(pool[tid], rel, now, window, in_window_ids, sources[tid])
+            for tid, rel in fused.items()
+        ]
+        scored.sort(key=lambda h: -h.score)
+        if expand and scored:
+            scored = self._expand(namespace, scored[:k], now, window, in_window_ids) + scored[k:]
+            scored.sort(key=lambda h: -h.score)
+        return scored[:k]
+
+    def _candidates(
+        self, namespace: str, text: str, fetch: int, window: TimeWindow | None
+    ) -> list[tuple[str, list[Topic]]]:
+        since = window.start if window else None
+        until = window.end if window else None
+        out: list[tuple[str, list[Topic]]] = []
+        if self.embedder is not None:
+            try:
+                vector = self.embedder.embed([text])[0]
+                hits = self.topics.search_vector(namespace, vector, fetch, since, until)
+                out.append(("vector", [h.topic for h in hits]))
+                if window is not None:  # also the nearest overall, to rank against
+                    hits = self.topics.search_vector(namespace, vector, fetch)
+                    out.append(("vector-any-time", [h.topic for h in hits]))
+            except EmbeddingUnavailable:
+                out.append(("vector-unavailable", []))
+        text_hits = self.topics.search_text(namespace, text, fetch, since, until)
+        out.append(("fulltext", [h.topic for h in text_hits]))
+        return out
+
+    def _event_topics(self, namespace: str, window: TimeWindow | None) -> set[str]:
+        if window is None or (window.start is None and window.end is None):
+            return set()
+        return {e.topic_id for e in self.events.in_window(namespace, window.start, window.end)}
+
+    def _hit(
+        self,
+        topic: Topic,
+        relevance: float,
+        now: datetime,
+        window: TimeWindow | None,
+        event_ids: set[str],
+        sources: list[str],
+    ) -> TopicHit:
+        in_window = window is not None and _overlaps(topic, window)
+        parts = final_score(relevance * 60.0, topic, now, in_window, self.cfg)
+        if topic.topic_id in event_ids:
+            parts["event_in_window_boost"] = self.cfg.event_in_window_boost
+            parts["score"] *= self.cfg.event_in_window_boost
+        reason = f"matched by {', '.join(sorted(set(sources)))}"
+        if in_window and window is not None:
+            reason += f"; seen within '{window.phrase}'"
+        return TopicHit(topic, parts["score"], parts, sources, reason)
+
+    def _expand(
+        self,
+        namespace: str,
+        seeds: list[TopicHit],
+        now: datetime,
+        window: TimeWindow | None,
+        event_ids: set[str],
+    ) -> list[TopicHit]:
+        known = {h.topic.topic_id: h for h in seeds}
+        for n in self.topics.neighbours(namespace, list(known), tuple(EdgeType), 5):
+            if n.topic.topic_id in known:
+                continue
+            seed = known.get(n.seed_id)
+            base = (seed.components["relevance"] if seed else 0.0) * self.cfg.neighbour_factor
+            hit = self._hit(n.topic, base / 60.0, now, window, event_ids, [f"graph:{n.type.value}"])
+            hit.reason = f"{n.type.value} neighbour of '{seed.topic.name if seed else n.seed_id}'"
+            known[n.topic.topic_id] = hit
+        return list(known.values())
+
+
+def _overlaps(topic: Topic, window: TimeWindow) -> bool:
+    if window.start is not None and topic.time.last_seen_at < window.start:
+        return False
+    return not (window.end is not None and topic.time.first_seen_at >= window.end)

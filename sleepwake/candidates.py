@@ -1,0 +1,260 @@
+"""Sleep step 3: turn a slice of messages into topic candidates (spec §4.2). Pure.
+
+A candidate gathers everything the slice said about one entity or noun phrase: the sentences
+that mention it (facts, with the message ids they came from), typed numbers, open loops,
+decisions (as notable events, keeping the rejected alternative), whether it constrained the
+assistant or was the subject of a correction, the entities it was mentioned with, and a time
+hint (a resolved time phrase, or the message time for event-like things such as a party).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
+from retrieval.timephrases import resolve
+from sleepwake.extract import Extraction, InProgress, extract, noun_phrases
+from sleepwake.redact import redact
+
+_DETERMINERS = re.compile(
+    r"^(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those|some)\s+", re.I
+)
+_PUNCT = re.compile(r"[^\w\s'&.+#-]+")
+EVENT_NOUNS = frozenset(
+    """party parties wedding trip vacation holiday meeting concert dinner lunch birthday game
+    match race interview appointment festival conference reunion visit camping hike picnic
+    ceremony graduation funeral show gig recital tournament marathon event celebration date
+    barbecue bbq class workshop session""".split()
+)
+CONTINUATION_GAP = timedelta(minutes=30)
+MAX_FACT_CHARS = 1000
+MAX_ONE_LINER = 300
+
+
+def normalise_key(phrase: str) -> str:
+    """The identity of a phrase: lower case, no leading determiner, tidy spaces."""
+    text = _PUNCT.sub(" ", phrase.strip().lower())
+    text = _DETERMINERS.sub("", " ".join(text.split()))
+    return text.strip(" .'-")
+
+
+@dataclass
+class Candidate:
+    key: str
+    surfaces: Counter[str] = field(default_factory=Counter)
+    user_surfaces: Counter[str] = field(default_factory=Counter)
+    facts: list[Fact] = field(default_factory=list)
+    numbers: list[TypedNumber] = field(default_factory=list)
+    open_loops: list[OpenLoop] = field(default_factory=list)
+    events: list[NotableEvent] = field(default_factory=list)
+    co_entities: set[str] = field(default_factory=set)
+    message_ids: list[str] = field(default_factory=list)
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    first_seq: int | None = None
+    last_seq: int | None = None
+    constraint_count: int = 0
+    corrected: bool = False
+    time_hint: datetime | None = None
+
+    @property
+    def name(self) -> str:
+        """The most used surface form, preferring the user's own words."""
+        pool = self.user_surfaces or self.surfaces
+        return max(pool.items(), key=lambda kv: (kv[1], kv[0][:1].isupper(), -len(kv[0])))[0]
+
+    @property
+    def mentions(self) -> int:
+        return len(self.message_ids)
+
+    @property
+    def event_like(self) -> bool:
+        words = self.key.split()
+        return bool(words) and words[-1] in EVENT_NOUNS
+
+    def one_liner(self) -> str:
+        """The first informative sentence: what a new topic's one-liner starts as."""
+        for fact in self.facts:
+            if len(fact.text) >= 25:
+                return fact.text[:MAX_ONE_LINER]
+        return (self.facts[0].text if self.facts else self.name)[:MAX_ONE_LINER]
+
+    def semantic_text(self) -> str:
+        """What is embedded; equals ``Topic.semantic_text()`` of the topic it would create."""
+        return f"{self.name[:200]}: {self.one_liner()}"
+
+
+@dataclass
+class SliceCandidates:
+    candidates: list[Candidate]
+    dependencies: list[tuple[str, str]]
+    in_progress: tuple[InProgress, Message] | None
+    per_message: dict[str, list[str]]  # message id -> candidate keys, in slice order
+
+
+def fact_text(message: Message, sentence: str) -> str:
+    text = sentence if not message.speaker else f"{message.speaker}: {sentence}"
+    return text[:MAX_FACT_CHARS]
+
+
+def build_candidates(messages: list[Message], tz: str = "UTC") -> SliceCandidates:
+    """Group the slice's sentences, numbers, loops and decisions by the entities they mention."""
+    by_key: dict[str, Candidate] = {}
+    per_message: dict[str, list[str]] = {}
+    dependencies: list[tuple[str, str]] = []
+    in_progress: tuple[InProgress, Message] | None = None
+    previous: Message | None = None
+    for message in messages:
+        content = redact(message.content)
+        extraction = extract(content, message.role)
+        keys = _absorb_message(by_key, message, extraction, tz)
+        if not keys and previous is not None and _continues(previous, message):
+            keys = per_message.get(previous.message_id, [])
+            _attach_sentences(by_key, keys, message, extraction.sentences)
+        per_message[message.message_id] = keys
+        dependencies.extend(
+            (normalise_key(d.dependent), normalise_key(d.dependency))
+            for d in extraction.dependencies
+        )
+        if extraction.in_progress is not None and message.role == "user":
+            in_progress = (extraction.in_progress, message)
+        previous = message
+    ordered = sorted(by_key.values(), key=lambda c: (c.first_seq or 0, c.key))
+    return SliceCandidates(ordered, dependencies, in_progress, per_message)
+
+
+def _usable(key: str) -> bool:
+    """A key worth a topic: has letters and is not a bare number or a single letter."""
+    return sum(ch.isalpha() for ch in key) >= 2
+
+
+def _continues(previous: Message, message: Message) -> bool:
+    return message.at - previous.at <= CONTINUATION_GAP
+
+
+def _absorb_message(
+    by_key: dict[str, Candidate], message: Message, extraction: Extraction, tz: str
+) -> list[str]:
+    """Add one message to the candidates of the entities its sentences mention."""
+    keys_in_message: list[str] = []
+    orphan_sentences: list[str] = []
+    for sentence in extraction.sentences:
+        phrases = [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
+        if not phrases:
+            orphan_sentences.append(sentence)
+            continue
+        hint = _time_hint(sentence, message, tz)
+        for phrase in phrases:
+            cand = _candidate(by_key, phrase, message)
+            _add_fact(cand, message, sentence)
+            if hint is not None:
+                cand.time_hint = hint
+            if cand.key not in keys_in_message:
+                keys_in_message.append(cand.key)
+    if not keys_in_message:
+        return []
+    _attach_sentences(by_key, keys_in_message, message, orphan_sentences)
+    _attach_structure(by_key, keys_in_message, message, extraction)
+    for key in keys_in_message:
+        by_key[key].co_entities.update(k for k in keys_in_message if k != key)
+    return keys_in_message
+
+
+def _candidate(by_key: dict[str, Candidate], phrase: str, message: Message) -> Candidate:
+    key = normalise_key(phrase)
+    cand = by_key.setdefault(key, Candidate(key=key))
+    cand.surfaces[phrase] += 1
+    if message.role == "user":
+        cand.user_surfaces[phrase] += 1
+    if message.message_id not in cand.message_ids:
+        cand.message_ids.append(message.message_id)
+    cand.first_at = min(cand.first_at or message.at, message.at)
+    cand.last_at = max(cand.last_at or message.at, message.at)
+    if message.seq is not None:
+        cand.first_seq = message.seq if cand.first_seq is None else min(cand.first_seq, message.seq)
+        cand.last_seq = message.seq if cand.last_seq is None else max(cand.last_seq, message.seq)
+    if cand.event_like and cand.time_hint is None:
+        cand.time_hint = message.at  # an event is anchored at the time it was talked about
+    return cand
+
+
+def _add_fact(cand: Candidate, message: Message, sentence: str) -> None:
+    text = fact_text(message, sentence)
+    if all(f.text != text for f in cand.facts):
+        cand.facts.append(Fact(text=text, at=message.at, source_message_ids=[message.message_id]))
+
+
+def _attach_sentences(
+    by_key: dict[str, Candidate], keys: list[str], message: Message, sentences: list[str]
+) -> None:
+    """Sentences that name no entity belong to what the message (or its predecessor) is about."""
+    for key in keys[:3]:
+        for sentence in sentences:
+            _add_fact(by_key[key], message, sentence)
+
+
+def _attach_structure(
+    by_key: dict[str, Candidate], keys: list[str], message: Message, extraction: Extraction
+) -> None:
+    """Numbers, open loops and decisions go to the entities of the sentence they came from."""
+    source = {"user": "user", "assistant": "assistant", "tool": "tool"}.get(message.role, "doc")
+    ids = [message.message_id]
+    for n in extraction.numbers:
+        for key in _keys_for(by_key, keys, message, n.text):
+            by_key[key].numbers.append(
+                TypedNumber(
+                    key=n.key,
+                    value=n.value,
+                    unit=n.unit,
+                    at=message.at,
+                    source=source,
+                    confidence=0.8 if source == "user" else 0.6,
+                    source_message_ids=ids,
+                )
+            )
+    for loop in extraction.open_loops:
+        for key in _keys_for(by_key, keys, message, loop):
+            by_key[key].open_loops.append(
+                OpenLoop(text=loop[:1000], at=message.at, source_message_ids=ids)
+            )
+    for d in extraction.decisions:
+        rejected = f" over {', '.join(d.rejected)}" if d.rejected else ""
+        reason = f" because {d.reason}" if d.reason else ""
+        event = f"Decided: {d.chosen}{rejected}{reason}"[:1000]
+        for key in _keys_for(by_key, keys, message, d.text):
+            by_key[key].events.append(
+                NotableEvent(at=message.at, event=event, source_message_ids=ids)
+            )
+    for key in keys:
+        by_key[key].constraint_count += len(extraction.constraints)
+        by_key[key].corrected = by_key[key].corrected or extraction.is_correction
+
+
+def _keys_for(
+    by_key: dict[str, Candidate], keys: list[str], message: Message, text: str
+) -> list[str]:
+    """The message's candidates with a fact (from this message) that contains ``text``."""
+    needle = text.strip().lower()[:80]
+    hits = [
+        key
+        for key in keys
+        if any(
+            message.message_id in f.source_message_ids and needle in f.text.lower()
+            for f in by_key[key].facts
+        )
+    ]
+    return hits or keys[:1]
+
+
+def _time_hint(sentence: str, message: Message, tz: str) -> datetime | None:
+    """The middle of the window a time phrase in the sentence points at, if any."""
+    try:
+        window = resolve(sentence, message.at, tz)
+    except Exception:  # time phrases are a hint; never let them stop a sleep
+        return None
+    if window is None or window.start is None or window.end is None:
+        return None
+    return window.start + (window.end - window.start) / 2

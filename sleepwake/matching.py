@@ -1,0 +1,132 @@
+"""Sleep step 4: merge a candidate into an existing topic or create a new one (spec §8.1). Pure.
+
+score = alias (0 or up to +3.0) + embedding similarity (0..3.0) + entity overlap (0..1.5)
+        + time proximity (0..2.0, only when the candidate has a time hint);  >= 4.0 merges.
+
+Alias: +3.0 when the candidate's phrase equals the topic's name or an alias; otherwise +3.0 times
+the share of the shorter phrase's stemmed content words found in the longer ("billing migration"
+vs "migrating the billing tables" -> 3.0), so varied wording of one concept still matches.
+Time anchors: an event-like candidate ("the party") whose time hint lies more than
+``event_veto_days`` from everything the topic covers, and that shares none of its people or
+things, is a different event: it is never merged, whatever the other signals say.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from sleepwake.candidates import Candidate
+
+_SUFFIXES = ("ings", "ing", "ions", "ion", "ed", "es", "s")
+_STOP = frozenset("of for and or to in on at with the a an my our your his her their".split())
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class MatchWeights:
+    alias: float = 3.0
+    embedding: float = 3.0
+    entity: float = 1.5
+    time: float = 2.0
+    threshold: float = 4.0
+    cos_floor: float = 0.3  # cosine at or below this adds nothing
+    cos_full: float = 0.9  # cosine at or above this adds the full embedding weight
+    time_scale_days: float = 7.0
+    event_veto_days: float = 14.0
+
+
+@dataclass(frozen=True)
+class PoolTopic:
+    """What matching needs to know of a topic (existing, or created earlier in this sleep)."""
+
+    topic_id: str
+    names: tuple[str, ...]  # lower-cased name and aliases
+    text: str  # lower-cased name, one-liner and facts, for entity overlap
+    first_seen_at: datetime
+    last_seen_at: datetime
+
+
+@dataclass(frozen=True)
+class MatchScore:
+    topic_id: str
+    alias: float
+    embedding: float
+    entity: float
+    time: float
+    vetoed: bool
+
+    @property
+    def total(self) -> float:
+        return self.alias + self.embedding + self.entity + self.time
+
+
+def stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("y"):
+        word = word[:-1] + "i"
+    return word.rstrip("e") or word
+
+
+def stems(phrase: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _WORD.findall(phrase.lower()) if w not in _STOP)
+
+
+def alias_score(key: str, names: tuple[str, ...], w: MatchWeights) -> float:
+    if key in names:
+        return w.alias
+    mine = stems(key)
+    best = 0.0
+    for name in names:
+        theirs = stems(name)
+        if mine and theirs:
+            shorter, longer = sorted((mine, theirs), key=len)
+            share = len(shorter & longer) / len(shorter)
+            if share >= 0.5 and len(shorter & longer) >= 1:
+                best = max(best, w.alias * share)
+    return best
+
+
+def embedding_score(cosine: float, w: MatchWeights) -> float:
+    span = w.cos_full - w.cos_floor
+    return w.embedding * min(1.0, max(0.0, (cosine - w.cos_floor) / span))
+
+
+def entity_score(cand: Candidate, topic: PoolTopic, w: MatchWeights) -> float:
+    if not cand.co_entities:
+        return 0.0
+    shared = sum(1 for e in cand.co_entities if e and e in topic.text)
+    return w.entity * shared / len(cand.co_entities)
+
+
+def days_outside(when: datetime, start: datetime, end: datetime) -> float:
+    """Days from ``when`` to the interval [start, end] (0 inside it)."""
+    if start <= when <= end:
+        return 0.0
+    edge = start if when < start else end
+    return abs((when - edge).total_seconds()) / 86400.0
+
+
+def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MatchWeights) -> MatchScore:
+    """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
+    alias = alias_score(cand.key, topic.names, w)
+    entity = entity_score(cand, topic, w)
+    time_part, vetoed = 0.0, False
+    if cand.time_hint is not None:
+        gap = days_outside(cand.time_hint, topic.first_seen_at, topic.last_seen_at)
+        time_part = w.time * math.exp(-gap / w.time_scale_days)
+        vetoed = cand.event_like and gap > w.event_veto_days and entity == 0.0
+    return MatchScore(topic.topic_id, alias, embedding_score(cosine, w), entity, time_part, vetoed)
+
+
+def best_match(scores: list[MatchScore], w: MatchWeights) -> MatchScore | None:
+    """The highest-scoring topic at or over the threshold, if any (ties: lowest id, stable)."""
+    eligible = [s for s in scores if not s.vetoed and s.total >= w.threshold]
+    if not eligible:
+        return None
+    return max(eligible, key=lambda s: (round(s.total, 9), s.topic_id))

@@ -1,0 +1,164 @@
+"""Sleep steps 5 and 7: fold a candidate into a topic, the event that records it, and utility.
+
+One-liners change minimally (kept once set), facts and open loops are de-duplicated, numbers are
+typed and de-duplicated on (key, value, unit), aliases come from the user's own words, and every
+item keeps the message ids it came from. Utility follows spec §8.3; decay and tiers are in
+``sleepwake.tiers``. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import TypeVar
+
+from graph.models import (
+    EmbeddingMeta,
+    Fact,
+    NotableEvent,
+    OpenLoop,
+    Topic,
+    TopicStats,
+    TopicTime,
+    TypedNumber,
+)
+from retrieval.embedding import text_hash
+from sleepwake.candidates import Candidate
+
+UTILITY_CORRECTED = 5.0
+UTILITY_CONSTRAINED = 3.0
+UTILITY_SKILL_SUCCESS = 2.0
+UTILITY_PER_MENTION = 1.0
+MAX_ALIASES = 40
+_Item = TypeVar("_Item", Fact, OpenLoop)
+_NS = uuid.UUID("6f1c1c1e-5a1e-4c1a-9e55-5eeff0c1a0c1")
+
+
+def stable_id(*parts: str) -> str:
+    """Deterministic ids, so a sleep re-run after a crash writes the same nodes (MERGE)."""
+    return str(uuid.uuid5(_NS, "\x1f".join(parts)))
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def utility_delta(cand: Candidate) -> float:
+    """§8.3: +5 corrected, +3 constrained output, +1 per mention in the slice."""
+    delta = UTILITY_PER_MENTION * cand.mentions
+    if cand.corrected:
+        delta += UTILITY_CORRECTED
+    if cand.constraint_count:
+        delta += UTILITY_CONSTRAINED
+    return delta
+
+
+def new_topic(cand: Candidate, namespace: str, topic_id: str, embedding_model: str) -> Topic:
+    """A topic created from a candidate; the one-liner is its first informative sentence."""
+    assert cand.first_at is not None and cand.last_at is not None
+    one_liner = cand.one_liner()
+    topic = Topic(
+        topic_id=topic_id,
+        namespace=namespace,
+        name=cand.name[:200],
+        one_liner=one_liner,
+        time=TopicTime(first_seen_at=cand.first_at, last_seen_at=cand.last_at),
+        stats=TopicStats(touch_count=0),
+    )
+    topic, _ = merge_candidate(topic, cand)
+    semantic = topic.semantic_text()
+    topic.embedding = EmbeddingMeta(model=embedding_model, hash=text_hash(semantic))
+    return topic
+
+
+def merge_candidate(topic: Topic, cand: Candidate) -> tuple[Topic, str]:
+    """Fold ``cand`` into ``topic``; return the new topic and a one-line summary of the change."""
+    facts = _merge_items(topic.facts, cand.facts)
+    loops = _merge_items(topic.open_loops, cand.open_loops)
+    numbers = _merge_numbers(topic.numbers, cand.numbers)
+    events = _merge_events(topic.time.notable_events, cand.events)
+    aliases = _merge_aliases(topic, cand)
+    added = {
+        "facts": len(facts) - len(topic.facts),
+        "open loops": len(loops) - len(topic.open_loops),
+        "numbers": len(numbers) - len(topic.numbers),
+        "decisions": len(events) - len(topic.time.notable_events),
+    }
+    assert cand.first_at is not None and cand.last_at is not None
+    time = TopicTime(
+        first_seen_at=min(topic.time.first_seen_at, cand.first_at),
+        last_seen_at=max(topic.time.last_seen_at, cand.last_at),
+        notable_events=events,
+    )
+    stats = topic.stats.model_copy(
+        update={
+            "utility_score": topic.stats.utility_score + utility_delta(cand),
+            "touch_count": topic.stats.touch_count + cand.mentions,
+            "correction_count": topic.stats.correction_count + int(cand.corrected),
+            "constraint_count": topic.stats.constraint_count + cand.constraint_count,
+        }
+    )
+    merged = topic.model_copy(
+        update={
+            "facts": facts,
+            "open_loops": loops,
+            "numbers": numbers,
+            "aliases": aliases,
+            "time": time,
+            "stats": stats,
+            "one_liner": topic.one_liner or cand.one_liner(),
+        }
+    )
+    return merged, _summary(cand, added, facts[len(topic.facts) :])
+
+
+def _merge_items(old: list[_Item], new: list[_Item]) -> list[_Item]:
+    seen = {_norm(i.text) for i in old}
+    out = list(old)
+    for item in new:
+        key = _norm(item.text)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def _merge_numbers(old: list[TypedNumber], new: list[TypedNumber]) -> list[TypedNumber]:
+    seen = {(n.key.lower(), n.value, (n.unit or "").lower()) for n in old}
+    out = list(old)
+    for n in new:
+        key = (n.key.lower(), n.value, (n.unit or "").lower())
+        if key not in seen:
+            seen.add(key)
+            out.append(n)
+    return out
+
+
+def _merge_events(old: list[NotableEvent], new: list[NotableEvent]) -> list[NotableEvent]:
+    seen = {(_norm(e.event), e.at) for e in old}
+    out = list(old)
+    for e in new:
+        if (_norm(e.event), e.at) not in seen:
+            seen.add((_norm(e.event), e.at))
+            out.append(e)
+    return sorted(out, key=lambda e: e.at)
+
+
+def _merge_aliases(topic: Topic, cand: Candidate) -> list[str]:
+    """Aliases from how the user referred to it (their own surface forms)."""
+    known = {a.lower() for a in topic.aliases} | {topic.name.lower()}
+    out = list(topic.aliases)
+    for surface, _ in cand.user_surfaces.most_common():
+        clean = surface.strip()[:200]
+        if clean and clean.lower() not in known and len(out) < MAX_ALIASES:
+            known.add(clean.lower())
+            out.append(clean)
+    return out
+
+
+def _summary(cand: Candidate, added: dict[str, int], new_facts: list[Fact]) -> str:
+    parts = [f"{n} {label}" for label, n in added.items() if n > 0]
+    head = f"'{cand.name}' mentioned in {cand.mentions} message(s)"
+    detail = f"; added {', '.join(parts)}" if parts else "; nothing new"
+    sample = f": {new_facts[0].text[:200]}" if new_facts else ""
+    return head + detail + sample

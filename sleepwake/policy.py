@@ -1,0 +1,50 @@
+"""When to sleep and what to compact (spec §4.2 trigger conditions and step 1). Pure."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from graph.models import Message
+
+SleepReason = Literal["budget", "explicit", "idle"]
+
+
+class SleepPolicy(BaseModel):
+    """Tunable sleep and wake policy; the defaults are the production policy."""
+
+    context_budget_tokens: int = Field(default=8000, ge=500)
+    buffer_share: float = Field(default=0.6, gt=0.0, le=1.0)
+    tail_turns: int = Field(default=12, ge=0, le=200)
+    idle_gap: timedelta = timedelta(hours=6)
+    fresh_window: timedelta = timedelta(hours=12)
+    subject_ttl: timedelta = timedelta(days=7)
+    lease_ttl: timedelta = timedelta(minutes=15)
+    max_slice_messages: int = Field(default=2000, ge=1)
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens as ceil(chars / 4): no tokenizer is available offline for the target models."""
+    return math.ceil(len(text) / 4)
+
+
+def budget_exceeded(buffer: Sequence[Message], policy: SleepPolicy) -> bool:
+    """The buffer holds more than ``buffer_share`` of the context budget."""
+    used = sum(m.token_estimate or estimate_tokens(m.content) for m in buffer)
+    return used > policy.buffer_share * policy.context_budget_tokens
+
+
+def idle_since(last_at: datetime | None, now: datetime, policy: SleepPolicy) -> bool:
+    """Periodic maintenance: nothing was said for at least ``idle_gap``."""
+    return last_at is not None and now - last_at >= policy.idle_gap
+
+
+def select_slice(buffer: Sequence[Message], policy: SleepPolicy) -> list[Message]:
+    """Everything before the last ``tail_turns`` turns (which stay verbatim)."""
+    keep = policy.tail_turns
+    cut = max(0, len(buffer) - keep)
+    return list(buffer[: min(cut, policy.max_slice_messages)])

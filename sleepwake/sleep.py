@@ -1,0 +1,457 @@
+"""The sleep pipeline (spec §4.2, all nine steps), crash-safe and one-at-a-time per namespace.
+
+1 slice (keep the last T turns)  2 subjects  3 extraction  4 matching (§8.1)  5 normalisation
+6 edges  7 utility and decay  8 wake packet  9 trim (mark compacted; never delete).
+
+Steps 1-8 compute a ``SleepCommit`` without writing; it is committed in one transaction, which
+also trims the buffer, so a crash anywhere leaves either the old memory or the new one. A lease
+in Neo4j keeps two sleeps off one namespace; ids are deterministic, so a re-run after a crash
+writes exactly what one clean run would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from graph.clock import Clock, SystemClock, ensure_utc
+from graph.errors import VersionConflict
+from graph.messages import MessageStore
+from graph.models import (
+    EdgeType,
+    EmbeddingMeta,
+    InProgress,
+    Message,
+    Subject,
+    TailTurn,
+    Topic,
+    TopicEvent,
+    WakePacket,
+)
+from graph.sleep import DecayParams, PoolHit, SleepCommit, SleepStore, TopicWrite
+from graph.topics import LinkRequest
+from retrieval.embedding import Embedder, text_hash
+from sleepwake import tiers
+from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
+from sleepwake.extract import InProgress as ExtractedProgress
+from sleepwake.extract import extract
+from sleepwake.matching import MatchWeights, PoolTopic, alias_score, best_match, score
+from sleepwake.normalise import merge_candidate, new_topic, stable_id
+from sleepwake.policy import SleepPolicy, SleepReason, select_slice
+from sleepwake.subjects import SubjectHint, compute_subjects, cosine
+
+log = logging.getLogger(__name__)
+
+STEPS = (
+    "slice", "extract", "subjects", "match", "normalise", "edges", "utility", "wake_packet",
+    "commit", "after_commit",
+)  # fmt: skip
+CO_ACTIVATION = 0.5
+MAX_CO_ACTIVATION = 3.0
+TOP_TOPICS = 10
+
+
+class SleepSummary(BaseModel):
+    namespace: str
+    reason: str
+    slept_at: datetime
+    messages_compacted: int
+    topics_created: int
+    topics_updated: int
+    events: int
+    edges: int
+    subjects: list[str]
+    wake_packet_id: str | None
+    in_progress: InProgress
+    duration_ms: float
+
+
+@dataclass
+class _Work:
+    """The topics a sleep is building: current state, original version, vector, candidates."""
+
+    topics: dict[str, Topic] = field(default_factory=dict)
+    versions: dict[str, int | None] = field(default_factory=dict)
+    vectors: dict[str, list[float]] = field(default_factory=dict)
+    by_key: dict[str, str] = field(default_factory=dict)  # candidate key -> topic id
+    updates: dict[str, list[tuple[Candidate, str, list[float]]]] = field(default_factory=dict)
+    events: list[tuple[TopicEvent, list[float]]] = field(default_factory=list)
+
+    def keys_of(self, topic_id: str) -> set[str]:
+        return {k for k, t in self.by_key.items() if t == topic_id}
+
+
+class Sleeper:
+    def __init__(
+        self,
+        messages: MessageStore,
+        store: SleepStore,
+        embedder: Embedder,
+        policy: SleepPolicy | None = None,
+        tz: str = "UTC",
+        weights: MatchWeights | None = None,
+        lease_clock: Clock | None = None,
+        faults: Callable[[str], None] | None = None,
+    ) -> None:
+        self.messages = messages
+        self.store = store
+        self.embedder = embedder
+        self.policy = policy or SleepPolicy()
+        self.tz = tz
+        self.weights = weights or MatchWeights()
+        self.lease_clock = lease_clock or SystemClock()
+        self.faults = faults
+
+    def sleep(
+        self, namespace: str, now: datetime, reason: SleepReason = "explicit"
+    ) -> SleepSummary:
+        """Compact the buffer of ``namespace`` into topics and write a wake packet."""
+        now = ensure_utc(now)
+        holder = str(uuid.uuid4())
+        wall = self.lease_clock.now()
+        self.store.acquire_lease(namespace, holder, wall, wall + self.policy.lease_ttl)
+        try:
+            for attempt in range(3):
+                try:
+                    return self._sleep_once(namespace, now, reason)
+                except VersionConflict:
+                    log.info("sleep of %s raced a writer; recomputing (%d)", namespace, attempt)
+            return self._sleep_once(namespace, now, reason)
+        finally:
+            self.store.release_lease(namespace, holder)
+
+    def _sleep_once(self, namespace: str, now: datetime, reason: str) -> SleepSummary:
+        started = time.perf_counter()
+        buffer = self.messages.buffer(namespace)
+        piece = select_slice(buffer, self.policy)
+        self._fault("slice")
+        cands = build_candidates(piece, self.tz)
+        self._fault("extract")
+        vectors = self.embedder.embed([c.semantic_text() for c in cands.candidates])
+        by_key = {c.key: v for c, v in zip(cands.candidates, vectors, strict=True)}
+        subjects = compute_subjects(cands.candidates, cands.per_message, by_key)
+        self._fault("subjects")
+        slice_id = _slice_id(namespace, piece)
+        work = self._match_and_merge(namespace, cands.candidates, vectors, slice_id, now)
+        self._fault("normalise")
+        links = self._edges(cands, subjects, work)
+        self._fault("edges")
+        self._fault("utility")
+        packet = self._wake_packet(namespace, now, buffer, piece, cands, subjects, work)
+        self._fault("wake_packet")
+        plan = SleepCommit(
+            namespace=namespace,
+            now=now,
+            topics=[
+                TopicWrite(t, self._vector_to_write(work, tid), work.versions[tid])
+                for tid, t in work.topics.items()
+            ],
+            events=[(e, v) for e, v in work.events],
+            links=links,
+            subjects=self._subjects(namespace, now, subjects, work),
+            wake_packet=packet,
+            compacted_message_ids=[m.message_id for m in piece],
+            decay=DecayParams(
+                tiers.DECAY_PER_DAY,
+                tiers.HOT_DAYS,
+                tiers.WARM_DAYS,
+                tiers.HOT_UTILITY,
+                tiers.WARM_UTILITY,
+            ),
+        )
+        self._fault("commit")
+        self.store.commit(plan)
+        self._fault("after_commit")
+        created = sum(1 for v in work.versions.values() if v is None)
+        return SleepSummary(
+            namespace=namespace,
+            reason=reason,
+            slept_at=now,
+            messages_compacted=len(piece),
+            topics_created=created,
+            topics_updated=len(work.topics) - created,
+            events=len(work.events),
+            edges=len(links),
+            subjects=[s.label for s in subjects],
+            wake_packet_id=packet.packet_id if packet else None,
+            in_progress=packet.in_progress if packet else InProgress(),
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    # -- step 4 and 5: matching and normalisation -----------------------------------------------
+    def _match_and_merge(
+        self,
+        namespace: str,
+        candidates: list[Candidate],
+        vectors: list[list[float]],
+        slice_id: str,
+        now: datetime,
+    ) -> _Work:
+        rows = [
+            {"idx": i, "vector": v, "names": sorted({c.key, *(s.lower() for s in c.surfaces)})}
+            for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))
+        ]
+        hits: dict[int, list[PoolHit]] = {}
+        for hit in self.store.match_pool(namespace, rows):
+            hits.setdefault(hit.idx, []).append(hit)
+        self._fault("match")
+        work = _Work()
+        for i, (cand, vector) in enumerate(zip(candidates, vectors, strict=True)):
+            target = self._choose(cand, vector, hits.get(i, []), work)
+            if target is None:
+                topic_id = stable_id(namespace, slice_id, cand.key)
+                topic = new_topic(cand, namespace, topic_id, self.embedder.model_name)
+                work.topics[topic_id], work.versions[topic_id] = topic, None
+                work.vectors[topic_id] = vector
+                summary = f"'{cand.name}' first seen: {topic.one_liner[:200]}"
+            else:
+                topic_id = target
+                topic, summary = merge_candidate(work.topics[topic_id], cand)
+                work.topics[topic_id] = topic
+            work.by_key[cand.key] = topic_id
+            work.updates.setdefault(topic_id, []).append((cand, summary, vector))
+        work.events = [
+            (_event(work.topics[tid], parts, slice_id, now), parts[0][2])
+            for tid, parts in work.updates.items()
+        ]
+        return work
+
+    def _choose(
+        self, cand: Candidate, vector: list[float], hits: list[PoolHit], work: _Work
+    ) -> str | None:
+        """The topic id to merge ``cand`` into, or None to create one (§8.1)."""
+        options: dict[str, tuple[Topic, float]] = {}
+        for hit in hits:
+            current = work.topics.get(hit.topic.topic_id)
+            if current is None:
+                work.topics[hit.topic.topic_id] = hit.topic
+                work.versions[hit.topic.topic_id] = hit.topic.version
+                current = hit.topic
+            options[hit.topic.topic_id] = (current, hit.cosine)
+        for tid, vec in work.vectors.items():  # topics created earlier in this sleep
+            options[tid] = (work.topics[tid], cosine(vector, vec))
+        scores = [
+            score(cand, _pool(t), cos, self.weights)
+            for t, cos in options.values()
+            if not (cand.co_entities & work.keys_of(t.topic_id))  # named together: not the same
+            or alias_score(cand.key, _pool(t).names, self.weights) > 0
+        ]
+        best = best_match(scores, self.weights)
+        self._forget_unused(work, options, best)
+        return best.topic_id if best else None
+
+    @staticmethod
+    def _forget_unused(
+        work: _Work, options: dict[str, tuple[Topic, float]], best: object | None
+    ) -> None:
+        """Existing topics that were only looked at are not rewritten by this sleep."""
+        chosen = getattr(best, "topic_id", None)
+        touched = set(work.by_key.values())
+        for tid in options:
+            if tid != chosen and tid not in touched and work.versions.get(tid) is not None:
+                work.topics.pop(tid, None)
+                work.versions.pop(tid, None)
+
+    def _vector_to_write(self, work: _Work, topic_id: str) -> list[float] | None:
+        """New topics get their vector; an existing one only if its semantic text changed."""
+        topic = work.topics[topic_id]
+        semantic = topic.semantic_text()
+        if work.versions[topic_id] is None:
+            return work.vectors[topic_id]
+        if topic.embedding is not None and topic.embedding.hash == text_hash(semantic):
+            return None
+        topic.embedding = EmbeddingMeta(model=self.embedder.model_name, hash=text_hash(semantic))
+        return self.embedder.embed([semantic])[0]
+
+    # -- step 6: edges --------------------------------------------------------------------------
+    def _edges(
+        self, cands: SliceCandidates, subjects: list[SubjectHint], work: _Work
+    ) -> list[LinkRequest]:
+        weights: dict[tuple[str, str, EdgeType], float] = {}
+
+        def add(a: str, b: str, etype: EdgeType, delta: float, cap: float | None = None) -> None:
+            if a == b:
+                return
+            key = (a, b, etype)
+            weights[key] = min(cap or float("inf"), weights.get(key, 0.0) + delta)
+
+        for keys in cands.per_message.values():
+            ids = list(dict.fromkeys(work.by_key[k] for k in keys[:6] if k in work.by_key))
+            for i, a in enumerate(ids):
+                for b in ids[i + 1 :]:
+                    x, y = sorted((a, b))
+                    add(x, y, EdgeType.RELATES_TO, CO_ACTIVATION, MAX_CO_ACTIVATION)
+        for dependent, dependency in cands.dependencies:
+            src, dst = _find(dependent, work.by_key), _find(dependency, work.by_key)
+            if src and dst:
+                add(src, dst, EdgeType.DEPENDS_ON, 1.0)
+        for subject in subjects:
+            ids = list(dict.fromkeys(work.by_key[k] for k in _by_first_seen(subject, cands)))
+            for a, b in itertools.pairwise(ids):
+                add(a, b, EdgeType.NEXT, 1.0, 1.0)
+                add(b, a, EdgeType.PREV, 1.0, 1.0)
+        return [LinkRequest(a, b, t, w) for (a, b, t), w in weights.items()]
+
+    # -- step 8: wake packet --------------------------------------------------------------------
+    def _wake_packet(
+        self,
+        namespace: str,
+        now: datetime,
+        buffer: list[Message],
+        piece: list[Message],
+        cands: SliceCandidates,
+        subjects: list[SubjectHint],
+        work: _Work,
+    ) -> WakePacket | None:
+        if not buffer:
+            return None
+        tail = buffer[len(piece) :]
+        salience = {
+            work.by_key[k]: s.salience for s in subjects for k in s.keys if k in work.by_key
+        }
+        pool = {t.topic_id: t for t in self.store.top_topics(namespace)}
+        pool.update({tid: t for tid, t in work.topics.items() if tid in work.by_key.values()})
+        ranked = sorted(
+            pool.values(),
+            key=lambda t: (
+                -(
+                    max(t.stats.utility_score, 0.1)
+                    * tiers.recency(t.time.last_seen_at, now)
+                    * (0.5 + salience.get(t.topic_id, 0.0))
+                )
+            ),
+        )
+        return WakePacket(
+            packet_id=stable_id(namespace, "wake", _slice_id(namespace, buffer), now.isoformat()),
+            namespace=namespace,
+            slept_at=now,
+            conversation_tail=[
+                TailTurn(role=m.role, content=m.content, at=m.at, message_id=m.message_id)
+                for m in tail
+            ],
+            active_subject_hints=[s.label for s in subjects[:5]],
+            top_topic_ids=[t.topic_id for t in ranked[:TOP_TOPICS]],
+            recent_skill_refs=_skill_refs(buffer),
+            in_progress=_in_progress(cands, tail, work),
+        )
+
+    def _subjects(
+        self, namespace: str, now: datetime, subjects: list[SubjectHint], work: _Work
+    ) -> list[Subject]:
+        return [
+            Subject(
+                subject_id=stable_id(namespace, "subject", now.isoformat(), s.label),
+                namespace=namespace,
+                label=s.label,
+                salience=s.salience,
+                created_at=now,
+                expires_at=now + self.policy.subject_ttl,
+                topic_ids=[work.by_key[k] for k in s.keys if k in work.by_key],
+            )
+            for s in subjects
+        ]
+
+    def _fault(self, step: str) -> None:
+        if self.faults is not None:
+            self.faults(step)
+
+
+def _pool(topic: Topic) -> PoolTopic:
+    names = tuple(dict.fromkeys([topic.name.lower(), *(a.lower() for a in topic.aliases)]))
+    text = " ".join([topic.name, topic.one_liner, *(f.text for f in topic.facts[-50:])]).lower()
+    return PoolTopic(
+        topic_id=topic.topic_id,
+        names=names,
+        text=text,
+        first_seen_at=topic.time.first_seen_at,
+        last_seen_at=topic.time.last_seen_at,
+    )
+
+
+def _event(
+    topic: Topic, parts: list[tuple[Candidate, str, list[float]]], slice_id: str, now: datetime
+) -> TopicEvent:
+    """One TopicEvent per topic per sleep: what changed, when, from which messages."""
+    cands = [c for c, _, _ in parts]
+    message_ids = list(dict.fromkeys(m for c in cands for m in c.message_ids))
+    firsts = [c.first_seq for c in cands if c.first_seq is not None]
+    lasts = [c.last_seq for c in cands if c.last_seq is not None]
+    return TopicEvent(
+        event_id=stable_id(topic.namespace, slice_id, topic.topic_id, "event"),
+        namespace=topic.namespace,
+        topic_id=topic.topic_id,
+        at=max((c.last_at for c in cands if c.last_at is not None), default=now),
+        delta_summary=" | ".join(summary for _, summary, _ in parts)[:2000],
+        source_message_ids=message_ids[:500],
+        first_seq=min(firsts) if firsts else None,
+        last_seq=max(lasts) if lasts else None,
+    )
+
+
+def _slice_id(namespace: str, messages: list[Message]) -> str:
+    digest = hashlib.sha256(namespace.encode())
+    for m in messages:
+        digest.update(m.message_id.encode())
+    return digest.hexdigest()[:24]
+
+
+def _find(phrase: str, by_key: dict[str, str]) -> str | None:
+    """The topic of the candidate key that best matches a dependency phrase."""
+    if phrase in by_key:
+        return by_key[phrase]
+    inside = [k for k in by_key if k and (k in phrase or phrase in k)]
+    return by_key[max(inside, key=len)] if inside else None
+
+
+def _by_first_seen(subject: SubjectHint, cands: SliceCandidates) -> list[str]:
+    order = {c.key: (c.first_seq or 0) for c in cands.candidates}
+    return sorted((k for k in subject.keys if k in order), key=lambda k: order[k])
+
+
+def _skill_refs(messages: list[Message]) -> list[str]:
+    refs: list[str] = []
+    for m in reversed(messages):
+        for call in m.tool_calls:
+            name = str(call.get("name", ""))
+            args = call.get("arguments") or call.get("args") or {}
+            skill = args.get("skill_id") if isinstance(args, dict) else None
+            if name in {"skills_run", "skills.run"} and skill:
+                ref = f"skill:{skill}"
+                if ref not in refs:
+                    refs.append(ref)
+    return refs[:5]
+
+
+def _in_progress(cands: SliceCandidates, tail: list[Message], work: _Work) -> InProgress:
+    """The latest mid-task statement in the slice or the tail, as a resume hint."""
+    latest = cands.in_progress
+    for m in tail:
+        if m.role == "user":
+            found = extract(m.content, m.role).in_progress
+            if found is not None:
+                latest = (found, m)
+    if latest is None:
+        return InProgress()
+    found, _message = latest
+    hint = found.goal + (f"; next step: {found.next_step}" if found.next_step else "")
+    return InProgress(status="running", resume_hint=hint[:1000], topic_id=_goal_topic(found, work))
+
+
+def _goal_topic(found: ExtractedProgress, work: _Work) -> str | None:
+    """The topic the unfinished task is about: the best name/alias overlap with its goal."""
+    goal = found.goal.lower()
+    weights = MatchWeights()
+    best: tuple[float, str] | None = None
+    for tid, topic in work.topics.items():
+        overlap = alias_score(goal, _pool(topic).names, weights)
+        if overlap > 0 and (best is None or overlap > best[0]):
+            best = (overlap, tid)
+    return best[1] if best else None

@@ -1,0 +1,68 @@
+"""Sleep step 2: subjects, the ephemeral clusters of what the slice was about (spec §1.2). Pure.
+
+A weighted graph of the slice's candidates (edges: mentioned in the same message, and embedding
+similarity) is split into communities with networkx's Louvain method (seeded, so deterministic).
+Subjects are internal hints for ranking and wake; they expire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from sleepwake.candidates import Candidate
+
+SIMILARITY_EDGE = 0.6
+MAX_SUBJECTS = 8
+
+
+@dataclass(frozen=True)
+class SubjectHint:
+    label: str
+    salience: float  # share of the slice's mentions that fall in this subject, 0..1
+    keys: tuple[str, ...]  # candidate keys, most mentioned first
+
+
+def cosine(a: list[float], b: list[float]) -> float:
+    return float(sum(x * y for x, y in zip(a, b, strict=True)))  # vectors are unit length
+
+
+def compute_subjects(
+    candidates: list[Candidate],
+    per_message: dict[str, list[str]],
+    vectors: dict[str, list[float]],
+) -> list[SubjectHint]:
+    """Communities of co-mentioned / similar candidates, most salient first."""
+    if not candidates:
+        return []
+    graph = nx.Graph()
+    mentions = {c.key: c.mentions for c in candidates}
+    graph.add_nodes_from(mentions)
+    for keys in per_message.values():
+        for i, a in enumerate(keys):
+            for b in keys[i + 1 :]:
+                weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
+                graph.add_edge(a, b, weight=weight + 1.0)
+    _similarity_edges(graph, [c.key for c in candidates], vectors)
+    communities = nx.community.louvain_communities(graph, weight="weight", seed=42)
+    total = sum(mentions.values()) or 1
+    hints = []
+    for members in communities:
+        ranked = sorted(members, key=lambda k: (-mentions.get(k, 0), k))
+        weight = sum(mentions.get(k, 0) for k in members)
+        if len(members) < 2 and weight < 3:
+            continue
+        label = ", ".join(ranked[:3])
+        hints.append(SubjectHint(label=label[:200], salience=weight / total, keys=tuple(ranked)))
+    return sorted(hints, key=lambda h: (-h.salience, h.label))[:MAX_SUBJECTS]
+
+
+def _similarity_edges(graph: nx.Graph, keys: list[str], vectors: dict[str, list[float]]) -> None:
+    usable = [k for k in keys if k in vectors][:400]  # bound the quadratic pass
+    for i, a in enumerate(usable):
+        for b in usable[i + 1 :]:
+            sim = cosine(vectors[a], vectors[b])
+            if sim >= SIMILARITY_EDGE:
+                weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
+                graph.add_edge(a, b, weight=weight + sim)
