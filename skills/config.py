@@ -1,0 +1,48 @@
+"""``SkillSettings``: where skills and the workspace live, and the limits the tools enforce.
+
+Environment variables use the prefix ``SHERIFF_SKILLS_``; lists and maps are JSON, e.g.
+``SHERIFF_SKILLS_DIRS='["/opt/my-skills"]'`` or
+``SHERIFF_SKILLS_TEST_COMMANDS='["pytest -q tests/unit"]'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+BUILTIN_DIR = Path(__file__).resolve().parent
+
+# "{python}" is replaced by the interpreter running Sheriff Claw.
+DEFAULT_PRESETS: dict[str, list[str]] = {
+    "pytest": ["{python}", "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+    "compileall": ["{python}", "-m", "compileall", "-q", "."],
+}
+
+
+class SkillSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SHERIFF_SKILLS_", extra="ignore")
+
+    namespace: str = Field(default="default", description="namespace of :Skill and :SkillRun")
+    workspace: Path = Field(default=Path("."), description="root the repo tools are confined to")
+    dirs: list[Path] = Field(default_factory=list, description="extra folders holding skills")
+    include_builtin: bool = Field(default=True, description="also load the built-in skills")
+    timeout_s: float = Field(default=120.0, gt=0, description="default wall-clock limit per run")
+    max_timeout_s: float = Field(default=900.0, gt=0, description="cap on any timeout")
+    max_depth: int = Field(default=3, ge=1, description="how deep skills may run skills")
+    max_read_bytes: int = Field(default=1_000_000, gt=0)
+    max_write_bytes: int = Field(default=1_000_000, gt=0)
+    max_list_files: int = Field(default=5_000, gt=0)
+    test_presets: dict[str, list[str]] = Field(default_factory=lambda: dict(DEFAULT_PRESETS))
+    test_commands: list[str] = Field(
+        default_factory=lambda: ["pytest", "pytest -q", "python -m pytest", "python -m pytest -q"],
+        description="exact commands repo.run_tests accepts besides the presets",
+    )
+    test_timeout_s: float = Field(default=300.0, gt=0)
+    output_tail_chars: int = Field(default=4_000, gt=0)
+    llm_model: str = Field(default="gpt-5.2-codex", description="Responses API model for skills")
+
+    def skill_dirs(self) -> list[Path]:
+        """Folders to scan, built-ins first."""
+        return ([BUILTIN_DIR] if self.include_builtin else []) + list(self.dirs)
