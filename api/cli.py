@@ -6,6 +6,8 @@ import json
 import logging
 import shlex
 import sys
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -163,6 +165,119 @@ def up(
     finally:
         if server is not None and started and not keep_neo4j:
             server.stop()
+
+
+def _container() -> Any:
+    from api.container import Container
+
+    return Container(_settings())
+
+
+def _parse_now(now: str | None) -> datetime:
+    from graph.clock import ensure_utc
+
+    if now is None:
+        return datetime.now(UTC)
+    try:
+        return ensure_utc(datetime.fromisoformat(now), "--now")
+    except ValueError as exc:
+        raise SheriffError(f"--now: not an ISO-8601 timestamp: {now!r}") from exc
+
+
+NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="memory namespace")]
+NowOpt = Annotated[str | None, typer.Option(help="the clock, ISO-8601 with zone (replays)")]
+
+
+@app.command()
+def ingest(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="JSON Lines file")],
+    namespace: NamespaceOpt,
+    no_sleep: Annotated[bool, typer.Option(help="append only; no sleep policy")] = False,
+) -> None:
+    """Append {"role", "content", "at"} lines in order; the sleep policy runs as in production.
+    A malformed line is reported with its number and nothing is written."""
+    from sleepwake.conversation import parse_jsonl
+
+    container = _container()
+    try:
+        with file.open(encoding="utf-8") as fh:
+            items = parse_jsonl(fh)
+        result = container.conversation.append(namespace, items, auto_sleep=not no_sleep)
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    summary = {
+        "appended": len(result.messages),
+        "sleeps": [s.model_dump(mode="json") for s in result.sleeps],
+    }
+    typer.echo(json.dumps(summary, indent=2))
+
+
+@app.command()
+def sleep(namespace: NamespaceOpt, now: NowOpt = None) -> None:
+    """Sleep now: compact the buffer into topics and write a wake packet (JSON summary)."""
+    container = _container()
+    try:
+        summary = container.sleeper.sleep(namespace, _parse_now(now), "explicit")
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    typer.echo(summary.model_dump_json(indent=2))
+
+
+@app.command()
+def wake(
+    namespace: NamespaceOpt,
+    message: Annotated[str, typer.Option(help="the new user message")],
+    now: NowOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Wake: the packet, the resume decision and the topics retrieved for MESSAGE."""
+    container = _container()
+    try:
+        result = container.waker.wake(namespace, message, _parse_now(now))
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    console = Console()
+    console.print(
+        f"[bold]resume:[/] {result.resume.action} {result.resume.goal} {result.resume.reason}"
+    )
+    for topic in result.topics:
+        console.print(
+            f"- {topic.name} ({topic.last_seen_at:%Y-%m-%d}): {topic.one_liner}  [{topic.reason}]"
+        )
+
+
+memory_app = typer.Typer(no_args_is_help=True, help="The memory as a file.")
+app.add_typer(memory_app, name="memory")
+
+
+@memory_app.command("export")
+def memory_export(
+    namespace: NamespaceOpt,
+    out: Annotated[Path, typer.Option(help="YAML file to write")],
+    budget: Annotated[int, typer.Option(help="token budget (hot 60%, warm 30%, cold 10%)")] = 4000,
+    now: NowOpt = None,
+) -> None:
+    """Write the memory as YAML within a token budget."""
+    from sleepwake.export import export_memory
+
+    container = _container()
+    try:
+        text = export_memory(container.topics.list_live(namespace), budget, _parse_now(now))
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    out.write_text(text, encoding="utf-8")
+    err.print(f"wrote {out} ({len(text)} chars)")
 
 
 def main() -> None:

@@ -194,6 +194,13 @@ class TopicStore(Store):
             raise NotFound(f"topic {topic_id} not found in namespace {namespace}")
         return found[0]
 
+    def list_live(self, namespace: str, limit: int = 10_000) -> list[Topic]:
+        """Live topics, most useful first."""
+        records = self._run(
+            query("list_topics"), {"namespace": namespace, "limit": limit}, read=True
+        )
+        return [topic_from_props(r["t"]) for r in records]
+
     def edges(self, namespace: str, topic_id: str) -> list[TopicEdge]:
         records = self._run(
             query("topic_edges"), {"namespace": namespace, "topic_id": topic_id}, read=True

@@ -114,6 +114,7 @@ def build_candidates(messages: list[Message], tz: str = "UTC") -> SliceCandidate
         if not keys and previous is not None and _continues(previous, message):
             keys = per_message.get(previous.message_id, [])
             _attach_sentences(by_key, keys, message, extraction.sentences)
+            _attach_structure(by_key, keys, message, extraction)
         per_message[message.message_id] = keys
         dependencies.extend(
             (normalise_key(d.dependent), normalise_key(d.dependency))
@@ -124,6 +125,20 @@ def build_candidates(messages: list[Message], tz: str = "UTC") -> SliceCandidate
         previous = message
     ordered = sorted(by_key.values(), key=lambda c: (c.first_seq or 0, c.key))
     return SliceCandidates(ordered, dependencies, in_progress, per_message)
+
+
+_RULE_WORDS = frozenset(
+    "always never don't dont do not please we i you must should prefer like use using avoid "
+    "keep make sure want would rather let's lets to be a an the our my your it that with "
+    "for of in on at and or but than instead".split()
+)
+
+
+def constraint_phrase(sentence: str) -> str:
+    """What a rule with no named entity is about: "Never use plastic plates" -> "plastic plates"."""
+    clause = re.split(r"[,;:.!?]", sentence, maxsplit=1)[0]
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", clause) if w.lower() not in _RULE_WORDS]
+    return " ".join(words[-3:]).lower()
 
 
 def _usable(key: str) -> bool:
@@ -143,6 +158,8 @@ def _absorb_message(
     orphan_sentences: list[str] = []
     for sentence in extraction.sentences:
         phrases = [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
+        if not phrases and sentence in extraction.constraints:
+            phrases = [p for p in [constraint_phrase(sentence)] if p]
         if not phrases:
             orphan_sentences.append(sentence)
             continue
