@@ -55,6 +55,7 @@ def _load(skill_dir: Path, skill_id: str) -> Any:
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {skill_dir / 'skill.py'}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look the module up by name
     spec.loader.exec_module(module)
     return module
 

@@ -1,7 +1,0 @@
-// The namespace's most useful live topics (wake packet candidates).
-// params: $namespace, $limit   returns: t (map, no embedding)
-MATCH (t:Topic {namespace: $namespace})
-WHERE t.archived_at IS NULL
-RETURN t {.*, embedding: null} AS t
-ORDER BY t.utility_score DESC, t.last_seen_at DESC
-LIMIT $limit
