@@ -170,10 +170,11 @@ class SkillRegistry:
         )  # fmt: skip
         return report
 
-    def search(self, text: str, k: int = 3, extra_tags: Iterable[str] = ()) -> list[SkillHit]:
-        """Skills for ``text``: similarity of its embedding to each skill's, plus shared tags."""
+    def search(self, text: str, k: int = 3) -> list[SkillHit]:
+        """Skills for ``text``: similarity of its embedding to each skill's, plus the tags that
+        occur in ``text`` as words."""
         store, embedder = self._require()
-        tags = sorted(set(query_tags(text, self.vocabulary())) | set(extra_tags))
+        tags = query_tags(text, self.vocabulary())
         fetch = max(k * 2, 8)
         similar = store.search_vector(self.namespace, embedder.embed([text])[0], k=fetch)
         tagged = store.find_by_tags(self.namespace, tags, k=fetch) if tags else []

@@ -95,7 +95,7 @@ def route(
     trace = [f"intent {intent.intent.value}: {intent.reason}"]
     trace += [f"trigger {t.name}: {t.reason}" for t in triggers] or ["no deep-skill trigger fired"]
     trace.append(f"mode {mode}: up to {limit} skills")
-    hits = registry.search(text, k=max(limit, MAX_K), extra_tags=INTENT_TAGS[intent.intent])
+    hits = registry.search(text, k=max(limit, MAX_K))
     kept: list[RankedSkill] = []
     for ranked in rank(hits, intent, triggers, text):
         serves = ranked.reasons and ranked.reasons[0].startswith("serves intent")
