@@ -98,7 +98,9 @@ def main() -> None:
 
 
 def _tb() -> str:
-    return traceback.format_exc()[-4000:]
+    text = traceback.format_exc()
+    print(text, file=sys.stderr, flush=True)  # lands in the run's log_tail
+    return text[-4000:]
 
 
 if __name__ == "__main__":
