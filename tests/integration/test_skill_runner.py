@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,14 @@ def service(
     return make_service(driver, embedder, namespace, dirs)
 
 
+def running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
 def make_topic(driver: Driver, namespace: str, name: str) -> str:
     topic = parse(
         Topic,
@@ -153,11 +162,9 @@ def test_a_hanging_skill_is_stopped_by_its_timeout(service: SkillService) -> Non
     result = service.run("hang", {})
     assert result.outcome == "timeout" and "1.5s timeout" in (result.error or "")
     assert time.monotonic() - t0 < 5
-    pid = int(re.search(r"pid (\d+)", result.log_tail).group(1))  # type: ignore[union-attr]
-    assert (
-        not Path(f"/proc/{pid}").exists()
-        or "Z" in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1][:3]
-    )
+    match = re.search(r"pid (\d+)", result.log_tail)
+    assert match is not None
+    assert not running(int(match.group(1)))
     assert service.runs("hang")[0].outcome == "timeout"
 
 
@@ -239,8 +246,6 @@ def test_sync_is_incremental_and_retires_removed_skills(
     )
     again = SkillService(settings, store=SkillStore(driver), embedder=embedder).sync()
     assert again.embedded == [] and again.upserted == [] and len(again.unchanged) == len(SKILLS)
-    import shutil
-
     shutil.rmtree(dirs[0] / "hang")
     after = SkillService(settings, store=SkillStore(driver), embedder=embedder).sync()
     assert after.retired == ["hang"]
