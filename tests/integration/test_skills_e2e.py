@@ -128,7 +128,7 @@ def test_repo_refactor_end_to_end(service: SkillService, ws: Path) -> None:
 
 
 def test_debug_end_to_end_links_the_same_failure_from_memory(
-    service: SkillService, driver: Driver, namespace: str
+    service: SkillService, driver: Driver, embedder: MiniLMEmbedder, namespace: str
 ) -> None:
     topics = TopicStore(driver)
     prior = parse(Topic, {
@@ -140,11 +140,7 @@ def test_debug_end_to_end_links_the_same_failure_from_memory(
     other = parse(Topic, {"namespace": namespace, "name": "Party planning", "one_liner": "Cake for Friday",
                           "time": {"first_seen_at": T0, "last_seen_at": T0}})  # fmt: skip
     texts = [prior.semantic_text(), other.semantic_text()]
-    topics.create(
-        [prior, other],
-        MiniLMEmbedder().embed(texts) if False else service.registry._embedder.embed(texts),
-        T0,
-    )  # type: ignore[union-attr]
+    topics.create([prior, other], embedder.embed(texts), T0)
 
     route = routed(service, TRACE, "debug")
     result = service.run("debug", route.skills[0].args_hint or {})
