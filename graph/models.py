@@ -139,7 +139,7 @@ class Topic(_Model):
 
     def semantic_text(self) -> str:
         """The text that is embedded: the one_liner is the canonical semantic key (spec §2.1)."""
-        return f"{self.name}: {self.one_liner}" if self.one_liner else self.name
+        return self.one_liner or self.name
 
 
 class TopicEdge(_Model):

@@ -8,6 +8,7 @@ writes commit. Ids are deterministic, so a re-run writes the same nodes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +34,7 @@ class TopicWrite:
 
 @dataclass
 class DecayParams:
+    min_hours: float
     per_day: float
     hot_days: float
     warm_days: float
@@ -51,13 +53,36 @@ class SleepCommit:
     wake_packet: WakePacket | None = None
     compacted_message_ids: list[str] = field(default_factory=list)
     decay: DecayParams | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # ms per write, filled by commit
+
+
+@dataclass(frozen=True)
+class MatchFields:
+    """What sleep matching needs of a topic (light: no facts_json, no vector)."""
+
+    topic_id: str
+    name: str
+    aliases: tuple[str, ...]
+    one_liner: str
+    facts: tuple[str, ...]  # the latest fact texts
+    first_seen_at: datetime
+    last_seen_at: datetime
 
 
 @dataclass(frozen=True)
 class PoolHit:
     idx: int
-    topic: Topic
+    fields: MatchFields
     cosine: float
+
+
+def phrase_query(names: Sequence[str]) -> str:
+    """A Lucene query for exact phrases in the name or alias fields of ``topic_text``."""
+    parts = []
+    for name in names:
+        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+        parts.append(f'name:"{escaped}" OR alias_text:"{escaped}"')
+    return " OR ".join(parts) or 'name:"__none__"'
 
 
 class SleepStore(Store):
@@ -80,24 +105,79 @@ class SleepStore(Store):
     def release_lease(self, namespace: str, holder: str) -> None:
         self._run(query("release_sleep_lease"), {"namespace": namespace, "holder": holder})
 
-    def match_pool(self, namespace: str, rows: list[dict[str, Any]], k: int = 5) -> list[PoolHit]:
-        """Per candidate row: the nearest topics by exact cosine, plus name/alias matches."""
+    def match_pool(
+        self, namespace: str, rows: list[dict[str, Any]], k: int = 5, overfetch: int = 4
+    ) -> list[PoolHit]:
+        """Per candidate row: its nearest topics (vector index, exact scan where the
+        over-fetched index left a row short) plus the topics it names exactly."""
         if not rows:
             return []
         for row in rows:
             row["vector"] = check_vector(row["vector"])
+            row["lucene"] = phrase_query(row["names"])
+        params = {"namespace": namespace, "rows": rows, "k": k, "fetch": max(20, k * overfetch)}
+        records = self._run(query("match_topic_candidates"), params, read=True)
+        found: dict[int, int] = {}
+        for r in records:
+            if r["via"] == "vector":
+                found[r["idx"]] = found.get(r["idx"], 0) + 1
+        expected = min(k, self._count(namespace))
+        short = [row for row in rows if found.get(row["idx"], 0) < expected]
+        if short:
+            params = {"namespace": namespace, "rows": short, "k": k}
+            redo = {row["idx"] for row in short}
+            records = [r for r in records if r["idx"] not in redo]
+            records += self._run(query("scan_topic_candidates"), params, read=True)
+        fields = self.match_fields(namespace, list(dict.fromkeys(r["topic_id"] for r in records)))
+        return [
+            PoolHit(r["idx"], fields[r["topic_id"]], float(r["cosine"]))
+            for r in records
+            if r["topic_id"] in fields
+        ]
+
+    def match_fields(self, namespace: str, topic_ids: list[str]) -> dict[str, MatchFields]:
         records = self._run(
-            query("match_topic_candidates"),
-            {"namespace": namespace, "rows": rows, "k": k},
+            query("get_topic_match_fields"),
+            {"namespace": namespace, "topic_ids": topic_ids},
             read=True,
         )
-        return [PoolHit(r["idx"], topic_from_props(r["t"]), float(r["cosine"])) for r in records]
+        return {
+            r["topic_id"]: MatchFields(
+                topic_id=r["topic_id"],
+                name=r["name"],
+                aliases=tuple(r["aliases"] or ()),
+                one_liner=r["one_liner"] or "",
+                facts=tuple(r["facts"] or ()),
+                first_seen_at=r["first_seen_at"].to_native(),
+                last_seen_at=r["last_seen_at"].to_native(),
+            )
+            for r in records
+        }
 
-    def top_topics(self, namespace: str, limit: int = 20) -> list[Topic]:
+    def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
+        """Whole topics by id (the ones a sleep will rewrite)."""
+        if not topic_ids:
+            return []
         records = self._run(
-            query("top_topics_by_utility"), {"namespace": namespace, "limit": limit}, read=True
+            query("get_topics"), {"namespace": namespace, "topic_ids": topic_ids}, read=True
         )
-        return [topic_from_props(r["t"]) for r in records]
+        return [topic_from_props(r["t"], r["related"]) for r in records]
+
+    def _count(self, namespace: str) -> int:
+        rows = self._run(query("count_topics"), {"namespace": namespace}, read=True)
+        return int(rows[0]["n"])
+
+    def top_topic_scores(
+        self, namespace: str, limit: int = 20
+    ) -> list[tuple[str, float, datetime]]:
+        """(topic_id, utility_score, last_seen_at) of the most useful live topics."""
+        records = self._run(
+            query("top_topic_scores"), {"namespace": namespace, "limit": limit}, read=True
+        )
+        return [
+            (r["topic_id"], float(r["utility_score"] or 0.0), r["last_seen_at"].to_native())
+            for r in records
+        ]
 
     def wake_packets(self, namespace: str, limit: int = 2) -> list[WakePacket]:
         """The newest wake packets first."""
@@ -114,23 +194,35 @@ class SleepStore(Store):
 
 def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
     ns, now = plan.namespace, ensure_utc(plan.now)
+    mark = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        plan.timings[name] = plan.timings.get(name, 0.0) + (time.perf_counter() - mark) * 1000
+        mark = time.perf_counter()
+
     creates = [w for w in plan.topics if w.expected_version is None]
     if creates:
         rows = [{"props": topic_props(w.topic), "embedding": _vec(w.vector)} for w in creates]
         tx.run(query("create_topics"), rows=rows, now=now).consume()
-    for w in plan.topics:
-        if w.expected_version is not None:
-            _update(tx, w, now)
+        lap("create_topics")
+    updates = [w for w in plan.topics if w.expected_version is not None]
+    if updates:
+        _update_many(tx, ns, updates, now)
+        lap("update_topics")
     if plan.events:
         rows = [{"props": e.model_dump(), "embedding": _vec(v)} for e, v in plan.events]
         tx.run(query("create_events"), namespace=ns, rows=rows).consume()
+        lap("events")
     _links(tx, ns, plan.links, now)
+    lap("links")
     if plan.subjects:
         subject_rows: list[dict[str, Any]] = [
             {"props": s.model_dump(exclude={"topic_ids"}), "topic_ids": s.topic_ids}
             for s in plan.subjects
         ]
         tx.run(query("create_subjects"), namespace=ns, now=now, rows=subject_rows).consume()
+        lap("subjects")
     if plan.wake_packet is not None:
         tx.run(
             query("create_wake_packet"),
@@ -140,6 +232,7 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
         ).consume()
     if plan.decay is not None:
         tx.run(query("decay_topics"), namespace=ns, now=now, **plan.decay.__dict__).consume()
+        lap("decay")
     if plan.compacted_message_ids:
         tx.run(
             query("mark_messages_compacted"),
@@ -149,23 +242,26 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
         ).consume()
 
 
-def _update(tx: ManagedTransaction, w: TopicWrite, now: datetime) -> None:
-    props = topic_props(w.topic)
-    props.pop("topic_id")
-    props.pop("namespace")
-    record = tx.run(
-        query("update_topic"),
-        namespace=w.topic.namespace,
-        topic_id=w.topic.topic_id,
-        expected_version=w.expected_version,
-        props=props,
-        embedding=_vec(w.vector),
-        now=now,
-    ).single()
-    if record is None:
-        raise VersionConflict(
-            f"topic {w.topic.topic_id} changed during the sleep (expected v{w.expected_version})"
+def _update_many(tx: ManagedTransaction, ns: str, writes: list[TopicWrite], now: datetime) -> None:
+    rows = []
+    for w in writes:
+        props = topic_props(w.topic)
+        props.pop("topic_id")
+        props.pop("namespace")
+        rows.append(
+            {
+                "topic_id": w.topic.topic_id,
+                "expected_version": w.expected_version,
+                "props": props,
+                "embedding": _vec(w.vector),
+            }
         )
+    written = {
+        r["topic_id"] for r in tx.run(query("update_topics"), namespace=ns, rows=rows, now=now)
+    }
+    missed = [w.topic.topic_id for w in writes if w.topic.topic_id not in written]
+    if missed:
+        raise VersionConflict(f"topics changed during the sleep: {missed[:5]}")
 
 
 def _links(tx: ManagedTransaction, ns: str, links: list[LinkRequest], now: datetime) -> None:

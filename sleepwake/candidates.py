@@ -84,7 +84,7 @@ class Candidate:
 
     def semantic_text(self) -> str:
         """What is embedded; equals ``Topic.semantic_text()`` of the topic it would create."""
-        return f"{self.name[:200]}: {self.one_liner()}"
+        return self.one_liner()
 
 
 @dataclass

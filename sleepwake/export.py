@@ -28,7 +28,11 @@ def topic_entry(topic: Topic) -> dict[str, Any]:
         "last_seen_at": topic.time.last_seen_at.isoformat(),
         "aliases": topic.aliases,
         "facts": [
-            {"text": f.text, "at": f.at.isoformat() if f.at else None, "sources": f.source_message_ids}
+            {
+                "text": f.text,
+                "at": f.at.isoformat() if f.at else None,
+                "sources": f.source_message_ids,
+            }
             for f in topic.facts
         ],
         "numbers": [

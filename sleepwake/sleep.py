@@ -36,7 +36,7 @@ from graph.models import (
     TopicEvent,
     WakePacket,
 )
-from graph.sleep import DecayParams, PoolHit, SleepCommit, SleepStore, TopicWrite
+from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, SleepStore, TopicWrite
 from graph.topics import LinkRequest
 from retrieval.embedding import Embedder, text_hash
 from sleepwake import tiers
@@ -51,7 +51,7 @@ from sleepwake.subjects import SubjectHint, compute_subjects, cosine
 log = logging.getLogger(__name__)
 
 STEPS = (
-    "slice", "extract", "subjects", "match", "normalise", "edges", "utility", "wake_packet",
+    "slice", "extract", "embed", "subjects", "match", "normalise", "edges", "utility", "wake_packet",
     "commit", "after_commit",
 )  # fmt: skip
 CO_ACTIVATION = 0.5
@@ -72,6 +72,7 @@ class SleepSummary(BaseModel):
     wake_packet_id: str | None
     in_progress: InProgress
     duration_ms: float
+    step_ms: dict[str, float] = {}
 
 
 @dataclass
@@ -84,9 +85,6 @@ class _Work:
     by_key: dict[str, str] = field(default_factory=dict)  # candidate key -> topic id
     updates: dict[str, list[tuple[Candidate, str, list[float]]]] = field(default_factory=dict)
     events: list[tuple[TopicEvent, list[float]]] = field(default_factory=list)
-
-    def keys_of(self, topic_id: str) -> set[str]:
-        return {k for k, t in self.by_key.items() if t == topic_id}
 
 
 class Sleeper:
@@ -129,13 +127,15 @@ class Sleeper:
             self.store.release_lease(namespace, holder)
 
     def _sleep_once(self, namespace: str, now: datetime, reason: str) -> SleepSummary:
-        started = time.perf_counter()
+        started = self._mark = time.perf_counter()
+        self._steps: dict[str, float] = {}
         buffer = self.messages.buffer(namespace)
         piece = select_slice(buffer, self.policy)
         self._fault("slice")
         cands = build_candidates(piece, self.tz)
         self._fault("extract")
-        vectors = self.embedder.embed([c.semantic_text() for c in cands.candidates])
+        vectors = _embed_unique(self.embedder, [c.semantic_text() for c in cands.candidates])
+        self._fault("embed")
         by_key = {c.key: v for c, v in zip(cands.candidates, vectors, strict=True)}
         subjects = compute_subjects(cands.candidates, cands.per_message, by_key)
         self._fault("subjects")
@@ -160,6 +160,7 @@ class Sleeper:
             wake_packet=packet,
             compacted_message_ids=[m.message_id for m in piece],
             decay=DecayParams(
+                tiers.DECAY_MIN_HOURS,
                 tiers.DECAY_PER_DAY,
                 tiers.HOT_DAYS,
                 tiers.WARM_DAYS,
@@ -170,6 +171,7 @@ class Sleeper:
         self._fault("commit")
         self.store.commit(plan)
         self._fault("after_commit")
+        self._steps.update({f"commit.{k}": v for k, v in plan.timings.items()})
         created = sum(1 for v in work.versions.values() if v is None)
         return SleepSummary(
             namespace=namespace,
@@ -184,6 +186,7 @@ class Sleeper:
             wake_packet_id=packet.packet_id if packet else None,
             in_progress=packet.in_progress if packet else InProgress(),
             duration_ms=(time.perf_counter() - started) * 1000,
+            step_ms=dict(self._steps),
         )
 
     # -- step 4 and 5: matching and normalisation -----------------------------------------------
@@ -195,6 +198,8 @@ class Sleeper:
         slice_id: str,
         now: datetime,
     ) -> _Work:
+        """Decide merge-or-create for every candidate in order (light fields only), then
+        fetch the chosen existing topics whole and fold the candidates in."""
         rows = [
             {"idx": i, "vector": v, "names": sorted({c.key, *(s.lower() for s in c.surfaces)})}
             for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))
@@ -203,62 +208,66 @@ class Sleeper:
         for hit in self.store.match_pool(namespace, rows):
             hits.setdefault(hit.idx, []).append(hit)
         self._fault("match")
-        work = _Work()
+        pool: dict[str, PoolTopic] = {}  # every topic considered, as matching sees it now
+        created: dict[str, list[float]] = {}  # topics this sleep creates, with their vectors
+        targets: list[tuple[str, bool]] = []  # per candidate: (topic id, is new)
+        keys_of: dict[str, set[str]] = {}
         for i, (cand, vector) in enumerate(zip(candidates, vectors, strict=True)):
-            target = self._choose(cand, vector, hits.get(i, []), work)
-            if target is None:
-                topic_id = stable_id(namespace, slice_id, cand.key)
-                topic = new_topic(cand, namespace, topic_id, self.embedder.model_name)
-                work.topics[topic_id], work.versions[topic_id] = topic, None
-                work.vectors[topic_id] = vector
+            options = {h.fields.topic_id: h.cosine for h in hits.get(i, [])}
+            for h in hits.get(i, []):
+                pool.setdefault(h.fields.topic_id, _pool_from_fields(h.fields))
+            options.update({tid: cosine(vector, vec) for tid, vec in created.items()})
+            best = best_match(
+                [
+                    score(cand, pool[tid], cos, self.weights)
+                    for tid, cos in options.items()
+                    if not (cand.co_entities & keys_of.get(tid, set()))  # named together
+                    or alias_score(cand.key, pool[tid].names, self.weights) > 0
+                ],
+                self.weights,
+            )
+            if best is None:
+                tid = stable_id(namespace, slice_id, cand.key)
+                created[tid] = vector
+                pool[tid] = _pool_from_candidate(tid, cand)
+                targets.append((tid, True))
+            else:
+                tid = best.topic_id
+                pool[tid] = _absorb(pool[tid], cand)
+                targets.append((tid, tid in created))
+            keys_of.setdefault(tid, set()).add(cand.key)
+        return self._fold(namespace, candidates, vectors, targets, slice_id, now)
+
+    def _fold(
+        self,
+        namespace: str,
+        candidates: list[Candidate],
+        vectors: list[list[float]],
+        targets: list[tuple[str, bool]],
+        slice_id: str,
+        now: datetime,
+    ) -> _Work:
+        work = _Work()
+        existing = sorted({tid for tid, new in targets if not new})
+        for topic in self.store.get_topics(namespace, existing):
+            work.topics[topic.topic_id] = topic
+            work.versions[topic.topic_id] = topic.version
+        for cand, vector, (tid, _new) in zip(candidates, vectors, targets, strict=True):
+            if tid not in work.topics:
+                topic = new_topic(cand, namespace, tid, self.embedder.model_name)
+                work.versions[tid] = None
+                work.vectors[tid] = vector
                 summary = f"'{cand.name}' first seen: {topic.one_liner[:200]}"
             else:
-                topic_id = target
-                topic, summary = merge_candidate(work.topics[topic_id], cand)
-                work.topics[topic_id] = topic
-            work.by_key[cand.key] = topic_id
-            work.updates.setdefault(topic_id, []).append((cand, summary, vector))
+                topic, summary = merge_candidate(work.topics[tid], cand)
+            work.topics[tid] = topic
+            work.by_key[cand.key] = tid
+            work.updates.setdefault(tid, []).append((cand, summary, vector))
         work.events = [
             (_event(work.topics[tid], parts, slice_id, now), parts[0][2])
             for tid, parts in work.updates.items()
         ]
         return work
-
-    def _choose(
-        self, cand: Candidate, vector: list[float], hits: list[PoolHit], work: _Work
-    ) -> str | None:
-        """The topic id to merge ``cand`` into, or None to create one (§8.1)."""
-        options: dict[str, tuple[Topic, float]] = {}
-        for hit in hits:
-            current = work.topics.get(hit.topic.topic_id)
-            if current is None:
-                work.topics[hit.topic.topic_id] = hit.topic
-                work.versions[hit.topic.topic_id] = hit.topic.version
-                current = hit.topic
-            options[hit.topic.topic_id] = (current, hit.cosine)
-        for tid, vec in work.vectors.items():  # topics created earlier in this sleep
-            options[tid] = (work.topics[tid], cosine(vector, vec))
-        scores = [
-            score(cand, _pool(t), cos, self.weights)
-            for t, cos in options.values()
-            if not (cand.co_entities & work.keys_of(t.topic_id))  # named together: not the same
-            or alias_score(cand.key, _pool(t).names, self.weights) > 0
-        ]
-        best = best_match(scores, self.weights)
-        self._forget_unused(work, options, best)
-        return best.topic_id if best else None
-
-    @staticmethod
-    def _forget_unused(
-        work: _Work, options: dict[str, tuple[Topic, float]], best: object | None
-    ) -> None:
-        """Existing topics that were only looked at are not rewritten by this sleep."""
-        chosen = getattr(best, "topic_id", None)
-        touched = set(work.by_key.values())
-        for tid in options:
-            if tid != chosen and tid not in touched and work.versions.get(tid) is not None:
-                work.topics.pop(tid, None)
-                work.versions.pop(tid, None)
 
     def _vector_to_write(self, work: _Work, topic_id: str) -> list[float] | None:
         """New topics get their vector; an existing one only if its semantic text changed."""
@@ -317,15 +326,22 @@ class Sleeper:
         salience = {
             work.by_key[k]: s.salience for s in subjects for k in s.keys if k in work.by_key
         }
-        pool = {t.topic_id: t for t in self.store.top_topics(namespace)}
-        pool.update({tid: t for tid, t in work.topics.items() if tid in work.by_key.values()})
+        pool = {tid: (u, seen) for tid, u, seen in self.store.top_topic_scores(namespace)}
+        touched = set(work.by_key.values())
+        pool.update(
+            {
+                tid: (t.stats.utility_score, t.time.last_seen_at)
+                for tid, t in work.topics.items()
+                if tid in touched
+            }
+        )
         ranked = sorted(
-            pool.values(),
-            key=lambda t: (
+            pool,
+            key=lambda tid: (
                 -(
-                    max(t.stats.utility_score, 0.1)
-                    * tiers.recency(t.time.last_seen_at, now)
-                    * (0.5 + salience.get(t.topic_id, 0.0))
+                    max(pool[tid][0], 0.1)
+                    * tiers.recency(pool[tid][1], now)
+                    * (0.5 + salience.get(tid, 0.0))
                 )
             ),
         )
@@ -338,7 +354,7 @@ class Sleeper:
                 for m in tail
             ],
             active_subject_hints=[s.label for s in subjects[:5]],
-            top_topic_ids=[t.topic_id for t in ranked[:TOP_TOPICS]],
+            top_topic_ids=ranked[:TOP_TOPICS],
             recent_skill_refs=_skill_refs(buffer),
             in_progress=_in_progress(cands, tail, work),
         )
@@ -360,20 +376,46 @@ class Sleeper:
         ]
 
     def _fault(self, step: str) -> None:
+        """Mark the end of a step: record its duration, then run the fault hook (tests)."""
+        now = time.perf_counter()
+        self._steps[step] = (now - self._mark) * 1000
+        self._mark = now
         if self.faults is not None:
             self.faults(step)
+
+
+def _embed_unique(embedder: Embedder, texts: list[str]) -> list[list[float]]:
+    """Embed each distinct text once (candidates of one sentence share their one-liner)."""
+    unique = list(dict.fromkeys(texts))
+    by_text = dict(zip(unique, embedder.embed(unique), strict=True))
+    return [by_text[t] for t in texts]
 
 
 def _pool(topic: Topic) -> PoolTopic:
     names = tuple(dict.fromkeys([topic.name.lower(), *(a.lower() for a in topic.aliases)]))
     text = " ".join([topic.name, topic.one_liner, *(f.text for f in topic.facts[-50:])]).lower()
-    return PoolTopic(
-        topic_id=topic.topic_id,
-        names=names,
-        text=text,
-        first_seen_at=topic.time.first_seen_at,
-        last_seen_at=topic.time.last_seen_at,
-    )
+    return PoolTopic(topic.topic_id, names, text, topic.time.first_seen_at, topic.time.last_seen_at)
+
+
+def _pool_from_fields(f: MatchFields) -> PoolTopic:
+    names = tuple(dict.fromkeys([f.name.lower(), *(a.lower() for a in f.aliases)]))
+    text = " ".join([f.name, f.one_liner, *f.facts]).lower()
+    return PoolTopic(f.topic_id, names, text, f.first_seen_at, f.last_seen_at)
+
+
+def _pool_from_candidate(topic_id: str, cand: Candidate) -> PoolTopic:
+    assert cand.first_at is not None and cand.last_at is not None
+    empty = PoolTopic(topic_id, (cand.name.lower(),), "", cand.first_at, cand.last_at)
+    return _absorb(empty, cand)
+
+
+def _absorb(topic: PoolTopic, cand: Candidate) -> PoolTopic:
+    """How matching sees a topic after ``cand`` was folded into it."""
+    names = tuple(dict.fromkeys([*topic.names, *(s.lower() for s in cand.user_surfaces)]))
+    text = " ".join([topic.text, *(f.text.lower() for f in cand.facts)])[-20_000:]
+    first = min(topic.first_seen_at, cand.first_at or topic.first_seen_at)
+    last = max(topic.last_seen_at, cand.last_at or topic.last_seen_at)
+    return PoolTopic(topic.topic_id, names, text, first, last)
 
 
 def _event(

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 DECAY_PER_DAY = 0.98
+DECAY_MIN_HOURS = 12.0  # a topic's stored utility is re-decayed at most this often
 HOT_DAYS, WARM_DAYS = 3.0, 30.0
 HOT_UTILITY, WARM_UTILITY = 10.0, 3.0
 RECENCY_TAU = timedelta(days=7)

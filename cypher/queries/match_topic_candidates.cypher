@@ -1,0 +1,27 @@
+// For each sleep candidate, the namespace's topics it could merge into: the top $k of the
+// vector index (over-fetched to $fetch, then filtered to the namespace) plus any topic whose
+// name or alias equals one of the candidate's phrases. Only ids and scores come back; the
+// caller fetches each distinct topic once, and scans exactly (scan_topic_candidates) for rows
+// the index could not fill.
+// params: $namespace, $rows: list<{idx: int, vector: list<float>, names: list<string>,
+//         lucene: string (phrase query over name and alias_text)}>,
+//         $k, $fetch
+// returns: idx, topic_id, cosine (plain cosine in [-1, 1]), via ('vector' | 'alias')
+UNWIND $rows AS row
+CALL (row) {
+  CALL db.index.vector.queryNodes('topic_embedding', $fetch, row.vector) YIELD node, score
+  WITH node, score
+  WHERE node.namespace = $namespace AND node.archived_at IS NULL
+  RETURN node AS t, score AS s, 'vector' AS via
+  ORDER BY s DESC
+  LIMIT $k
+  UNION
+  CALL db.index.fulltext.queryNodes('topic_text', row.lucene, {limit: 50}) YIELD node
+  WITH node AS t
+  WHERE t.namespace = $namespace AND t.archived_at IS NULL
+    AND (t.name_lc IN row.names OR any(a IN t.aliases_lc WHERE a IN row.names))
+  RETURN t, CASE WHEN t.embedding IS NULL THEN 0.5
+                 ELSE vector.similarity.cosine(t.embedding, row.vector) END AS s, 'alias' AS via
+}
+WITH row.idx AS idx, t.topic_id AS topic_id, max(s) AS s, collect(via) AS vias
+RETURN idx, topic_id, 2.0 * s - 1.0 AS cosine, CASE WHEN 'vector' IN vias THEN 'vector' ELSE 'alias' END AS via
