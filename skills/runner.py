@@ -42,7 +42,7 @@ from skills.errors import ToolFailed, ToolRefused, ToolUnavailable
 from skills.loader import SkillPackage
 from skills.registry import SkillRegistry
 from skills.schemas import violations
-from skills.tools import _SECRET_ENV, CallInfo, ToolHost, kill_group
+from skills.tools import SECRET_ENV, CallInfo, ToolHost, kill_group
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class SkillRunner:
         call: CallInfo,
         timeout: float,
     ) -> _Execution:
-        env = {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+        env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
         start = {
             "skill_id": package.skill_id,
             "skill_dir": str(package.path),

@@ -33,7 +33,7 @@ from skills.toolspec import TOOL_SPECS
 log = logging.getLogger(__name__)
 
 IGNORED_PARTS = frozenset({"__pycache__", "node_modules"})
-_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 
 
 def _ignored(rel: PurePosixPath) -> bool:
@@ -162,7 +162,7 @@ class RepoTools:
         """Run tests in the workspace; the whole process group is killed at the timeout."""
         argv = self.test_argv(command, preset)
         limit = min(timeout_s or self.settings.test_timeout_s, self.settings.test_timeout_s)
-        env = {k: v for k, v in os.environ.items() if not _SECRET_ENV.search(k)}
+        env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         started = time.monotonic()
         with tempfile.TemporaryFile() as out:
