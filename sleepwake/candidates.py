@@ -245,8 +245,10 @@ def _attach_structure(
             by_key[key].events.append(
                 NotableEvent(at=message.at, event=event, source_message_ids=ids)
             )
+    for rule in extraction.constraints:
+        for key in _keys_for(by_key, keys, message, rule):
+            by_key[key].constraint_count += 1
     for key in keys:
-        by_key[key].constraint_count += len(extraction.constraints)
         by_key[key].corrected = by_key[key].corrected or extraction.is_correction
 
 

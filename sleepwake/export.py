@@ -48,23 +48,46 @@ def topic_entry(topic: Topic) -> dict[str, Any]:
 
 
 def export_memory(topics: list[Topic], budget_tokens: int, now: datetime) -> str:
-    """YAML of the topics that fit, tiered hot/warm/cold with 60/30/10% of the budget."""
+    """YAML of the topics that fit: hot/warm/cold get 60/30/10% of the budget first, then
+    whatever is left goes to the best remaining topics of any tier. The whole file, header
+    included, stays within ``budget_tokens``."""
     tiers: dict[str, list[Topic]] = {"hot": [], "warm": [], "cold": []}
     for t in topics:
         tiers[bucket(t.time.last_seen_at, t.stats.utility_score, now)].append(t)
     doc: dict[str, Any] = {"exported_at": now.isoformat(), "budget_tokens": budget_tokens}
+    doc.update({tier: [] for tier in SHARES})
+    budget = budget_tokens - estimate_tokens(_dump(doc))
+    costs = {t.topic_id: estimate_tokens(_dump({"x": [topic_entry(t)]})) for t in topics}
+    ranked = {
+        tier: sorted(ts, key=lambda t: (-t.stats.utility_score, -t.time.last_seen_at.timestamp()))
+        for tier, ts in tiers.items()
+    }
+    chosen: set[str] = set()
     carry = 0
     for tier, share in SHARES.items():
-        allowance = int(budget_tokens * share) + carry
-        ranked = sorted(
-            tiers[tier], key=lambda t: (-t.stats.utility_score, -t.time.last_seen_at.timestamp())
-        )
-        chosen, used = [], 0
-        for t in ranked:
-            cost = estimate_tokens(yaml.safe_dump([topic_entry(t)], sort_keys=False))
-            if used + cost <= allowance:
-                chosen.append(topic_entry(t))
-                used += cost
-        doc[tier] = chosen
+        allowance = int(budget * share) + carry
+        used = _fill(doc[tier], ranked[tier], costs, allowance, chosen)
         carry = allowance - used
+    for tier in SHARES:  # second pass: leftover budget to the best remaining topics
+        carry -= _fill(doc[tier], ranked[tier], costs, carry, chosen)
+    return _dump(doc)
+
+
+def _fill(
+    out: list[dict[str, Any]],
+    ranked: list[Topic],
+    costs: dict[str, int],
+    allowance: int,
+    chosen: set[str],
+) -> int:
+    used = 0
+    for t in ranked:
+        if t.topic_id not in chosen and used + costs[t.topic_id] <= allowance:
+            out.append(topic_entry(t))
+            chosen.add(t.topic_id)
+            used += costs[t.topic_id]
+    return used
+
+
+def _dump(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)

@@ -100,7 +100,7 @@ def embedding_score(cosine: float, w: MatchWeights) -> float:
 def entity_score(cand: Candidate, topic: PoolTopic, w: MatchWeights) -> float:
     if not cand.co_entities:
         return 0.0
-    shared = sum(1 for e in cand.co_entities if e and e in topic.text)
+    shared = sum(1 for e in cand.co_entities if e and re.search(rf"\b{re.escape(e)}\b", topic.text))
     return w.entity * shared / len(cand.co_entities)
 
 
@@ -129,4 +129,4 @@ def best_match(scores: list[MatchScore], w: MatchWeights) -> MatchScore | None:
     eligible = [s for s in scores if not s.vetoed and s.total >= w.threshold]
     if not eligible:
         return None
-    return max(eligible, key=lambda s: (round(s.total, 9), s.topic_id))
+    return min(eligible, key=lambda s: (-round(s.total, 9), s.topic_id))

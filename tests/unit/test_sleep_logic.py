@@ -262,11 +262,6 @@ def test_the_event_veto_needs_a_gap_over_14_days_and_no_shared_entity() -> None:
     assert not not_event.vetoed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="entity_score matches co-entities as substrings: 'tim' is found in 'time', "
-    "so the different-event veto is lifted (sleepwake/matching.py:103)",
-)
 def test_a_co_entity_only_counts_as_a_whole_word_of_the_topic() -> None:
     march = pool_topic(("party",), text="party: the party with anna went on for a long time")
     june = cand("party", co={"tim"}, hint=T0 + timedelta(days=100))
@@ -285,11 +280,6 @@ def test_best_match_is_none_under_the_threshold_and_the_highest_over_it() -> Non
     assert best_match([], W) is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="best_match's docstring promises 'ties: lowest id' but max() over "
-    "(total, topic_id) picks the highest id (sleepwake/matching.py:132)",
-)
 def test_best_match_breaks_ties_on_the_lowest_topic_id() -> None:
     a = MatchScore("a", alias=3.0, embedding=1.0, entity=0.0, time=0.0, vetoed=False)
     b = MatchScore("b", alias=3.0, embedding=1.0, entity=0.0, time=0.0, vetoed=False)
@@ -376,11 +366,6 @@ def test_a_rule_without_a_named_entity_becomes_a_candidate_of_what_it_is_about()
     assert [f.text for f in plates.facts] == ["Never use plastic plates, we prefer real dishes."]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="constraints are counted on every candidate of the message, not only on the "
-    "rule's sentence, so an unrelated topic becomes decay-exempt (sleepwake/candidates.py:249)",
-)
 def test_a_rule_does_not_constrain_an_entity_of_another_sentence() -> None:
     found = by_key([msg(1, "Never use plastic plates. The Garden Shed has a new roof.")])
     assert found["plastic plates"].constraint_count == 1
@@ -694,11 +679,6 @@ def test_export_carries_unused_budget_to_the_next_tier() -> None:
     assert [t["topic_id"] for t in doc["warm"]] == ["w2", "w1"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="export_memory charges only the topic entries to the budget: the header "
-    "(exported_at, budget_tokens) and the tier keys push the file over (sleepwake/export.py:55)",
-)
 def test_the_whole_exported_file_fits_the_budget_when_topics_fill_it() -> None:
     topics = [sized("cold", 1000, age_days=90, utility=0.0)]  # cold gets 100 + 900 carried
     text = export_memory(topics, 1000, T0)
