@@ -80,6 +80,18 @@ def topic_props(topic: Topic) -> dict[str, Any]:
     }
 
 
+USAGE_FIELDS = ("usage_count", "last_used_at")
+
+
+def update_props(topic: Topic) -> dict[str, Any]:
+    """Properties an update writes: not the keys, not the usage fields (only ``mark_used``
+    writes those, so a writer holding an older read cannot roll usage back)."""
+    props = topic_props(topic)
+    for key in ("topic_id", "namespace", *USAGE_FIELDS):
+        props.pop(key)
+    return props
+
+
 def topic_from_props(props: dict[str, Any], related: list[str] | None = None) -> Topic:
     """Rebuild a topic from node properties (the inverse of ``topic_props``)."""
     p = {k: native(v) for k, v in props.items()}

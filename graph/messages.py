@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from neo4j.exceptions import ConstraintError
@@ -13,6 +14,14 @@ from graph.db import Store
 from graph.errors import ValidationFailed
 from graph.mapping import message_from_props, message_props
 from graph.models import Message
+from graph.topics import MAX_FETCH, lucene_query
+
+
+@dataclass(frozen=True)
+class MessageHit:
+    message: Message
+    score: float
+    topics: tuple[tuple[str, str], ...]  # (topic_id, name) the message is MENTIONED_IN
 
 
 class MessageStore(Store):
@@ -62,6 +71,59 @@ class MessageStore(Store):
 
     def get(self, namespace: str, message_ids: Sequence[str]) -> list[Message]:
         return self._read("get_messages", namespace=namespace, message_ids=list(message_ids))
+
+    def search_text(
+        self,
+        namespace: str,
+        text: str,
+        k: int = 50,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        """Lexical search over the conversation (English analyzer over content and speaker),
+        with the topics each hit is mentioned in. Over-fetches, then filters by namespace."""
+        lucene = lucene_query(text, fuzzy=False)
+        if not lucene:
+            return []
+        fetch = max(k * 8, 200)
+        while True:
+            records = self._run(
+                query("search_messages_fulltext"),
+                {
+                    "query": lucene,
+                    "fetch": fetch,
+                    "k": k,
+                    "namespace": namespace,
+                    "since": ensure_utc(since, "since") if since else None,
+                    "until": ensure_utc(until, "until") if until else None,
+                },
+                read=True,
+            )
+            if len(records) >= k or fetch >= MAX_FETCH:
+                break
+            fetch = min(fetch * 4, MAX_FETCH)
+        return [
+            MessageHit(
+                message_from_props(r["m"]),
+                float(r["score"]),
+                tuple((t["topic_id"], t["name"]) for t in r["topics"]),
+            )
+            for r in records
+        ]
+
+    def mentions(
+        self, namespace: str, topic_ids: Sequence[str], per_topic: int = 30
+    ) -> dict[str, list[Message]]:
+        """The messages each topic was mentioned in, newest first."""
+        records = self._run(
+            query("topic_mentions"),
+            {"namespace": namespace, "topic_ids": list(topic_ids), "per_topic": per_topic},
+            read=True,
+        )
+        out: dict[str, list[Message]] = {}
+        for r in records:
+            out.setdefault(r["topic_id"], []).append(message_from_props(r["m"]))
+        return out
 
     def mark_compacted(self, namespace: str, message_ids: Sequence[str], now: datetime) -> int:
         """Mark messages compacted (they leave the buffer, they are never deleted)."""

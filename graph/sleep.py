@@ -20,7 +20,13 @@ from graph.clock import ensure_utc
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import AlreadyRunning, VersionConflict
-from graph.mapping import topic_from_props, topic_props, wake_packet_from_props, wake_packet_props
+from graph.mapping import (
+    topic_from_props,
+    topic_props,
+    update_props,
+    wake_packet_from_props,
+    wake_packet_props,
+)
 from graph.models import EdgeType, Subject, Topic, TopicEvent, WakePacket, edge_type
 from graph.topics import LinkRequest, check_vector
 
@@ -214,6 +220,11 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
         rows = [{"props": e.model_dump(), "embedding": _vec(v)} for e, v in plan.events]
         tx.run(query("create_events"), namespace=ns, rows=rows).consume()
         lap("events")
+        mentions = [
+            {"topic_id": e.topic_id, "message_ids": e.source_message_ids} for e, _ in plan.events
+        ]
+        tx.run(query("link_topic_messages"), namespace=ns, rows=mentions).consume()
+        lap("mentions")
     _links(tx, ns, plan.links, now)
     lap("links")
     if plan.subjects:
@@ -245,9 +256,7 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
 def _update_many(tx: ManagedTransaction, ns: str, writes: list[TopicWrite], now: datetime) -> None:
     rows = []
     for w in writes:
-        props = topic_props(w.topic)
-        props.pop("topic_id")
-        props.pop("namespace")
+        props = update_props(w.topic)
         rows.append(
             {
                 "topic_id": w.topic.topic_id,

@@ -18,7 +18,7 @@ from graph.clock import ensure_utc
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
-from graph.mapping import as_datetime, topic_from_props, topic_props
+from graph.mapping import as_datetime, topic_from_props, topic_props, update_props
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEdge, edge_type, parse
 
 MAX_FETCH = 10_000
@@ -101,9 +101,7 @@ class TopicStore(Store):
         self, topic: Topic, vector: Sequence[float] | None, now: datetime, expected_version: int
     ) -> int:
         """Write ``topic`` if the stored version is ``expected_version``; return the new version."""
-        props = topic_props(topic)
-        props.pop("topic_id")
-        props.pop("namespace")
+        props = update_props(topic)
         records = self._run(
             query("update_topic"),
             {
@@ -169,6 +167,16 @@ class TopicStore(Store):
                 for r in records
             )
         return edges
+
+    def mark_used(self, namespace: str, topic_ids: Sequence[str], now: datetime) -> int:
+        """Use-based lifecycle: the topics were packed into a context the model saw."""
+        if not topic_ids:
+            return 0
+        records = self._run(
+            query("mark_topics_used"),
+            {"namespace": namespace, "topic_ids": list(topic_ids), "now": ensure_utc(now)},
+        )
+        return int(records[0]["marked"]) if records else 0
 
     def archive(self, namespace: str, topic_id: str, now: datetime) -> int:
         """Soft-archive a topic (it leaves search results; nothing is deleted)."""

@@ -76,6 +76,7 @@ class TopicSearch:
         embedder: Embedder | None,
         config: SearchConfig | None = None,
     ) -> None:
+        self._cosine: dict[str, float] = {}
         self.topics = topics
         self.events = events
         self.embedder = embedder
@@ -93,6 +94,7 @@ class TopicSearch:
         """Ranked topics for ``text``; with a window, topics seen in it (or with events in it)
         rank above more similar but older ones; ``expand`` adds 1-hop neighbours."""
         pool: dict[str, Topic] = {}
+        self._cosine = {}
         rankings: list[list[str]] = []
         sources: dict[str, list[str]] = {}
         fetch = max(k * 3, 15)
@@ -124,6 +126,8 @@ class TopicSearch:
                 vector = self.embedder.embed([text])[0]
                 hits = self.topics.search_vector(namespace, vector, fetch, since, until)
                 out.append(("vector", [h.topic for h in hits]))
+                for h in hits:
+                    self._cosine[h.topic.topic_id] = 2 * h.score - 1
                 if window is not None:  # also the nearest overall, to rank against
                     hits = self.topics.search_vector(namespace, vector, fetch)
                     out.append(("vector-any-time", [h.topic for h in hits]))
@@ -149,6 +153,7 @@ class TopicSearch:
     ) -> TopicHit:
         in_window = window is not None and _overlaps(topic, window)
         parts = final_score(relevance * 60.0, topic, now, in_window, self.cfg)
+        parts["vector_cosine"] = self._cosine.get(topic.topic_id, 0.0)
         if topic.topic_id in event_ids:
             parts["event_in_window_boost"] = self.cfg.event_in_window_boost
             parts["score"] *= self.cfg.event_in_window_boost

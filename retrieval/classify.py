@@ -1,0 +1,95 @@
+"""Request classes and the consult-confidence score (seed 003). Pure.
+
+Class A, explicit: the user asks memory for something ("what did we decide", "remember",
+"search memory", a past-tense question about what happened); retrieval runs with the larger
+budget and the suppression cache does not apply. Class B, implicit: memory may help (continuation,
+a known topic named, a bug or design question); inject only when the consult confidence clears
+the thresholds. Class C, none: small talk or a self-contained request.
+
+Consult confidence (0..1), seed 003's draft weights: lexical overlap 0.30, semantic similarity
+0.25, same-task continuity 0.20, scope proximity 0.10, record-type relevance 0.05, importance and
+recency 0.05, provenance 0.05. Thresholds: < 0.55 skip; 0.55-0.72 consult (inject at most one
+summary); >= 0.72 normal injection; >= 0.82 also graph neighbours.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+SKIP_BELOW = 0.55
+NORMAL_FROM = 0.72
+RELATED_FROM = 0.82
+WEIGHTS = {
+    "lexical": 0.30,
+    "semantic": 0.25,
+    "same_task": 0.20,
+    "scope": 0.10,
+    "record_type": 0.05,
+    "importance_recency": 0.05,
+    "provenance": 0.05,
+}
+
+_EXPLICIT = re.compile(
+    r"\b(search (?:the )?memory|look (?:it )?up in memory|remember|recall|what did we|did we (?:decide|agree)"
+    r"|last time|before you slept|you (?:told|said)|we (?:spoke|talked|discussed) about"
+    r"|restore (?:the )?(?:previous )?(?:task|context))\b",
+    re.I,
+)
+_CASUAL = re.compile(
+    r"^\s*(?:hi|hello|hey|thanks|thank you|ok|okay|cool|great|nice|lol|good (?:morning|night)|bye)"
+    r"[\s!.,]*$",
+    re.I,
+)
+
+
+class RequestClass(StrEnum):
+    EXPLICIT = "A"
+    IMPLICIT = "B"
+    NONE = "C"
+
+
+@dataclass(frozen=True)
+class ConsultSignals:
+    """Each signal in 0..1 before weighting."""
+
+    lexical: float = 0.0
+    semantic: float = 0.0
+    same_task: float = 0.0
+    scope: float = 1.0  # everything searched is the caller's own namespace
+    record_type: float = 0.0
+    importance_recency: float = 0.0
+    provenance: float = 0.0
+
+
+@dataclass(frozen=True)
+class ConsultDecision:
+    confidence: float
+    band: str  # "skip" | "consult" | "normal" | "related"
+    components: dict[str, float] = field(default_factory=dict)
+
+
+def classify(text: str, memory_triggers: list[str]) -> RequestClass:
+    """A when the user asks memory explicitly (or a memory-reference trigger fired), C for
+    small talk, else B."""
+    if _EXPLICIT.search(text) or any(t.startswith("memory_reference") for t in memory_triggers):
+        return RequestClass.EXPLICIT
+    if _CASUAL.match(text) or len(text.strip()) < 3:
+        return RequestClass.NONE
+    return RequestClass.IMPLICIT
+
+
+def consult(signals: ConsultSignals) -> ConsultDecision:
+    """Weighted consult confidence and the band it falls in."""
+    parts = {name: WEIGHTS[name] * min(1.0, max(0.0, getattr(signals, name))) for name in WEIGHTS}
+    confidence = round(sum(parts.values()), 4)
+    if confidence >= RELATED_FROM:
+        band = "related"
+    elif confidence >= NORMAL_FROM:
+        band = "normal"
+    elif confidence >= SKIP_BELOW:
+        band = "consult"
+    else:
+        band = "skip"
+    return ConsultDecision(confidence, band, parts)

@@ -1,0 +1,429 @@
+"""The awake-loop context for one user message (spec §4.1 steps 1-4, §5, §6.2, §8.2).
+
+Light retrieval always runs: topics from the vector and full-text indexes (fused, K = 8) and
+evidence from the conversation itself (English full-text over messages, each hit leading to the
+topics it is MENTIONED_IN). A deep retrieval runs when a §5.2 trigger fires or the request is
+explicit: K = 20 topics, 1-hop graph expansion, the resolved time window as filter and boost.
+The request class and consult confidence (seed 003) decide whether anything is injected, the
+session suppression cache keeps repeats out, and the packer fits the result into the budget with
+a trace of every decision. Topics that reach the context are marked used.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from graph.clock import ensure_utc
+from graph.errors import EmbeddingUnavailable
+from graph.messages import MessageHit, MessageStore
+from graph.models import Message, Topic
+from graph.topics import TopicStore
+from retrieval.classify import ConsultSignals, RequestClass, classify, consult
+from retrieval.packer import Candidate, Snippet, pack
+from retrieval.search import TopicHit, TopicSearch
+from retrieval.snippets import matching_sentences, overlap, sentences, terms
+from retrieval.suppression import SuppressionCache, task_fingerprint
+from retrieval.timephrases import SleepHistory, TimeWindow, resolve
+from retrieval.triggers import TriggerContext, fired, low_confidence
+
+LIGHT_TOPICS, DEEP_TOPICS = 8, 20
+LIGHT_EVIDENCE, DEEP_EVIDENCE = 40, 80
+TAIL_TURNS = 6
+
+
+@dataclass(frozen=True)
+class ContextConfig:
+    topic_boost: float = 0.5  # snippets of a retrieved topic: x (1 + boost x topic strength)
+    window_boost: float = 2.0
+    outside_window: float = 0.5
+    fact_weight: float = 0.6  # snippets found only through a topic's facts (semantic path)
+    fallback_weight: float = 0.5  # a hit message none of whose sentences share a query term
+
+
+class ContextRequest(BaseModel):
+    namespace: str
+    message: str
+    now: datetime
+    budget: int = 1000
+    session_id: str | None = None
+    explicit: bool = False  # an explicit search: class A, no suppression
+    full_records: bool = False  # L2: the full record of the best topic
+    last_tool_output: str | None = None
+
+
+class ContextResult(BaseModel):
+    context_text: str
+    items: list[dict[str, Any]]
+    request_class: str
+    triggers: list[str]
+    deep: bool
+    consult: dict[str, Any]
+    time_window: dict[str, str | None] | None
+    degraded: bool
+    trace: list[dict[str, Any]]
+    used_tokens: int
+    budget: int
+    timings_ms: dict[str, float]
+
+
+@dataclass
+class _Gathered:
+    topics: dict[str, Topic] = field(default_factory=dict)
+    topic_hits: list[TopicHit] = field(default_factory=list)
+    evidence: list[MessageHit] = field(default_factory=list)
+    degraded: bool = False
+
+
+class ContextBuilder:
+    def __init__(
+        self,
+        topics: TopicStore,
+        messages: MessageStore,
+        search: TopicSearch,
+        sleep_history: Any = None,
+        tz: str = "UTC",
+        config: ContextConfig | None = None,
+    ) -> None:
+        self.topics = topics
+        self.messages = messages
+        self.search = search
+        self.sleep_history = sleep_history  # callable(namespace) -> SleepHistory, optional
+        self.tz = tz
+        self.cfg = config or ContextConfig()
+        self._sessions: dict[str, SuppressionCache] = {}
+
+    def build(self, req: ContextRequest) -> ContextResult:
+        now = ensure_utc(req.now)
+        clock: dict[str, float] = {}
+        mark = time.perf_counter()
+        tail = self.messages.tail(req.namespace, TAIL_TURNS)
+        history = self.sleep_history(req.namespace) if self.sleep_history else SleepHistory()
+        window = resolve(req.message, now, self.tz, history)
+        ctx = TriggerContext(now, self.tz, history, " ".join(m.content for m in tail))
+        triggers = fired(req.message, ctx)
+        request_class = RequestClass.EXPLICIT if req.explicit else classify(req.message, triggers)
+        deep = bool(triggers) or request_class is RequestClass.EXPLICIT
+        clock["triggers"] = _lap(mark)
+        got = self._gather(req, now, window, tail, deep)
+        clock["retrieve"] = _lap(mark) - clock["triggers"]
+        top_scores = [h.components.get("relevance", 0.0) / 60.0 * 30 for h in got.topic_hits[:2]]
+        late = low_confidence(req.message, TriggerContext(now, top_scores=top_scores))
+        if late and not deep:
+            triggers.append(late)
+            deep = True
+            got = self._gather(req, now, window, tail, deep)
+        qterms = terms(req.message)
+        candidates, snippets = self._candidates(req, got, qterms, window)
+        decision = consult(_signals(got, qterms, snippets))
+        self._apply_policy(req, now, request_class, decision.band, candidates, qterms)
+        packed = pack(
+            [] if request_class is RequestClass.NONE else candidates,
+            [] if request_class is RequestClass.NONE else snippets,
+            req.budget
+            if decision.band != "consult" or request_class is RequestClass.EXPLICIT
+            else min(req.budget, 250),
+            full_records=1 if req.full_records else 0,
+        )
+        used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
+        self.topics.mark_used(req.namespace, used_topics, now)
+        self._remember(req, now, decision.confidence, used_topics, qterms)
+        clock["total"] = _lap(mark)
+        return ContextResult(
+            context_text=packed.text,
+            items=[i.payload() for i in packed.items],
+            request_class=request_class.value,
+            triggers=triggers,
+            deep=deep,
+            consult={
+                "confidence": decision.confidence,
+                "band": decision.band,
+                "components": decision.components,
+            },
+            time_window=_window(window),
+            degraded=got.degraded,
+            trace=packed.trace,
+            used_tokens=packed.used_tokens,
+            budget=packed.budget,
+            timings_ms=clock,
+        )
+
+    # -- retrieval ------------------------------------------------------------------------------
+    def _gather(
+        self, req: ContextRequest, now: datetime, window: TimeWindow | None, tail: list[Message],
+        deep: bool,
+    ) -> _Gathered:  # fmt: skip
+        got = _Gathered()
+        query = req.message
+        if len(terms(query)) < 3 and tail:  # "and then?": lean on the recent tail
+            query = " ".join([*(m.content for m in tail[-2:]), query])
+        try:
+            got.topic_hits = self.search.search(
+                req.namespace, query, now, k=DEEP_TOPICS if deep else LIGHT_TOPICS,
+                window=window if deep else None, expand=deep,
+            )  # fmt: skip
+        except EmbeddingUnavailable:
+            got.degraded = True
+        got.degraded = got.degraded or any(
+            "vector-unavailable" in h.sources for h in got.topic_hits
+        )
+        since, until = (window.start, window.end) if window and deep else (None, None)
+        k = DEEP_EVIDENCE if deep else LIGHT_EVIDENCE
+        got.evidence = self.messages.search_text(req.namespace, req.message, k)
+        if since or until:  # the window's own evidence, so old hits cannot crowd it out
+            got.evidence += self.messages.search_text(
+                req.namespace, req.message, k // 2, since, until
+            )
+        for hit in got.topic_hits:
+            got.topics[hit.topic.topic_id] = hit.topic
+        return got
+
+    def _candidates(
+        self,
+        req: ContextRequest,
+        got: _Gathered,
+        qterms: frozenset[str],
+        window: TimeWindow | None,
+    ) -> tuple[list[Candidate], list[Snippet]]:
+        strength = _topic_strength(got.topic_hits)
+        snippets: dict[str, Snippet] = {}
+        top = max((h.score for h in got.evidence), default=1.0) or 1.0
+        evidence_topics: dict[str, tuple[str, float]] = {}
+        for hit in got.evidence:
+            m = hit.message
+            if m.message_id in snippets:
+                continue
+            homes = sorted((tid for tid, _ in hit.topics), key=lambda t: -strength.get(t, 0.0))
+            base = hit.score / top
+            for tid, name in hit.topics:
+                prev = evidence_topics.get(tid, (name, 0.0))
+                evidence_topics[tid] = (name, max(prev[1], base))
+            boost = 1 + self.cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
+            snippets[m.message_id] = self._snippet(m, base * boost, homes, qterms, window)
+        for topic_hit in got.topic_hits:
+            tid = topic_hit.topic.topic_id
+            for snip in self._fact_snippets(topic_hit.topic, qterms, strength.get(tid, 0.0)):
+                if snip.message_id not in snippets:
+                    snippets[snip.message_id] = snip
+        self._resolve_sources(req.namespace, list(snippets.values()))
+        candidates = [
+            _topic_candidate(h.topic, strength.get(h.topic.topic_id, 0.0), h)
+            for h in got.topic_hits
+        ]
+        known = {c.record_id for c in candidates}
+        for tid, (name, score) in evidence_topics.items():
+            if tid not in known:
+                candidates.append(Candidate(
+                    record_id=tid, kind="topic", title=name, score=score * 0.5,
+                    reason_label="conversation_match",
+                    reason_summary="mentioned in messages that match the request",
+                    components={"evidence": score},
+                ))  # fmt: skip
+        self._fill_topic_details(req.namespace, candidates, got)
+        return candidates, [_windowed(s, window, self.cfg) for s in snippets.values()]
+
+    def _snippet(
+        self,
+        m: Message,
+        score: float,
+        homes: list[str],
+        qterms: frozenset[str],
+        window: TimeWindow | None,
+    ) -> Snippet:
+        keep = matching_sentences(m.content, qterms)
+        if not keep:
+            keep, score = (
+                sentences(m.content)[:1] or [m.content[:300]],
+                score * self.cfg.fallback_weight,
+            )
+        return Snippet(
+            message_id=m.message_id,
+            source_id=m.external_id or m.message_id,
+            at=m.at,
+            speaker=m.speaker or ("" if m.role == "user" else m.role),
+            text=" ".join(keep)[:600],
+            score=score,
+            record_ids=homes,
+        )
+
+    def _fact_snippets(
+        self, topic: Topic, qterms: frozenset[str], strength: float
+    ) -> list[Snippet]:
+        """Facts of a semantically retrieved topic that share terms with the request."""
+        out = []
+        for fact in topic.facts[-200:]:
+            share = overlap(fact.text, qterms)
+            if share <= 0 or not fact.source_message_ids:
+                continue
+            speaker, _, text = (
+                fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
+            )
+            out.append(
+                Snippet(
+                    message_id=fact.source_message_ids[0],
+                    source_id=fact.source_message_ids[0],
+                    at=fact.at,
+                    speaker=speaker,
+                    text=text[:600],
+                    score=self.cfg.fact_weight * strength * share,
+                    record_ids=[topic.topic_id],
+                )
+            )
+        return sorted(out, key=lambda s: -s.score)[:5]
+
+    def _resolve_sources(self, namespace: str, snippets: list[Snippet]) -> None:
+        """Cite messages by the id the caller knows them by (external id when there is one)."""
+        unresolved = [s for s in snippets if s.source_id == s.message_id]
+        if not unresolved:
+            return
+        found = {
+            m.message_id: m
+            for m in self.messages.get(namespace, [s.message_id for s in unresolved])
+        }
+        for s in unresolved:
+            m = found.get(s.message_id)
+            if m is not None and m.external_id:
+                s.source_id = m.external_id
+
+    def _fill_topic_details(
+        self, namespace: str, candidates: list[Candidate], got: _Gathered
+    ) -> None:
+        missing = [c.record_id for c in candidates if c.record_id not in got.topics]
+        for topic in self.topics.get(namespace, missing) if missing else []:
+            got.topics[topic.topic_id] = topic
+        for c in candidates:
+            found = got.topics.get(c.record_id)
+            if found is not None:
+                _describe(c, found)
+
+    # -- policy ---------------------------------------------------------------------------------
+    def _apply_policy(
+        self,
+        req: ContextRequest,
+        now: datetime,
+        request_class: RequestClass,
+        band: str,
+        candidates: list[Candidate],
+        qterms: frozenset[str],
+    ) -> None:
+        if request_class is RequestClass.IMPLICIT and band == "skip":
+            for c in candidates:
+                c.blocked = "consult confidence below 0.55: implicit resurfacing skipped"
+            return
+        if request_class is RequestClass.EXPLICIT or req.session_id is None:
+            return
+        cache = self._sessions.setdefault(req.session_id, SuppressionCache())
+        fingerprint = task_fingerprint(req.message)
+        for c in candidates:
+            c.blocked = c.blocked or cache.blocked(c.record_id, now, c.score, fingerprint, False)
+
+    def _remember(
+        self, req: ContextRequest, now: datetime, confidence: float, used: list[str],
+        qterms: frozenset[str],
+    ) -> None:  # fmt: skip
+        if req.session_id is None:
+            return
+        cache = self._sessions.setdefault(req.session_id, SuppressionCache())
+        cache.next_turn()
+        fingerprint = task_fingerprint(req.message)
+        for rid in used:
+            cache.record(rid, now, confidence, fingerprint)
+
+
+def _lap(mark: float) -> float:
+    return (time.perf_counter() - mark) * 1000
+
+
+def _topic_strength(hits: list[TopicHit]) -> dict[str, float]:
+    """Each retrieved topic's score relative to the best (0..1)."""
+    top = max((h.score for h in hits), default=0.0)
+    return {h.topic.topic_id: (h.score / top if top else 0.0) for h in hits}
+
+
+def _windowed(s: Snippet, window: TimeWindow | None, cfg: ContextConfig) -> Snippet:
+    if window is None or s.at is None:
+        return s
+    s.score *= cfg.window_boost if window.contains(s.at) else cfg.outside_window
+    return s
+
+
+def _topic_candidate(topic: Topic, strength: float, hit: TopicHit) -> Candidate:
+    return Candidate(
+        record_id=topic.topic_id,
+        kind="topic",
+        title=topic.name,
+        score=hit.score,
+        reason_label="graph_neighbour"
+        if any(s.startswith("graph:") for s in hit.sources)
+        else "topic_match",
+        reason_summary=hit.reason,
+        components={**hit.components, "strength": strength},
+    )
+
+
+def _describe(c: Candidate, topic: Topic) -> None:
+    c.title = topic.name
+    c.first_seen_at, c.last_seen_at = topic.time.first_seen_at, topic.time.last_seen_at
+    c.one_liner = topic.one_liner
+    first = next((f for f in topic.facts if f.text == topic.one_liner), None)
+    c.one_liner_sources = list(first.source_message_ids) if first else []
+    if not c.one_liner_sources:
+        c.one_liner = ""  # never show text we cannot cite
+    lines = [f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, last seen "
+             f"{topic.time.last_seen_at:%-d %b %Y})"]  # fmt: skip
+    lines += [f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in topic.facts[-20:]]
+    lines += [
+        f"- number: {n.key} = {n.value:g} {n.unit or ''} ({n.at:%-d %b %Y})" for n in topic.numbers
+    ]
+    lines += [f"- open: {o.text}" for o in topic.open_loops]
+    lines += [f"- {e.at:%-d %b %Y} event: {e.event}" for e in topic.time.notable_events]
+    c.full_record = "\n".join(lines)
+    c.full_record_sources = list(
+        dict.fromkeys(
+            m
+            for group in (
+                topic.facts[-20:],
+                topic.numbers,
+                topic.open_loops,
+                topic.time.notable_events,
+            )
+            for x in group
+            for m in x.source_message_ids
+        )
+    )
+
+
+def _signals(got: _Gathered, qterms: frozenset[str], snippets: list[Snippet]) -> ConsultSignals:
+    best = max(snippets, key=lambda s: s.score, default=None)
+    top_topic = got.topic_hits[0].topic if got.topic_hits else None
+    lexical = overlap(best.text, qterms) if best else 0.0
+    semantic = got.topic_hits[0].components.get("vector_cosine", 0.0) if got.topic_hits else 0.0
+    record_type = 0.0
+    if top_topic is not None and (
+        top_topic.time.notable_events or top_topic.open_loops or top_topic.stats.constraint_count
+    ):
+        record_type = 1.0
+    importance = got.topic_hits[0].components.get("utility_boost", 0.0) if got.topic_hits else 0.0
+    return ConsultSignals(
+        lexical=min(1.0, lexical * 1.5),
+        semantic=semantic,
+        same_task=0.5 if best and best.record_ids else 0.0,
+        record_type=record_type,
+        importance_recency=importance,
+        provenance=1.0 if best else 0.0,
+    )
+
+
+def _window(window: TimeWindow | None) -> dict[str, str | None] | None:
+    if window is None:
+        return None
+    return {
+        "phrase": window.phrase,
+        "kind": window.kind,
+        "start": window.start.isoformat() if window.start else None,
+        "end": window.end.isoformat() if window.end else None,
+    }

