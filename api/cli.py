@@ -257,6 +257,36 @@ def wake(
         )
 
 
+eval_app = typer.Typer(no_args_is_help=True, help="Measure the memory.")
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    data: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="locomo JSON file")],
+    budget: Annotated[int, typer.Option(help="token budget of each context")] = 1000,
+    out: Annotated[Path, typer.Option(help="JSON Lines, one per question")] = Path(
+        "locomo-contexts.jsonl"
+    ),
+    sample: Annotated[list[str] | None, typer.Option(help="only these sample ids")] = None,
+    keep: Annotated[bool, typer.Option(help="keep the namespaces afterwards")] = False,
+) -> None:
+    """Evidence recall at a token budget (docs EVALUATION.md §1); prints the summary JSON."""
+    from api.eval_locomo import evaluate, load_samples
+
+    container = _container()
+    try:
+        container.migrate()
+        samples = load_samples(data, sample)
+        with out.open("w", encoding="utf-8") as fh:
+            report = evaluate(container, samples, budget, fh, keep, err.print)
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    typer.echo(json.dumps(report.summary(), indent=2))
+
+
 memory_app = typer.Typer(no_args_is_help=True, help="The memory as a file.")
 app.add_typer(memory_app, name="memory")
 

@@ -15,8 +15,10 @@ from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
+from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder, build_embedder
 from retrieval.search import TopicSearch
+from retrieval.timephrases import SleepHistory
 from sleepwake.conversation import Conversation
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
@@ -83,6 +85,21 @@ class Container:
         return Waker(
             self.sleep_store, self.messages, self.search, self.policy, self.settings.timezone
         )
+
+    @cached_property
+    def context(self) -> ContextBuilder:
+        return ContextBuilder(
+            self.topics, self.messages, self.search, self.sleep_history, self.settings.timezone
+        )
+
+    def sleep_history(self, namespace: str) -> SleepHistory:
+        """Sleep times for time phrases ("before you slept", "since we last talked")."""
+        packets = self.sleep_store.wake_packets(namespace, limit=1)
+        if not packets:
+            return SleepHistory()
+        packet = packets[0]
+        last_turn = packet.conversation_tail[-1].at if packet.conversation_tail else None
+        return SleepHistory(slept_at=packet.slept_at, previous_session_end=last_turn)
 
     def migrate(self) -> MigrationReport:
         return apply_migrations(self.driver, self.clock.now(), self.settings.neo4j_database)

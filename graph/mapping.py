@@ -52,6 +52,9 @@ def topic_props(topic: Topic) -> dict[str, Any]:
         "name": topic.name,
         "name_lc": topic.name.lower(),
         "one_liner": topic.one_liner,
+        "one_liner_source_ids": next(
+            (f.source_message_ids for f in topic.facts if f.text == topic.one_liner), []
+        ),
         "facts": [f.text for f in topic.facts],
         "facts_json": _FACTS.dump_json(topic.facts).decode(),
         "numbers_json": _NUMBERS.dump_json(topic.numbers).decode(),

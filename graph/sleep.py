@@ -28,7 +28,7 @@ from graph.mapping import (
     wake_packet_props,
 )
 from graph.models import EdgeType, Subject, Topic, TopicEvent, WakePacket, edge_type
-from graph.topics import LinkRequest, check_vector
+from graph.topics import LinkRequest, check_vector, phrase_query
 
 
 @dataclass
@@ -80,15 +80,6 @@ class PoolHit:
     idx: int
     fields: MatchFields
     cosine: float
-
-
-def phrase_query(names: Sequence[str]) -> str:
-    """A Lucene query for exact phrases in the name or alias fields of ``topic_text``."""
-    parts = []
-    for name in names:
-        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-        parts.append(f'name:"{escaped}" OR alias_text:"{escaped}"')
-    return " OR ".join(parts) or 'name:"__none__"'
 
 
 class SleepStore(Store):

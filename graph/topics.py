@@ -63,6 +63,15 @@ def check_vector(vector: Sequence[float]) -> list[float]:
     return values
 
 
+def phrase_query(names: Sequence[str]) -> str:
+    """A Lucene query for exact phrases in the name or alias fields of ``topic_text``."""
+    parts = []
+    for name in names:
+        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+        parts.append(f'name:"{escaped}" OR alias_text:"{escaped}"')
+    return " OR ".join(parts) or 'name:"__none__"'
+
+
 def lucene_query(text: str, fuzzy: bool = True) -> str:
     """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words."""
     words = [w for w in _WORD.findall(text.lower()) if len(w) > 1][:32]
@@ -196,6 +205,17 @@ class TopicStore(Store):
         )
         return [topic_from_props(r["t"], r["related"]) for r in records]
 
+    def summaries(self, namespace: str, topic_ids: Sequence[str]) -> list[tuple[Topic, list[str]]]:
+        """Topics without facts, events, numbers or loops, with the one-liner's source ids."""
+        if not topic_ids:
+            return []
+        records = self._run(
+            query("get_topic_summaries"),
+            {"namespace": namespace, "topic_ids": list(topic_ids)},
+            read=True,
+        )
+        return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records]
+
     def get_one(self, namespace: str, topic_id: str) -> Topic:
         found = self.get(namespace, [topic_id])
         if not found:
@@ -239,6 +259,18 @@ class TopicStore(Store):
         )
         return [topic_from_props(r["t"]) for r in records]
 
+    def known_names(self, namespace: str, names: Sequence[str]) -> set[str]:
+        """The phrases (lower-cased) that are a live topic's name or alias."""
+        wanted = sorted({n.strip().lower() for n in names if n.strip()})[:50]
+        if not wanted:
+            return set()
+        records = self._run(
+            query("find_known_names"),
+            {"namespace": namespace, "lucene": phrase_query(wanted), "names": wanted},
+            read=True,
+        )
+        return {r["name"] for r in records}
+
     def search_text(
         self,
         namespace: str,
@@ -247,6 +279,7 @@ class TopicStore(Store):
         since: datetime | None = None,
         until: datetime | None = None,
         fuzzy: bool = True,
+        light: bool = False,
     ) -> list[ScoredTopic]:
         """Full-text search (fuzzy for near-miss spellings) over name, aliases and one-liner."""
         lucene = lucene_query(text, fuzzy=fuzzy)
@@ -257,7 +290,14 @@ class TopicStore(Store):
         while True:
             records = self._run(
                 query("search_topics_fulltext"),
-                {"query": lucene, "fetch": fetch, "k": k, "namespace": namespace, **window},
+                {
+                    "query": lucene,
+                    "fetch": fetch,
+                    "k": k,
+                    "namespace": namespace,
+                    "light": light,
+                    **window,
+                },
                 read=True,
             )
             raw, hits = records[0]["raw"], records[0]["hits"]
@@ -274,6 +314,7 @@ class TopicStore(Store):
         since: datetime | None = None,
         until: datetime | None = None,
         overfetch: int = 5,
+        light: bool = False,
     ) -> list[ScoredTopic]:
         """Nearest topics by embedding: the index, over-fetched and filtered; when filtering
         leaves fewer than ``k`` while the index had more, an exact scan of the namespace."""
@@ -282,7 +323,14 @@ class TopicStore(Store):
         fetch = min(max(k * overfetch, 20), MAX_FETCH)
         records = self._run(
             query("search_topics_vector"),
-            {"vector": vec, "fetch": fetch, "k": k, "namespace": namespace, **window},
+            {
+                "vector": vec,
+                "fetch": fetch,
+                "k": k,
+                "namespace": namespace,
+                "light": light,
+                **window,
+            },
             read=True,
         )
         raw, hits = records[0]["raw"], records[0]["hits"]
@@ -292,7 +340,7 @@ class TopicStore(Store):
             ]
         scanned = self._run(
             query("scan_topics_vector"),
-            {"vector": vec, "k": k, "namespace": namespace, **window},
+            {"vector": vec, "k": k, "namespace": namespace, "light": light, **window},
             read=True,
         )
         return [
@@ -305,6 +353,7 @@ class TopicStore(Store):
         topic_ids: Sequence[str],
         types: Sequence[EdgeType | str] = tuple(EdgeType),
         limit_per_seed: int = 10,
+        light: bool = False,
     ) -> list[Neighbour]:
         """1-hop neighbours of ``topic_ids`` over the given edge types, strongest first."""
         names = [edge_type(t).value for t in types]
@@ -315,6 +364,7 @@ class TopicStore(Store):
                 "topic_ids": list(topic_ids),
                 "types": names,
                 "limit": limit_per_seed,
+                "light": light,
             },
             read=True,
         )

@@ -44,6 +44,13 @@ _CASUAL = re.compile(
 )
 
 
+_QUESTION = re.compile(
+    r"\?\s*$|^\s*(?:what|when|where|who|whom|which|why|how|would|could|does|do|did|is|are|was"
+    r"|were|has|have|can|tell me|remind me)\b",
+    re.I,
+)
+
+
 class RequestClass(StrEnum):
     EXPLICIT = "A"
     IMPLICIT = "B"
@@ -70,10 +77,12 @@ class ConsultDecision:
     components: dict[str, float] = field(default_factory=dict)
 
 
-def classify(text: str, memory_triggers: list[str]) -> RequestClass:
-    """A when the user asks memory explicitly (or a memory-reference trigger fired), C for
-    small talk, else B."""
+def classify(text: str, memory_triggers: list[str], names_known: bool = False) -> RequestClass:
+    """A when the user asks memory explicitly, a memory-reference trigger fired, or the message
+    is a question about something the memory knows by name; C for small talk; else B."""
     if _EXPLICIT.search(text) or any(t.startswith("memory_reference") for t in memory_triggers):
+        return RequestClass.EXPLICIT
+    if names_known and _QUESTION.search(text):
         return RequestClass.EXPLICIT
     if _CASUAL.match(text) or len(text.strip()) < 3:
         return RequestClass.NONE

@@ -30,10 +30,13 @@ from retrieval.snippets import matching_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache, task_fingerprint
 from retrieval.timephrases import SleepHistory, TimeWindow, resolve
 from retrieval.triggers import TriggerContext, fired, low_confidence
+from sleepwake.extract import noun_phrases
 
 LIGHT_TOPICS, DEEP_TOPICS = 8, 20
 LIGHT_EVIDENCE, DEEP_EVIDENCE = 40, 80
 TAIL_TURNS = 6
+EVIDENCE_TOPICS = 25  # topics reached through matching messages that become candidates
+FACT_TOPICS = 5  # the best topics whose facts are read for snippets
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class _Gathered:
     topics: dict[str, Topic] = field(default_factory=dict)
     topic_hits: list[TopicHit] = field(default_factory=list)
     evidence: list[MessageHit] = field(default_factory=list)
+    one_liner_sources: dict[str, list[str]] = field(default_factory=dict)
     degraded: bool = False
 
 
@@ -104,9 +108,14 @@ class ContextBuilder:
         tail = self.messages.tail(req.namespace, TAIL_TURNS)
         history = self.sleep_history(req.namespace) if self.sleep_history else SleepHistory()
         window = resolve(req.message, now, self.tz, history)
-        ctx = TriggerContext(now, self.tz, history, " ".join(m.content for m in tail))
+        known = self.topics.known_names(req.namespace, noun_phrases(req.message))
+        ctx = TriggerContext(
+            now, self.tz, history, " ".join(m.content for m in tail), known_names=frozenset(known)
+        )
         triggers = fired(req.message, ctx)
-        request_class = RequestClass.EXPLICIT if req.explicit else classify(req.message, triggers)
+        request_class = (
+            RequestClass.EXPLICIT if req.explicit else classify(req.message, triggers, bool(known))
+        )
         deep = bool(triggers) or request_class is RequestClass.EXPLICIT
         clock["triggers"] = _lap(mark)
         got = self._gather(req, now, window, tail, deep)
@@ -204,9 +213,9 @@ class ContextBuilder:
                 evidence_topics[tid] = (name, max(prev[1], base))
             boost = 1 + self.cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
             snippets[m.message_id] = self._snippet(m, base * boost, homes, qterms, window)
-        for topic_hit in got.topic_hits:
-            tid = topic_hit.topic.topic_id
-            for snip in self._fact_snippets(topic_hit.topic, qterms, strength.get(tid, 0.0)):
+        best = [h.topic.topic_id for h in got.topic_hits[:FACT_TOPICS]]
+        for topic in self.topics.get(req.namespace, best) if best else []:
+            for snip in self._fact_snippets(topic, qterms, strength.get(topic.topic_id, 0.0)):
                 if snip.message_id not in snippets:
                     snippets[snip.message_id] = snip
         self._resolve_sources(req.namespace, list(snippets.values()))
@@ -215,7 +224,8 @@ class ContextBuilder:
             for h in got.topic_hits
         ]
         known = {c.record_id for c in candidates}
-        for tid, (name, score) in evidence_topics.items():
+        ranked = sorted(evidence_topics.items(), key=lambda kv: -kv[1][1])[:EVIDENCE_TOPICS]
+        for tid, (name, score) in ranked:
             if tid not in known:
                 candidates.append(Candidate(
                     record_id=tid, kind="topic", title=name, score=score * 0.5,
@@ -223,7 +233,7 @@ class ContextBuilder:
                     reason_summary="mentioned in messages that match the request",
                     components={"evidence": score},
                 ))  # fmt: skip
-        self._fill_topic_details(req.namespace, candidates, got)
+        self._fill_topic_details(req, candidates, got)
         return candidates, [_windowed(s, window, self.cfg) for s in snippets.values()]
 
     def _snippet(
@@ -290,15 +300,23 @@ class ContextBuilder:
                 s.source_id = m.external_id
 
     def _fill_topic_details(
-        self, namespace: str, candidates: list[Candidate], got: _Gathered
+        self, req: ContextRequest, candidates: list[Candidate], got: _Gathered
     ) -> None:
-        missing = [c.record_id for c in candidates if c.record_id not in got.topics]
-        for topic in self.topics.get(namespace, missing) if missing else []:
-            got.topics[topic.topic_id] = topic
+        """Titles, dates and one-liners for every candidate (light), the full record of the
+        best one when L2 was asked for."""
+        for topic, sources in self.topics.summaries(
+            req.namespace, [c.record_id for c in candidates]
+        ):
+            got.topics.setdefault(topic.topic_id, topic)
+            got.one_liner_sources[topic.topic_id] = sources
         for c in candidates:
             found = got.topics.get(c.record_id)
             if found is not None:
-                _describe(c, found)
+                _describe(c, found, got.one_liner_sources.get(c.record_id, []))
+        if req.full_records and candidates:
+            best = max(candidates, key=lambda c: c.score)
+            for topic in self.topics.get(req.namespace, [best.record_id]):
+                _full_record(best, topic)
 
     # -- policy ---------------------------------------------------------------------------------
     def _apply_policy(
@@ -365,16 +383,19 @@ def _topic_candidate(topic: Topic, strength: float, hit: TopicHit) -> Candidate:
     )
 
 
-def _describe(c: Candidate, topic: Topic) -> None:
+def _describe(c: Candidate, topic: Topic, one_liner_sources: list[str]) -> None:
     c.title = topic.name
     c.first_seen_at, c.last_seen_at = topic.time.first_seen_at, topic.time.last_seen_at
-    c.one_liner = topic.one_liner
-    first = next((f for f in topic.facts if f.text == topic.one_liner), None)
-    c.one_liner_sources = list(first.source_message_ids) if first else []
-    if not c.one_liner_sources:
-        c.one_liner = ""  # never show text we cannot cite
-    lines = [f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, last seen "
-             f"{topic.time.last_seen_at:%-d %b %Y})"]  # fmt: skip
+    c.one_liner = topic.one_liner if one_liner_sources else ""  # never show uncitable text
+    c.one_liner_sources = list(one_liner_sources)
+
+
+def _full_record(c: Candidate, topic: Topic) -> None:
+    """The L2 rendering of a topic: dated facts, numbers, open loops and events."""
+    lines = [
+        f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, "
+        f"last seen {topic.time.last_seen_at:%-d %b %Y})"
+    ]
     lines += [f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in topic.facts[-20:]]
     lines += [
         f"- number: {n.key} = {n.value:g} {n.unit or ''} ({n.at:%-d %b %Y})" for n in topic.numbers
@@ -382,18 +403,9 @@ def _describe(c: Candidate, topic: Topic) -> None:
     lines += [f"- open: {o.text}" for o in topic.open_loops]
     lines += [f"- {e.at:%-d %b %Y} event: {e.event}" for e in topic.time.notable_events]
     c.full_record = "\n".join(lines)
+    groups = (topic.facts[-20:], topic.numbers, topic.open_loops, topic.time.notable_events)
     c.full_record_sources = list(
-        dict.fromkeys(
-            m
-            for group in (
-                topic.facts[-20:],
-                topic.numbers,
-                topic.open_loops,
-                topic.time.notable_events,
-            )
-            for x in group
-            for m in x.source_message_ids
-        )
+        dict.fromkeys(m for g in groups for x in g for m in x.source_message_ids)
     )
 
 

@@ -124,16 +124,18 @@ class TopicSearch:
         if self.embedder is not None:
             try:
                 vector = self.embedder.embed([text])[0]
-                hits = self.topics.search_vector(namespace, vector, fetch, since, until)
+                hits = self.topics.search_vector(namespace, vector, fetch, since, until, light=True)
                 out.append(("vector", [h.topic for h in hits]))
                 for h in hits:
                     self._cosine[h.topic.topic_id] = 2 * h.score - 1
                 if window is not None:  # also the nearest overall, to rank against
-                    hits = self.topics.search_vector(namespace, vector, fetch)
+                    hits = self.topics.search_vector(namespace, vector, fetch, light=True)
                     out.append(("vector-any-time", [h.topic for h in hits]))
             except EmbeddingUnavailable:
                 out.append(("vector-unavailable", []))
-        text_hits = self.topics.search_text(namespace, text, fetch, since, until)
+        text_hits = self.topics.search_text(
+            namespace, text, fetch, since, until, fuzzy=False, light=True
+        )
         out.append(("fulltext", [h.topic for h in text_hits]))
         return out
 
@@ -171,7 +173,7 @@ class TopicSearch:
         event_ids: set[str],
     ) -> list[TopicHit]:
         known = {h.topic.topic_id: h for h in seeds}
-        for n in self.topics.neighbours(namespace, list(known), tuple(EdgeType), 5):
+        for n in self.topics.neighbours(namespace, list(known), tuple(EdgeType), 5, light=True):
             if n.topic.topic_id in known:
                 continue
             seed = known.get(n.seed_id)

@@ -106,6 +106,17 @@ class Conversation:
         written += self.messages.append(namespace, pending)
         return AppendResult(messages=written, sleeps=sleeps)
 
+    def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
+        """Periodic maintenance: if the conversation has been idle for ``idle_gap`` and the
+        buffer holds more than the tail, sleep as of last message + idle_gap."""
+        buffer = self.messages.buffer(namespace)
+        if len(buffer) <= self.policy.tail_turns or not buffer:
+            return None
+        last_at = buffer[-1].at
+        if ensure_utc(now) - last_at < self.policy.idle_gap:
+            return None
+        return self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
+
     def _sleep(self, namespace: str, now: datetime, reason: str) -> SleepSummary:
         return self.sleeper.sleep(namespace, now, reason)  # type: ignore[arg-type]
 

@@ -2,6 +2,7 @@
 // (5.26 has no in-index filtering, so filters run after the index).
 // params: $vector: list<float>, $fetch: int, $k: int, $namespace,
 //         $since: datetime | null, $until: datetime | null
+// $light: true leaves out facts, facts_json and notable_events_json (search results stay small).
 // returns: raw (hits before filtering), hits: list<{t: map, score: float}>
 CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node, score
 WITH collect({node: node, score: score}) AS hits_all
@@ -12,4 +13,4 @@ WITH size(hits_all) AS raw,
 UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
 WITH raw, h.node AS n, h.score AS score
 RETURN raw, collect(CASE WHEN n IS NULL THEN null
-                    ELSE {t: n {.*, embedding: null}, score: score} END) AS hits
+                    ELSE {t: n {.*, embedding: null, facts: CASE WHEN $light THEN null ELSE n.facts END, facts_json: CASE WHEN $light THEN null ELSE n.facts_json END, notable_events_json: CASE WHEN $light THEN null ELSE n.notable_events_json END}, score: score} END) AS hits

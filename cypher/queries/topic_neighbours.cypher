@@ -1,12 +1,19 @@
-// 1-hop neighbours of several topics over the given edge types, within the namespace.
-// params: $namespace, $topic_ids: list<string>, $types: list<string>, $limit: int
+// 1-hop neighbours of several topics over the given edge types, within the namespace,
+// strongest edges first, at most $limit per seed (sliced before anything is projected).
+// params: $namespace, $topic_ids: list<string>, $types: list<string>, $limit: int,
+//         $light: bool (true leaves out facts, facts_json and notable_events_json)
 // returns: seed_id, t (map, no embedding), type, weight, outgoing (edge points seed -> t)
 UNWIND $topic_ids AS seed_id
-MATCH (s:Topic {topic_id: seed_id, namespace: $namespace})-[r]-(t:Topic {namespace: $namespace})
-WHERE type(r) IN $types AND t.archived_at IS NULL
-WITH seed_id, t, r, startNode(r) = s AS outgoing
-ORDER BY r.weight DESC
-WITH seed_id, collect({t: t {.*, embedding: null}, type: type(r), weight: r.weight,
-                       outgoing: outgoing})[0..$limit] AS rows
-UNWIND rows AS row
-RETURN seed_id, row.t AS t, row.type AS type, row.weight AS weight, row.outgoing AS outgoing
+MATCH (s:Topic {topic_id: seed_id})-[r]-(t:Topic)
+WHERE s.namespace = $namespace AND t.namespace = $namespace
+  AND type(r) IN $types AND t.archived_at IS NULL
+WITH seed_id, s, t, r ORDER BY r.weight DESC
+WITH seed_id, s, collect({t: t, r: r})[0..$limit] AS top
+UNWIND top AS x
+WITH seed_id, s, x.t AS t, x.r AS r
+RETURN seed_id,
+       t {.*, embedding: null,
+          facts: CASE WHEN $light THEN null ELSE t.facts END,
+          facts_json: CASE WHEN $light THEN null ELSE t.facts_json END,
+          notable_events_json: CASE WHEN $light THEN null ELSE t.notable_events_json END} AS t,
+       type(r) AS type, r.weight AS weight, startNode(r) = s AS outgoing

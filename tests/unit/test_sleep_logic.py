@@ -26,7 +26,7 @@ from graph.models import (
     TypedNumber,
     WakePacket,
 )
-from graph.sleep import phrase_query
+from graph.topics import phrase_query
 from sleepwake.candidates import (
     Candidate,
     build_candidates,

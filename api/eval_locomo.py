@@ -1,0 +1,174 @@
+"""`sheriff eval locomo`: evidence recall at a token budget, following docs EVALUATION.md §1.
+
+Per conversation, in a fresh namespace: every session is replayed in order through the same
+ingestion path a live agent uses (``Conversation.append``, production sleep policy, the session
+dates as the clock); the user then comes back a day later (periodic maintenance runs); for every
+question the awake-loop context is built for a user message equal to the question, packed to
+B tokens. One JSON line per question; recall is computed from the items' source ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+from api.container import Container
+from retrieval.context import ContextRequest
+from sleepwake.replay import locomo_sessions
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+def normalise_evidence(evidence: Iterable[Any]) -> list[str]:
+    """'D8:6; D9:17' -> ['D8:6', 'D9:17']; 'D:11:26' -> 'D11:26'; 'D30:05' -> 'D30:5'."""
+    out: list[str] = []
+    for item in evidence:
+        for m in _EVIDENCE.finditer(str(item)):
+            ref = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if ref not in out:
+                out.append(ref)
+    return out
+
+
+@dataclass
+class EvalReport:
+    budget: int
+    recall: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    latency_ms: list[float] = field(default_factory=list)
+    conversations: list[dict[str, Any]] = field(default_factory=list)
+    skipped: int = 0
+
+    def mean(self, cats: Iterable[int]) -> float:
+        values = [v for c in cats for v in self.recall.get(c, [])]
+        return sum(values) / len(values) if values else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        lat = sorted(self.latency_ms)
+        return {
+            "budget": self.budget,
+            "recall_cat_1_4": round(self.mean([1, 2, 3, 4]), 4),
+            "per_category": {
+                f"{c} {CATEGORIES[c]}": {"recall": round(self.mean([c]), 4), "questions": len(v)}
+                for c, v in sorted(self.recall.items())
+            },
+            "questions_skipped_no_evidence": self.skipped,
+            "context_latency_ms": {
+                "p50": round(statistics.median(lat), 1) if lat else None,
+                "p95": round(lat[min(len(lat) - 1, int(0.95 * (len(lat) - 1)))], 1)
+                if lat
+                else None,
+            },
+            "conversations": self.conversations,
+        }
+
+
+def evaluate(
+    container: Container,
+    samples: list[dict[str, Any]],
+    budget: int,
+    out: TextIO,
+    keep: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> EvalReport:
+    report = EvalReport(budget)
+    for sample in samples:
+        ns = f"eval-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
+        try:
+            _one_conversation(container, sample, ns, report, out, progress)
+        finally:
+            if not keep:
+                _drop(container, ns)
+    return report
+
+
+def _one_conversation(
+    container: Container,
+    sample: dict[str, Any],
+    ns: str,
+    report: EvalReport,
+    out: TextIO,
+    progress: Callable[[str], None] | None,
+) -> None:
+    started = time.perf_counter()
+    sleeps = []
+    last_at = None
+    turns = 0
+    for _, messages in locomo_sessions(sample):
+        sleeps += container.conversation.append(ns, messages).sleeps
+        last_at = messages[-1].at if messages else last_at
+        turns += len(messages)
+    assert last_at is not None
+    now = last_at + timedelta(days=1)  # the user comes back the next day
+    final = container.conversation.maintain(ns, now)
+    sleeps += [final] if final else []
+    ingest_s = time.perf_counter() - started
+    report.conversations.append(
+        {
+            "sample_id": sample["sample_id"],
+            "turns": turns,
+            "sleeps": len(sleeps),
+            "ingest_and_sleep_s": round(ingest_s, 2),
+            "sleep_s": round(sum(s.duration_ms for s in sleeps) / 1000, 2),
+        }
+    )
+    score_questions(container, sample, ns, now, report, out)
+    if progress:
+        progress(f"{sample['sample_id']}: {turns} turns, {len(sleeps)} sleeps, {ingest_s:.1f} s")
+
+
+def score_questions(
+    container: Container,
+    sample: dict[str, Any],
+    ns: str,
+    now: datetime,
+    report: EvalReport,
+    out: TextIO,
+) -> None:
+    """Build the context for every question of ``sample`` and record recall and latency."""
+    for index, qa in enumerate(sample["qa"]):
+        evidence = normalise_evidence(qa.get("evidence", []))
+        if not evidence:
+            report.skipped += 1
+            continue
+        t0 = time.perf_counter()
+        ctx = container.context.build(
+            ContextRequest(namespace=ns, message=str(qa["question"]), now=now, budget=report.budget)
+        )
+        report.latency_ms.append((time.perf_counter() - t0) * 1000)
+        cited = {sid for item in ctx.items for sid in item["provenance"]["source_ids"]}
+        category = int(qa["category"])
+        report.recall[category].append(len(set(evidence) & cited) / len(evidence))
+        line = {
+            "sample_id": sample["sample_id"],
+            "qa_index": index,
+            "category": category,
+            "context_text": ctx.context_text,
+            "items": [
+                {"text": item["durable_summary"], "source_ids": item["provenance"]["source_ids"]}
+                for item in ctx.items
+            ],
+        }
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def _drop(container: Container, ns: str) -> None:
+    with container.driver.session(database=container.settings.neo4j_database) as session:
+        session.run(
+            "MATCH (n) WHERE n.namespace = $ns CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
+            ns=ns,
+        ).consume()
+
+
+def load_samples(path: Path, only: list[str] | None = None) -> list[dict[str, Any]]:
+    samples: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    return [s for s in samples if not only or s["sample_id"] in only]
