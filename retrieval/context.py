@@ -23,10 +23,10 @@ from graph.errors import EmbeddingUnavailable
 from graph.messages import MessageHit, MessageStore
 from graph.models import Message, Topic
 from graph.topics import TopicStore
-from retrieval.classify import ConsultSignals, RequestClass, classify, consult
+from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.packer import Candidate, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
-from retrieval.snippets import matching_sentences, overlap, sentences, terms
+from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache, task_fingerprint
 from retrieval.timephrases import SleepHistory, TimeWindow, resolve
 from retrieval.triggers import TriggerContext, fired, low_confidence
@@ -46,6 +46,8 @@ class ContextConfig:
     outside_window: float = 0.5
     fact_weight: float = 0.6  # snippets found only through a topic's facts (semantic path)
     fallback_weight: float = 0.5  # a hit message none of whose sentences share a query term
+    max_sentences: int = 2  # of a message: the ones sharing most query terms, in their order
+    max_chars: int = 400
 
 
 class ContextRequest(BaseModel):
@@ -129,10 +131,13 @@ class ContextBuilder:
         qterms = terms(req.message)
         candidates, snippets = self._candidates(req, got, qterms, window)
         decision = consult(_signals(got, qterms, snippets))
-        self._apply_policy(req, now, request_class, decision.band, candidates, qterms)
+        self._apply_policy(req, now, request_class, decision, candidates)
+        silent = request_class is RequestClass.NONE or (
+            request_class is RequestClass.IMPLICIT and decision.band == "skip"
+        )
         packed = pack(
-            [] if request_class is RequestClass.NONE else candidates,
-            [] if request_class is RequestClass.NONE else snippets,
+            [] if silent else candidates,
+            [] if silent else snippets,
             req.budget
             if decision.band != "consult" or request_class is RequestClass.EXPLICIT
             else min(req.budget, 250),
@@ -140,7 +145,7 @@ class ContextBuilder:
         )
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
         self.topics.mark_used(req.namespace, used_topics, now)
-        self._remember(req, now, decision.confidence, used_topics, qterms)
+        self._remember(req, now, decision.confidence, used_topics)
         clock["total"] = _lap(mark)
         return ContextResult(
             context_text=packed.text,
@@ -177,9 +182,7 @@ class ContextBuilder:
             )  # fmt: skip
         except EmbeddingUnavailable:
             got.degraded = True
-        got.degraded = got.degraded or any(
-            "vector-unavailable" in h.sources for h in got.topic_hits
-        )
+        got.degraded = got.degraded or self.search.degraded
         since, until = (window.start, window.end) if window and deep else (None, None)
         k = DEEP_EVIDENCE if deep else LIGHT_EVIDENCE
         got.evidence = self.messages.search_text(req.namespace, req.message, k)
@@ -244,7 +247,7 @@ class ContextBuilder:
         qterms: frozenset[str],
         window: TimeWindow | None,
     ) -> Snippet:
-        keep = matching_sentences(m.content, qterms)
+        keep = best_sentences(m.content, qterms, self.cfg.max_sentences)
         if not keep:
             keep, score = (
                 sentences(m.content)[:1] or [m.content[:300]],
@@ -255,7 +258,7 @@ class ContextBuilder:
             source_id=m.external_id or m.message_id,
             at=m.at,
             speaker=m.speaker or ("" if m.role == "user" else m.role),
-            text=" ".join(keep)[:600],
+            text=" ".join(keep)[: self.cfg.max_chars],
             score=score,
             record_ids=homes,
         )
@@ -317,6 +320,22 @@ class ContextBuilder:
             best = max(candidates, key=lambda c: c.score)
             for topic in self.topics.get(req.namespace, [best.record_id]):
                 _full_record(best, topic)
+        self._external_ids(req.namespace, candidates)
+
+    def _external_ids(self, namespace: str, candidates: list[Candidate]) -> None:
+        """Cite one-liners and full records by the same ids as snippets (external when set)."""
+        ids = {m for c in candidates for m in (*c.one_liner_sources, *c.full_record_sources)}
+        if not ids:
+            return
+        known = {
+            m.message_id: m.external_id or m.message_id
+            for m in self.messages.get(namespace, list(ids))
+        }
+        for c in candidates:
+            c.one_liner_sources = [known.get(m, m) for m in c.one_liner_sources]
+            c.full_record_sources = list(
+                dict.fromkeys(known.get(m, m) for m in c.full_record_sources)
+            )
 
     # -- policy ---------------------------------------------------------------------------------
     def _apply_policy(
@@ -324,11 +343,10 @@ class ContextBuilder:
         req: ContextRequest,
         now: datetime,
         request_class: RequestClass,
-        band: str,
+        decision: ConsultDecision,
         candidates: list[Candidate],
-        qterms: frozenset[str],
     ) -> None:
-        if request_class is RequestClass.IMPLICIT and band == "skip":
+        if request_class is RequestClass.IMPLICIT and decision.band == "skip":
             for c in candidates:
                 c.blocked = "consult confidence below 0.55: implicit resurfacing skipped"
             return
@@ -337,12 +355,13 @@ class ContextBuilder:
         cache = self._sessions.setdefault(req.session_id, SuppressionCache())
         fingerprint = task_fingerprint(req.message)
         for c in candidates:
-            c.blocked = c.blocked or cache.blocked(c.record_id, now, c.score, fingerprint, False)
+            c.blocked = c.blocked or cache.blocked(
+                c.record_id, now, decision.confidence, fingerprint, False
+            )
 
     def _remember(
-        self, req: ContextRequest, now: datetime, confidence: float, used: list[str],
-        qterms: frozenset[str],
-    ) -> None:  # fmt: skip
+        self, req: ContextRequest, now: datetime, confidence: float, used: list[str]
+    ) -> None:
         if req.session_id is None:
             return
         cache = self._sessions.setdefault(req.session_id, SuppressionCache())

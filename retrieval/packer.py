@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 MAX_LINES_PER_ITEM = 3
+MAX_L0 = 3  # one-liners of topics with no matching sentence: orientation, not filler
 GENERAL = "conversation"
 
 
@@ -132,7 +133,7 @@ def pack(
     used = 0
     items: list[PackedItem] = []
     for cand in [c for c in candidates if not c.blocked and c.full_record][:full_records]:
-        cost = tokens(cand.full_record)
+        cost = tokens(cand.full_record) + 1
         if used + cost <= budget:
             used += cost
             items.append(_item(cand, "L2", cand.full_record, cand.full_record_sources))
@@ -156,18 +157,24 @@ def pack(
         if rid in trace:
             trace[rid].update(decision="included", layer="L1", lines=len(block.lines))
     included = {i.record_id for i in items}
+    l0 = 0
     for cand in sorted(candidates, key=lambda c: -c.score):
-        if cand.record_id in included or cand.blocked or not cand.one_liner:
+        if cand.record_id in included or cand.blocked or not cand.one_liner_sources:
             continue
         text = f"## {cand.title}: {cand.one_liner}"
-        if used + tokens(text) <= budget:
-            used += tokens(text)
+        if l0 < MAX_L0 and used + tokens(text) + 1 <= budget:
+            used += tokens(text) + 1
+            l0 += 1
             items.append(_item(cand, "L0", text, cand.one_liner_sources))
             trace[cand.record_id].update(decision="included", layer="L0")
     for rid, entry in trace.items():
         if entry["decision"] == "pending":
             entry["decision"] = "excluded"
-            entry["why"] = by_id[rid].blocked or "budget: nothing of it fit after better items"
+            entry["why"] = by_id[rid].blocked or (
+                "budget: nothing of it fit after better items"
+                if by_id[rid].one_liner_sources
+                else "no sentence of it matched the request and it has no citable one-liner"
+            )
     return Packed(
         text="\n".join(i.text for i in items),
         items=items,
@@ -188,6 +195,8 @@ def _place(
     """File the snippet under the best record that can take it; return the tokens it cost."""
     line_cost = tokens(snip.line()) + 1  # + the newline
     homes = [r for r in snip.record_ids if r in by_id and not by_id[r].blocked and r not in skip]
+    if not homes and any(r in by_id and by_id[r].blocked for r in snip.record_ids):
+        return None  # every topic it belongs to was held back by policy: so is the sentence
     for rid in [*homes, GENERAL]:
         block = blocks.get(rid)
         if block is not None and (rid == GENERAL or len(block.lines) < MAX_LINES_PER_ITEM):

@@ -77,6 +77,7 @@ class TopicSearch:
         config: SearchConfig | None = None,
     ) -> None:
         self._cosine: dict[str, float] = {}
+        self.degraded = False  # the last search ran without embeddings (lexical only)
         self.topics = topics
         self.events = events
         self.embedder = embedder
@@ -95,6 +96,7 @@ class TopicSearch:
         rank above more similar but older ones; ``expand`` adds 1-hop neighbours."""
         pool: dict[str, Topic] = {}
         self._cosine = {}
+        self.degraded = False
         rankings: list[list[str]] = []
         sources: dict[str, list[str]] = {}
         fetch = max(k * 3, 15)
@@ -132,6 +134,7 @@ class TopicSearch:
                     hits = self.topics.search_vector(namespace, vector, fetch, light=True)
                     out.append(("vector-any-time", [h.topic for h in hits]))
             except EmbeddingUnavailable:
+                self.degraded = True
                 out.append(("vector-unavailable", []))
         text_hits = self.topics.search_text(
             namespace, text, fetch, since, until, fuzzy=False, light=True

@@ -44,3 +44,10 @@ def overlap(text: str, query_terms: frozenset[str]) -> float:
     if not query_terms:
         return 0.0
     return len(terms(text) & query_terms) / len(query_terms)
+
+
+def best_sentences(content: str, query_terms: frozenset[str], limit: int) -> list[str]:
+    """Up to ``limit`` sentences sharing the most query terms, kept in their original order."""
+    scored = [(len(terms(s) & query_terms), i, s) for i, s in enumerate(sentences(content))]
+    chosen = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:limit]
+    return [s for _, _, s in sorted(chosen, key=lambda x: x[1])]

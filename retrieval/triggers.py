@@ -20,7 +20,7 @@ _MEMORY = re.compile(
     re.I,
 )
 _PAST_QUESTION = re.compile(
-    r"^\s*(?:when|what|where|who|which|how|why)\b[^?]*\b(?:did|was|were|has|had|have)\b|"
+    r"^\s*(?:when|what|where|who|which|how|why)\b[^?]*\b(?:did|was|were|had)\b|"
     r"^\s*(?:did|has|had|was|were)\b[^?]*\?",
     re.I,
 )

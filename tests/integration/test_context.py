@@ -240,13 +240,6 @@ def test_before_you_slept_ends_at_the_last_sleep(stack: Stack, slept_at: list[da
 IMPLICIT = "I should book the caterer for the lake house party soon"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/context.py ContextBuilder._apply_policy (l.342) passes the candidate's §8.2 "
-    "score (about 1.5-1.9) to SuppressionCache.blocked as the consult confidence, while _remember "
-    "(l.354) stores the consult confidence (0..1): score >= confidence + 0.15 reads as a rise, "
-    "nothing is suppressed",
-)
 def test_an_implicit_repeat_in_a_session_is_suppressed(
     stack: Stack, slept_at: list[datetime]
 ) -> None:
@@ -271,12 +264,6 @@ def test_explicit_search_reinjects_what_a_session_just_saw(
     assert not any(str(e.get("why", "")).startswith("suppressed") for e in again.trace)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/context.py ContextBuilder.build (l.134-141) still packs the snippets when an "
-    "implicit request's consult band is 'skip'; packer._place files them under '## From the "
-    "conversation' because every topic is blocked",
-)
 def test_an_implicit_request_below_the_consult_threshold_injects_nothing(
     stack: Stack, slept_at: list[datetime]
 ) -> None:
@@ -305,12 +292,6 @@ def test_without_the_embedding_model_lexical_results_still_come_back(
     assert all(e["components"].get("vector_cosine", 0.0) == 0.0 for e in result.trace)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/search.py TopicSearch._candidates (l.135) records the outage as "
-    "('vector-unavailable', []), an empty ranking, so no TopicHit carries that source and "
-    "context.py:182 never sets degraded",
-)
 def test_without_the_embedding_model_the_result_says_degraded(
     stack: Stack, slept_at: list[datetime]
 ) -> None:
@@ -377,13 +358,6 @@ def test_every_packed_item_cites_messages_that_contain_its_lines(
             assert _cited(line, contents), (item["title"], line, contents)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/context.py ContextBuilder._resolve_sources (l.290) maps only snippet sources "
-    "to external ids; L0 one-liner sources (_describe, from TopicStore.summaries) and L2 "
-    "full_record_sources keep internal message ids, so one message is cited under two ids in one "
-    "context",
-)
 def test_items_cite_messages_by_their_external_ids(stack: Stack, slept_at: list[datetime]) -> None:
     result = stack.context(PARTY_QUESTION)
     assert any(i["layer"] == "L0" for i in result.items)

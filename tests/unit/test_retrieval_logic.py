@@ -362,12 +362,6 @@ def test_pack_respects_the_budget() -> None:
         assert tokens(packed.text) <= budget, budget
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/packer.py pack() (l.135, l.164): L0 and L2 items are charged tokens(text) "
-    "without the newline that joins them to the next item, so a budget filled exactly by L0 lines "
-    "overflows",
-)
 def test_pack_l0_lines_that_fill_the_budget_exactly_stay_within_it() -> None:
     a = _cand("a", 2.0, title="abcd", one_liner="x" * 31, one_liner_sources=["m1"])
     b = _cand("b", 1.0, title="abcd", one_liner="y" * 31, one_liner_sources=["m2"])
@@ -441,12 +435,6 @@ def test_pack_excludes_a_blocked_candidate_with_its_reason() -> None:
     assert entry["decision"] == "excluded" and entry["why"] == reason
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/packer.py _place() (l.191): a snippet whose only home is blocked falls back "
-    "to the '## From the conversation' block, so suppressed (or consult-skipped) topics' lines are "
-    "injected anyway",
-)
 def test_pack_does_not_inject_the_lines_of_a_blocked_candidate_elsewhere() -> None:
     reason = "suppressed: injected 1 turn(s) / 2 min ago"
     blocked = _cand("party", 2.0, title="Party Planning", blocked=reason)
@@ -497,12 +485,6 @@ def test_pack_l0_one_liners_carry_their_sources() -> None:
     assert [i.layer for i in packed.items] == ["L1"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/packer.py pack() (l.160): the L0 loop checks only cand.one_liner, not "
-    "one_liner_sources; a one-liner without sources becomes an L0 item citing nothing "
-    "(context._describe guards this today, the packer does not)",
-)
 def test_pack_l0_needs_sources() -> None:
     uncited = _cand("deposit", 0.5, one_liner="Rosa wants a deposit by Thursday.")
     packed = pack([uncited], [], 1000)
