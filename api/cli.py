@@ -264,27 +264,37 @@ app.add_typer(eval_app, name="eval")
 @eval_app.command("locomo")
 def eval_locomo(
     data: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="locomo JSON file")],
-    budget: Annotated[int, typer.Option(help="token budget of each context")] = 1000,
+    budget: Annotated[
+        list[int], typer.Option(help="token budget of each context; repeat for several")
+    ] = [1000],  # noqa: B006 (typer needs a literal default)
     out: Annotated[Path, typer.Option(help="JSON Lines, one per question")] = Path(
         "locomo-contexts.jsonl"
     ),
     sample: Annotated[list[str] | None, typer.Option(help="only these sample ids")] = None,
     keep: Annotated[bool, typer.Option(help="keep the namespaces afterwards")] = False,
 ) -> None:
-    """Evidence recall at a token budget (docs EVALUATION.md §1); prints the summary JSON."""
+    """Evidence recall at a token budget (docs EVALUATION.md §1); prints the summary JSON.
+    With several --budget values the conversations are replayed once and OUT gets a
+    ``-<budget>`` suffix per budget."""
+    from contextlib import ExitStack
+
     from api.eval_locomo import evaluate, load_samples
 
     container = _container()
+    paths = {
+        b: out if len(budget) == 1 else out.with_name(f"{out.stem}-{b}{out.suffix}") for b in budget
+    }
     try:
         container.migrate()
         samples = load_samples(data, sample)
-        with out.open("w", encoding="utf-8") as fh:
-            report = evaluate(container, samples, budget, fh, keep, err.print)
+        with ExitStack() as stack:
+            outs = {b: stack.enter_context(p.open("w", encoding="utf-8")) for b, p in paths.items()}
+            reports = evaluate(container, samples, outs, keep, err.print)
     except SheriffError as exc:
         _fail(exc)
     finally:
         container.close()
-    typer.echo(json.dumps(report.summary(), indent=2))
+    typer.echo(json.dumps([r.summary() for r in reports], indent=2))
 
 
 memory_app = typer.Typer(no_args_is_help=True, help="The memory as a file.")

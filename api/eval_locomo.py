@@ -75,28 +75,28 @@ class EvalReport:
 def evaluate(
     container: Container,
     samples: list[dict[str, Any]],
-    budget: int,
-    out: TextIO,
+    budgets: dict[int, TextIO],
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
-) -> EvalReport:
-    report = EvalReport(budget)
+) -> list[EvalReport]:
+    """Replay each conversation once, then score its questions at every budget."""
+    reports = {b: EvalReport(b) for b in budgets}
     for sample in samples:
         ns = f"eval-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
         try:
-            _one_conversation(container, sample, ns, report, out, progress)
+            _one_conversation(container, sample, ns, reports, budgets, progress)
         finally:
             if not keep:
                 _drop(container, ns)
-    return report
+    return list(reports.values())
 
 
 def _one_conversation(
     container: Container,
     sample: dict[str, Any],
     ns: str,
-    report: EvalReport,
-    out: TextIO,
+    reports: dict[int, EvalReport],
+    outs: dict[int, TextIO],
     progress: Callable[[str], None] | None,
 ) -> None:
     started = time.perf_counter()
@@ -112,16 +112,17 @@ def _one_conversation(
     final = container.conversation.maintain(ns, now)
     sleeps += [final] if final else []
     ingest_s = time.perf_counter() - started
-    report.conversations.append(
-        {
-            "sample_id": sample["sample_id"],
-            "turns": turns,
-            "sleeps": len(sleeps),
-            "ingest_and_sleep_s": round(ingest_s, 2),
-            "sleep_s": round(sum(s.duration_ms for s in sleeps) / 1000, 2),
-        }
-    )
-    score_questions(container, sample, ns, now, report, out)
+    facts = {
+        "sample_id": sample["sample_id"],
+        "turns": turns,
+        "sleeps": len(sleeps),
+        "ingest_and_sleep_s": round(ingest_s, 2),
+        "sleep_s": round(sum(s.duration_ms for s in sleeps) / 1000, 2),
+        "messages_per_s": round(turns / ingest_s, 1),
+    }
+    for budget, report in reports.items():
+        report.conversations.append(facts)
+        score_questions(container, sample, ns, now, report, outs[budget])
     if progress:
         progress(f"{sample['sample_id']}: {turns} turns, {len(sleeps)} sleeps, {ingest_s:.1f} s")
 

@@ -46,7 +46,7 @@ class ContextConfig:
     outside_window: float = 0.5
     fact_weight: float = 0.6  # snippets found only through a topic's facts (semantic path)
     fallback_weight: float = 0.5  # a hit message none of whose sentences share a query term
-    max_sentences: int = 2  # of a message: the ones sharing most query terms, in their order
+    max_sentences: int = 1  # of a message: the ones sharing most query terms, in their order
     max_chars: int = 400
 
 
