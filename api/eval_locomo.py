@@ -15,7 +15,7 @@ import statistics
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -75,7 +75,7 @@ class EvalReport:
 def evaluate(
     container: Container,
     samples: list[dict[str, Any]],
-    budgets: dict[int, TextIO],
+    budgets: Mapping[int, TextIO],
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[EvalReport]:
@@ -96,7 +96,7 @@ def _one_conversation(
     sample: dict[str, Any],
     ns: str,
     reports: dict[int, EvalReport],
-    outs: dict[int, TextIO],
+    outs: Mapping[int, TextIO],
     progress: Callable[[str], None] | None,
 ) -> None:
     started = time.perf_counter()
