@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,8 @@ def test_start_twice_stop_and_data_survives_restart(
         assert "server.default_listen_address=127.0.0.1" in conf
         assert "dbms.security.auth_enabled=true" in conf
 
+        with urllib.request.urlopen(f"http://127.0.0.1:{HTTP}/browser/", timeout=10) as page:
+            assert page.status == 200 and b"Neo4j Browser" in page.read()
         password = password_file.read_text().strip()
         with connect(f"bolt://127.0.0.1:{BOLT}", "neo4j", password) as drv:
             drv.execute_query("CREATE (:Probe {value: 'kept across restarts'})")
