@@ -30,6 +30,8 @@ from graph.mapping import (
 from graph.models import EdgeType, Subject, Topic, TopicEvent, WakePacket, edge_type
 from graph.topics import LinkRequest, check_vector, phrase_query
 
+EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
+
 
 @dataclass
 class TopicWrite:
@@ -105,21 +107,27 @@ class SleepStore(Store):
     def match_pool(
         self, namespace: str, rows: list[dict[str, Any]], k: int = 5, overfetch: int = 4
     ) -> list[PoolHit]:
-        """Per candidate row: its nearest topics (vector index, exact scan where the
-        over-fetched index left a row short) plus the topics it names exactly."""
+        """Per candidate row: its nearest topics plus the topics it names exactly. Up to
+        ``EXACT_MATCH_MAX`` topics the namespace is scored exactly (the approximate index,
+        filtered after the fact, could miss a topic that must merge); above it, the vector
+        index over-fetched, with an exact scan for rows it left short."""
         if not rows:
             return []
         for row in rows:
             row["vector"] = check_vector(row["vector"])
             row["lucene"] = phrase_query(row["names"])
-        params = {"namespace": namespace, "rows": rows, "k": k, "fetch": max(20, k * overfetch)}
-        records = self._run(query("match_topic_candidates"), params, read=True)
-        found: dict[int, int] = {}
-        for r in records:
-            if r["via"] == "vector":
-                found[r["idx"]] = found.get(r["idx"], 0) + 1
-        expected = min(k, self._count(namespace))
-        short = [row for row in rows if found.get(row["idx"], 0) < expected]
+        count = self._count(namespace)
+        if count <= EXACT_MATCH_MAX:  # small enough to score exactly: deterministic, cheap
+            records: list[Any] = []
+            short = rows
+        else:
+            params = {"namespace": namespace, "rows": rows, "k": k, "fetch": max(20, k * overfetch)}
+            records = self._run(query("match_topic_candidates"), params, read=True)
+            found: dict[int, int] = {}
+            for r in records:
+                if r["via"] == "vector":
+                    found[r["idx"]] = found.get(r["idx"], 0) + 1
+            short = [row for row in rows if found.get(row["idx"], 0) < min(k, count)]
         if short:
             params = {"namespace": namespace, "rows": short, "k": k}
             redo = {row["idx"] for row in short}

@@ -316,10 +316,22 @@ class TopicStore(Store):
         overfetch: int = 5,
         light: bool = False,
     ) -> list[ScoredTopic]:
-        """Nearest topics by embedding: the index, over-fetched and filtered; when filtering
-        leaves fewer than ``k`` while the index had more, an exact scan of the namespace."""
+        """Nearest topics by embedding. With a ``since`` bound: an exact score of the topics
+        seen in the window (range index seek). Otherwise the vector index, over-fetched and
+        filtered; when filtering leaves fewer than ``k`` while the index had more, an exact
+        scan of the namespace."""
         vec = check_vector(vector)
         window = _window(since, until)
+        if window["since"] is not None:  # a bounded window: score its topics exactly
+            records = self._run(
+                query("scan_topics_vector_since"),
+                {"vector": vec, "k": k, "namespace": namespace, "light": light, **window},
+                read=True,
+            )
+            return [
+                ScoredTopic(topic_from_props(r["t"]), float(r["score"]), "vector-window")
+                for r in records
+            ]
         fetch = min(max(k * overfetch, 20), MAX_FETCH)
         records = self._run(
             query("search_topics_vector"),

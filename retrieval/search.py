@@ -7,17 +7,20 @@ Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x ti
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from graph.errors import EmbeddingUnavailable
 from graph.events import EventStore
 from graph.models import EdgeType, Topic
-from graph.topics import TopicStore
+from graph.topics import ScoredTopic, TopicStore
 from retrieval.embedding import Embedder
 from retrieval.timephrases import TimeWindow
 
 RRF_K = 60.0
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="topic-search")
 
 
 @dataclass(frozen=True)
@@ -120,26 +123,42 @@ class TopicSearch:
     def _candidates(
         self, namespace: str, text: str, fetch: int, window: TimeWindow | None
     ) -> list[tuple[str, list[Topic]]]:
+        """Vector and full-text candidates, the database calls run side by side."""
         since = window.start if window else None
         until = window.end if window else None
-        out: list[tuple[str, list[Topic]]] = []
+        vector: list[float] | None = None
         if self.embedder is not None:
             try:
                 vector = self.embedder.embed([text])[0]
-                hits = self.topics.search_vector(namespace, vector, fetch, since, until, light=True)
-                out.append(("vector", [h.topic for h in hits]))
-                for h in hits:
-                    self._cosine[h.topic.topic_id] = 2 * h.score - 1
-                if window is not None:  # also the nearest overall, to rank against
-                    hits = self.topics.search_vector(namespace, vector, fetch, light=True)
-                    out.append(("vector-any-time", [h.topic for h in hits]))
             except EmbeddingUnavailable:
                 self.degraded = True
-                out.append(("vector-unavailable", []))
-        text_hits = self.topics.search_text(
-            namespace, text, fetch, since, until, fuzzy=False, light=True
-        )
-        out.append(("fulltext", [h.topic for h in text_hits]))
+        calls: dict[str, Callable[[], list[ScoredTopic]]] = {
+            "fulltext": lambda: self.topics.search_text(
+                namespace, text, fetch, since, until, fuzzy=False, light=True
+            )
+        }
+        if vector is not None:
+            vec = vector
+            calls["vector"] = lambda: self.topics.search_vector(
+                namespace, vec, fetch, since, until, overfetch=2, light=True
+            )
+            if window is not None:  # also the nearest overall, to rank against
+                calls["vector-any-time"] = lambda: self.topics.search_vector(
+                    namespace, vec, fetch, overfetch=2, light=True
+                )
+        futures = {label: _POOL.submit(call) for label, call in calls.items()}
+        out: list[tuple[str, list[Topic]]] = []
+        for label, future in futures.items():
+            hits = future.result()
+            if label.startswith("vector"):
+                for h in hits:
+                    cos = 2 * h.score - 1
+                    self._cosine[h.topic.topic_id] = max(
+                        cos, self._cosine.get(h.topic.topic_id, -1.0)
+                    )
+            out.append((label, [h.topic for h in hits]))
+        if vector is None and self.embedder is not None:
+            out.append(("vector-unavailable", []))
         return out
 
     def _event_topics(self, namespace: str, window: TimeWindow | None) -> set[str]:

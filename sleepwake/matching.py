@@ -57,6 +57,7 @@ class MatchScore:
     entity: float
     time: float
     vetoed: bool
+    shared_words: int = 0  # tie-break: the topic that shares more of the candidate's words
 
     @property
     def total(self) -> float:
@@ -92,6 +93,12 @@ def alias_score(key: str, names: tuple[str, ...], w: MatchWeights) -> float:
     return best
 
 
+def shared_words(key: str, names: tuple[str, ...]) -> int:
+    """The most stemmed words ``key`` shares with any of ``names``."""
+    mine = stems(key)
+    return max((len(mine & stems(name)) for name in names), default=0)
+
+
 def embedding_score(cosine: float, w: MatchWeights) -> float:
     span = w.cos_full - w.cos_floor
     return w.embedding * min(1.0, max(0.0, (cosine - w.cos_floor) / span))
@@ -121,12 +128,21 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MatchWeights) -> 
         gap = days_outside(cand.time_hint, topic.first_seen_at, topic.last_seen_at)
         time_part = w.time * math.exp(-gap / w.time_scale_days)
         vetoed = cand.event_like and gap > w.event_veto_days and entity == 0.0
-    return MatchScore(topic.topic_id, alias, embedding_score(cosine, w), entity, time_part, vetoed)
+    return MatchScore(
+        topic.topic_id,
+        alias,
+        embedding_score(cosine, w),
+        entity,
+        time_part,
+        vetoed,
+        shared_words(cand.key, topic.names),
+    )
 
 
 def best_match(scores: list[MatchScore], w: MatchWeights) -> MatchScore | None:
-    """The highest-scoring topic at or over the threshold, if any (ties: lowest id, stable)."""
+    """The highest-scoring topic at or over the threshold, if any. Ties go to the topic that
+    shares more of the candidate's words, then to the lowest id (stable)."""
     eligible = [s for s in scores if not s.vetoed and s.total >= w.threshold]
     if not eligible:
         return None
-    return min(eligible, key=lambda s: (-round(s.total, 9), s.topic_id))
+    return min(eligible, key=lambda s: (-round(s.total, 9), -s.shared_words, s.topic_id))
