@@ -70,6 +70,9 @@ def export_memory(topics: list[Topic], budget_tokens: int, now: datetime) -> str
         carry = allowance - used
     for tier in SHARES:  # second pass: leftover budget to the best remaining topics
         carry -= _fill(doc[tier], ranked[tier], costs, carry, chosen)
+    order = {t.topic_id: i for tier in ranked.values() for i, t in enumerate(tier)}
+    for tier in SHARES:  # within a tier, best first whichever pass added them
+        doc[tier].sort(key=lambda entry: order[entry["topic_id"]])
     return _dump(doc)
 
 

@@ -90,11 +90,15 @@ class Waker:
         hits = self.search.search(
             namespace, query, now, k=k, window=window, expand=window is not None
         )
+        full = {
+            t.topic_id: t
+            for t in self.search.topics.get(namespace, [h.topic.topic_id for h in hits])
+        }
         tail = packet.conversation_tail if packet else _tail(self.messages, namespace, self.policy)
         return WakeResult(
             packet=packet,
             resume=resume,
-            topics=[_woken(h.topic, h.score, h.reason) for h in hits],
+            topics=[_woken(full.get(h.topic.topic_id, h.topic), h.score, h.reason) for h in hits],
             skills=(packet.recent_skill_refs if packet else [])[:5],
             conversation_tail=tail,
             time_window=_window_dict(window),

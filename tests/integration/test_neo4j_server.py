@@ -94,6 +94,7 @@ def test_start_fails_clearly_when_the_port_is_taken(cli_env: dict[str, str]) -> 
     import socket
 
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the port may be in TIME_WAIT
         sock.bind(("127.0.0.1", BOLT))
         sock.listen()
         result = run(["neo4j", "start"], cli_env)
