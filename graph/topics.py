@@ -286,7 +286,8 @@ class TopicStore(Store):
         if not lucene:
             return []
         window = _window(since, until)
-        fetch = max(k * 10, 50)
+        windowed = window["since"] is not None or window["until"] is not None
+        fetch = max(k * (40 if windowed else 10), 50)  # a window filters more: fetch once, wide
         while True:
             records = self._run(
                 query("search_topics_fulltext"),
@@ -301,7 +302,7 @@ class TopicStore(Store):
                 read=True,
             )
             raw, hits = records[0]["raw"], records[0]["hits"]
-            if len(hits) >= k or raw < fetch or fetch >= MAX_FETCH:
+            if len(hits) >= k or raw < fetch or fetch >= MAX_FETCH or windowed:
                 break
             fetch = min(fetch * 4, MAX_FETCH)
         return [ScoredTopic(topic_from_props(h["t"]), float(h["score"]), "fulltext") for h in hits]

@@ -102,7 +102,7 @@ class TopicSearch:
         self.degraded = False
         rankings: list[list[str]] = []
         sources: dict[str, list[str]] = {}
-        fetch = max(k * 3, 15)
+        fetch = max(k * 2, 12)
         for label, hits in self._candidates(namespace, text, fetch, window):
             rankings.append([h.topic_id for h in hits])
             for t in hits:
