@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from neo4j import Driver
 
@@ -13,12 +14,15 @@ from graph.db import connect
 from graph.events import EventStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
+from graph.skills import SkillStore
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
 from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder, build_embedder
 from retrieval.search import TopicSearch
 from retrieval.timephrases import SleepHistory
+from skills.config import SkillSettings
+from skills.service import SkillService
 from sleepwake.conversation import Conversation
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
@@ -87,9 +91,31 @@ class Container:
         )
 
     @cached_property
+    def skills(self) -> SkillService:
+        """The skill registry, router and runner (skills live in SHERIFF_SKILLS_NAMESPACE),
+        synced into Neo4j once per process."""
+        service = SkillService(
+            SkillSettings(),
+            store=SkillStore(self.driver, self.settings.neo4j_database),
+            embedder=self.embedder,
+            topics=self.topics,
+            clock=self.clock,
+        )
+        service.sync()
+        return service
+
+    def route_skills(self, text: str, last_tool_output: str | None) -> dict[str, Any]:
+        return self.skills.route(text, last_tool_output).to_dict()
+
+    @cached_property
     def context(self) -> ContextBuilder:
         return ContextBuilder(
-            self.topics, self.messages, self.search, self.sleep_history, self.settings.timezone
+            self.topics,
+            self.messages,
+            self.search,
+            self.sleep_history,
+            self.settings.timezone,
+            skill_router=self.route_skills,
         )
 
     def sleep_history(self, namespace: str) -> SleepHistory:

@@ -11,7 +11,9 @@ a trace of every decision. Topics that reach the context are marked used.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -31,6 +33,8 @@ from retrieval.suppression import SuppressionCache, task_fingerprint
 from retrieval.timephrases import SleepHistory, TimeWindow, resolve
 from retrieval.triggers import TriggerContext, fired, low_confidence
 from sleepwake.extract import noun_phrases
+
+log = logging.getLogger(__name__)
 
 LIGHT_TOPICS, DEEP_TOPICS = 8, 20
 LIGHT_EVIDENCE, DEEP_EVIDENCE = 40, 80
@@ -64,6 +68,8 @@ class ContextRequest(BaseModel):
 class ContextResult(BaseModel):
     context_text: str
     items: list[dict[str, Any]]
+    skills: list[dict[str, Any]] = []  # light: 0-2 manifests; deep (a §5.3 trigger): 3-6
+    skill_routing: dict[str, Any] = {}  # intent, mode, triggers, trace
     request_class: str
     triggers: list[str]
     deep: bool
@@ -94,6 +100,7 @@ class ContextBuilder:
         sleep_history: Any = None,
         tz: str = "UTC",
         config: ContextConfig | None = None,
+        skill_router: Callable[[str, str | None], dict[str, Any]] | None = None,
     ) -> None:
         self.topics = topics
         self.messages = messages
@@ -101,6 +108,7 @@ class ContextBuilder:
         self.sleep_history = sleep_history  # callable(namespace) -> SleepHistory, optional
         self.tz = tz
         self.cfg = config or ContextConfig()
+        self.skill_router = skill_router  # (message, last tool output) -> route dict
         self._sessions: dict[str, SuppressionCache] = {}
 
     def build(self, req: ContextRequest) -> ContextResult:
@@ -146,10 +154,13 @@ class ContextBuilder:
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
         self.topics.mark_used(req.namespace, used_topics, now)
         self._remember(req, now, decision.confidence, used_topics)
+        skills, routing = self._route_skills(req)
         clock["total"] = _lap(mark)
         return ContextResult(
             context_text=packed.text,
             items=[i.payload() for i in packed.items],
+            skills=skills,
+            skill_routing=routing,
             request_class=request_class.value,
             triggers=triggers,
             deep=deep,
@@ -165,6 +176,20 @@ class ContextBuilder:
             budget=packed.budget,
             timings_ms=clock,
         )
+
+    def _route_skills(self, req: ContextRequest) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Skill routing (§4.1 step 2, §5.3); a failure leaves the memory context intact."""
+        if self.skill_router is None:
+            return [], {"mode": "off", "trace": ["no skill router configured"]}
+        try:
+            route = self.skill_router(req.message, req.last_tool_output)
+        except Exception as exc:  # skills are an add-on to the memory context: never fatal
+            log.warning("skill routing failed: %s", exc)
+            return [], {"mode": "error", "trace": [f"skill routing failed: {exc}"]}
+        routing = {
+            k: route.get(k) for k in ("intent", "intent_reason", "mode", "triggers", "trace")
+        }
+        return list(route.get("skills") or []), routing
 
     # -- retrieval ------------------------------------------------------------------------------
     def _gather(

@@ -365,3 +365,33 @@ def test_items_cite_messages_by_their_external_ids(stack: Stack, slept_at: list[
     for item in result.items:
         for sid in item["provenance"]["source_ids"]:
             assert sid == stored[sid].external_id, (item["layer"], item["title"], sid)
+
+
+def test_skill_routing_rides_along_with_the_memory_context(stack: Stack) -> None:
+    docs = stack.context("write docs for the parser module")
+    assert docs.skills and docs.skills[0]["skill_id"] == "write_docs"
+    assert docs.skill_routing["mode"] == "deep"  # a change to docs is a §5.3 deep trigger
+    assert 1 <= len(docs.skills) <= 6
+    chat = stack.context("thanks, that was lovely")
+    assert chat.skill_routing["mode"] == "light" and len(chat.skills) <= 2
+    trace = stack.context(
+        "python traceback please",
+        last_tool_output='Traceback (most recent call last):\n  File "a.py", line 1\nValueError: boom',
+    )
+    assert any("fail" in str(t).lower() for t in trace.skill_routing["triggers"])
+
+
+def test_a_broken_skill_router_leaves_the_memory_context_intact(
+    stack: Stack, slept_at: list[datetime]
+) -> None:
+    def broken(text: str, last: str | None) -> dict[str, Any]:
+        raise RuntimeError("skills store down")
+
+    c = stack.container
+    builder = ContextBuilder(c.topics, c.messages, c.search, c.sleep_history, skill_router=broken)
+    req = ContextRequest(
+        namespace=stack.namespace, message="how's the party planning going?", now=NOW
+    )
+    result = builder.build(req)
+    assert result.items and result.skills == []
+    assert result.skill_routing["mode"] == "error"
