@@ -21,7 +21,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from graph.clock import ensure_utc
-from graph.errors import EmbeddingUnavailable
 from graph.messages import MessageHit, MessageStore
 from graph.models import Message, Topic
 from graph.topics import TopicStore
@@ -169,7 +168,7 @@ class ContextBuilder:
                 "band": decision.band,
                 "components": decision.components,
             },
-            time_window=_window(window),
+            time_window=window.as_dict() if window else None,
             degraded=got.degraded,
             trace=packed.trace,
             used_tokens=packed.used_tokens,
@@ -200,14 +199,11 @@ class ContextBuilder:
         query = req.message
         if len(terms(query)) < 3 and tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in tail[-2:]), query])
-        try:
-            got.topic_hits = self.search.search(
-                req.namespace, query, now, k=DEEP_TOPICS if deep else LIGHT_TOPICS,
-                window=window if deep else None, expand=deep,
-            )  # fmt: skip
-        except EmbeddingUnavailable:
-            got.degraded = True
-        got.degraded = got.degraded or self.search.degraded
+        found = self.search.run(
+            req.namespace, query, now, k=DEEP_TOPICS if deep else LIGHT_TOPICS,
+            window=window if deep else None, expand=deep,
+        )  # fmt: skip
+        got.topic_hits, got.degraded = found.hits, found.degraded
         since, until = (window.start, window.end) if window and deep else (None, None)
         k = DEEP_EVIDENCE if deep else LIGHT_EVIDENCE
         got.evidence = self.messages.search_text(req.namespace, req.message, k)
@@ -472,14 +468,3 @@ def _signals(got: _Gathered, qterms: frozenset[str], snippets: list[Snippet]) ->
         importance_recency=importance,
         provenance=1.0 if best else 0.0,
     )
-
-
-def _window(window: TimeWindow | None) -> dict[str, str | None] | None:
-    if window is None:
-        return None
-    return {
-        "phrase": window.phrase,
-        "kind": window.kind,
-        "start": window.start.isoformat() if window.start else None,
-        "end": window.end.isoformat() if window.end else None,
-    }

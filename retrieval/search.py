@@ -41,6 +41,13 @@ class TopicHit:
     reason: str = ""
 
 
+@dataclass
+class SearchResult:
+    hits: list[TopicHit]
+    degraded: bool = False  # the embedder was unavailable: lexical results only
+    cosine: dict[str, float] = field(default_factory=dict)  # topic id -> best vector cosine
+
+
 def rrf(rankings: list[list[str]], k: float = RRF_K) -> dict[str, float]:
     """Reciprocal rank fusion of several ranked id lists."""
     fused: dict[str, float] = {}
@@ -79,8 +86,6 @@ class TopicSearch:
         embedder: Embedder | None,
         config: SearchConfig | None = None,
     ) -> None:
-        self._cosine: dict[str, float] = {}
-        self.degraded = False  # the last search ran without embeddings (lexical only)
         self.topics = topics
         self.events = events
         self.embedder = embedder
@@ -95,15 +100,27 @@ class TopicSearch:
         window: TimeWindow | None = None,
         expand: bool = False,
     ) -> list[TopicHit]:
+        """Ranked topics for ``text`` (see ``run``)."""
+        return self.run(namespace, text, now, k, window, expand).hits
+
+    def run(
+        self,
+        namespace: str,
+        text: str,
+        now: datetime,
+        k: int = 8,
+        window: TimeWindow | None = None,
+        expand: bool = False,
+    ) -> SearchResult:
         """Ranked topics for ``text``; with a window, topics seen in it (or with events in it)
-        rank above more similar but older ones; ``expand`` adds 1-hop neighbours."""
+        rank above more similar but older ones; ``expand`` adds 1-hop neighbours. All state is
+        per call, so one instance serves concurrent requests."""
         pool: dict[str, Topic] = {}
-        self._cosine = {}
-        self.degraded = False
+        call = SearchResult(hits=[])
         rankings: list[list[str]] = []
         sources: dict[str, list[str]] = {}
         fetch = max(k * 2, 12)
-        for label, hits in self._candidates(namespace, text, fetch, window):
+        for label, hits in self._candidates(namespace, text, fetch, window, call):
             rankings.append([h.topic_id for h in hits])
             for t in hits:
                 pool.setdefault(t.topic_id, t)
@@ -111,17 +128,19 @@ class TopicSearch:
         in_window_ids = self._event_topics(namespace, window)
         fused = rrf(rankings)
         scored = [
-            self._hit(pool[tid], rel, now, window, in_window_ids, sources[tid])
+            self._hit(pool[tid], rel, now, window, in_window_ids, sources[tid], call.cosine)
             for tid, rel in fused.items()
         ]
         scored.sort(key=lambda h: -h.score)
         if expand and scored:
-            scored = self._expand(namespace, scored[:k], now, window, in_window_ids) + scored[k:]
+            seeds = self._expand(namespace, scored[:k], now, window, in_window_ids, call.cosine)
+            scored = seeds + scored[k:]
             scored.sort(key=lambda h: -h.score)
-        return scored[:k]
+        call.hits = scored[:k]
+        return call
 
     def _candidates(
-        self, namespace: str, text: str, fetch: int, window: TimeWindow | None
+        self, namespace: str, text: str, fetch: int, window: TimeWindow | None, call: SearchResult
     ) -> list[tuple[str, list[Topic]]]:
         """Vector and full-text candidates, the database calls run side by side."""
         since = window.start if window else None
@@ -131,7 +150,7 @@ class TopicSearch:
             try:
                 vector = self.embedder.embed([text])[0]
             except EmbeddingUnavailable:
-                self.degraded = True
+                call.degraded = True
         calls: dict[str, Callable[[], list[ScoredTopic]]] = {
             "fulltext": lambda: self.topics.search_text(
                 namespace, text, fetch, since, until, fuzzy=False, light=True
@@ -153,8 +172,8 @@ class TopicSearch:
             if label.startswith("vector"):
                 for h in hits:
                     cos = 2 * h.score - 1
-                    self._cosine[h.topic.topic_id] = max(
-                        cos, self._cosine.get(h.topic.topic_id, -1.0)
+                    call.cosine[h.topic.topic_id] = max(
+                        cos, call.cosine.get(h.topic.topic_id, -1.0)
                     )
             out.append((label, [h.topic for h in hits]))
         if vector is None and self.embedder is not None:
@@ -174,10 +193,11 @@ class TopicSearch:
         window: TimeWindow | None,
         event_ids: set[str],
         sources: list[str],
+        cosine: dict[str, float],
     ) -> TopicHit:
         in_window = window is not None and _overlaps(topic, window)
         parts = final_score(relevance * 60.0, topic, now, in_window, self.cfg)
-        parts["vector_cosine"] = self._cosine.get(topic.topic_id, 0.0)
+        parts["vector_cosine"] = cosine.get(topic.topic_id, 0.0)
         if topic.topic_id in event_ids:
             parts["event_in_window_boost"] = self.cfg.event_in_window_boost
             parts["score"] *= self.cfg.event_in_window_boost
@@ -193,6 +213,7 @@ class TopicSearch:
         now: datetime,
         window: TimeWindow | None,
         event_ids: set[str],
+        cosine: dict[str, float],
     ) -> list[TopicHit]:
         known = {h.topic.topic_id: h for h in seeds}
         for n in self.topics.neighbours(namespace, list(known), tuple(EdgeType), 5, light=True):
@@ -200,7 +221,8 @@ class TopicSearch:
                 continue
             seed = known.get(n.seed_id)
             base = (seed.components["relevance"] if seed else 0.0) * self.cfg.neighbour_factor
-            hit = self._hit(n.topic, base / 60.0, now, window, event_ids, [f"graph:{n.type.value}"])
+            label = [f"graph:{n.type.value}"]
+            hit = self._hit(n.topic, base / 60.0, now, window, event_ids, label, cosine)
             hit.reason = f"{n.type.value} neighbour of '{seed.topic.name if seed else n.seed_id}'"
             known[n.topic.topic_id] = hit
         return list(known.values())

@@ -119,6 +119,15 @@ class TimeWindow:
         if self.start is not None and self.end is not None and self.start > self.end:
             raise ValidationFailed(f"window start {self.start} is after end {self.end}")
 
+    def as_dict(self) -> dict[str, str | None]:
+        """JSON-ready form: phrase, kind and ISO-8601 bounds (None = open)."""
+        return {
+            "phrase": self.phrase,
+            "kind": self.kind,
+            "start": self.start.isoformat() if self.start else None,
+            "end": self.end.isoformat() if self.end else None,
+        }
+
     def contains(self, when: datetime) -> bool:
         """True when ``when`` (timezone-aware) falls inside ``[start, end)``."""
         when = ensure_utc(when, "when")

@@ -18,7 +18,7 @@ from graph.messages import MessageStore
 from graph.models import TailTurn, Topic, WakePacket
 from graph.sleep import SleepStore
 from retrieval.search import TopicSearch
-from retrieval.timephrases import SleepHistory, TimeWindow, resolve
+from retrieval.timephrases import SleepHistory, resolve
 from sleepwake.policy import SleepPolicy
 
 
@@ -101,7 +101,7 @@ class Waker:
             topics=[_woken(full.get(h.topic.topic_id, h.topic), h.score, h.reason) for h in hits],
             skills=(packet.recent_skill_refs if packet else [])[:5],
             conversation_tail=tail,
-            time_window=_window_dict(window),
+            time_window=window.as_dict() if window else None,
             deep=window is not None,
         )
 
@@ -155,14 +155,3 @@ def _tail(messages: MessageStore, namespace: str, policy: SleepPolicy) -> list[T
         TailTurn(role=m.role, content=m.content, at=m.at, message_id=m.message_id)
         for m in messages.tail(namespace, policy.tail_turns)
     ]
-
-
-def _window_dict(window: TimeWindow | None) -> dict[str, str | None] | None:
-    if window is None:
-        return None
-    return {
-        "phrase": window.phrase,
-        "kind": window.kind,
-        "start": window.start.isoformat() if window.start else None,
-        "end": window.end.isoformat() if window.end else None,
-    }
