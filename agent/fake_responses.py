@@ -152,7 +152,10 @@ class FakeResponses:
             if self._queue:
                 return self._queue.popleft()
         if self.script is not None:
-            return self.script(body)
+            try:
+                return self.script(body)
+            except Exception as exc:  # a broken script is reported, not a dropped connection
+                return Fail(500, f"fake Responses script raised {exc!r}", "server_error")
         return Fail(
             500, "fake Responses server: no reply scripted for this request", "server_error"
         )

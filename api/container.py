@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neo4j import Driver
 
+from agent.loop import AgentLoop, AgentUnavailable
+from agent.policy import ModelPolicy
+from agent.tools import ToolRegistry, build_registry
 from api.settings import Settings
 from graph.clock import Clock, SystemClock
 from graph.db import connect
@@ -28,11 +31,15 @@ from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
 from sleepwake.wake import Waker
 
+if TYPE_CHECKING:
+    from openai import OpenAI
+
 
 @dataclass
 class Container:
     settings: Settings
     clock: Clock = field(default_factory=SystemClock)
+    skill_settings: SkillSettings = field(default_factory=SkillSettings)
 
     @cached_property
     def driver(self) -> Driver:
@@ -95,7 +102,7 @@ class Container:
         """The skill registry, router and runner (skills live in SHERIFF_SKILLS_NAMESPACE),
         synced into Neo4j once per process."""
         service = SkillService(
-            SkillSettings(),
+            self.skill_settings,
             store=SkillStore(self.driver, self.settings.neo4j_database),
             embedder=self.embedder,
             topics=self.topics,
@@ -116,6 +123,35 @@ class Container:
             self.sleep_history,
             self.settings.timezone,
             skill_router=self.route_skills,
+        )
+
+    @cached_property
+    def tools(self) -> ToolRegistry:
+        """The host tools, shared by the awake loop and the REST API."""
+        return build_registry(self)
+
+    @cached_property
+    def openai_client(self) -> OpenAI:
+        """The Responses API client; refused (``AgentUnavailable``) without a key."""
+        from openai import OpenAI
+
+        if not self.settings.openai_api_key:
+            raise AgentUnavailable(
+                "no OPENAI_API_KEY configured: the chat loop needs a Responses API endpoint "
+                "(OPENAI_BASE_URL may point at any compatible server)"
+            )
+        return OpenAI(api_key=self.settings.openai_api_key, base_url=self.settings.openai_base_url)
+
+    @cached_property
+    def agent(self) -> AgentLoop:
+        s = self.settings
+        return AgentLoop(
+            self,
+            self.openai_client,
+            self.tools,
+            ModelPolicy(model=s.agent_model, fallback_model=s.agent_fallback_model),
+            max_steps=s.agent_max_steps,
+            budget=s.agent_context_budget,
         )
 
     def sleep_history(self, namespace: str) -> SleepHistory:

@@ -42,8 +42,21 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("OPENAI_BASE_URL")
     )
 
+    agent_model: str = Field(default="gpt-5.2-codex", description="Responses API model")
+    agent_fallback_model: str | None = Field(
+        default="gpt-5.1-codex", description="used when the primary model is not available"
+    )
+    agent_max_steps: int = Field(default=8, ge=1, le=50, description="model calls per turn")
+    agent_context_budget: int = Field(default=1500, ge=100, description="memory tokens per turn")
+
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    api_max_body_bytes: int = Field(
+        default=1_048_576, gt=0, description="largest request body the API accepts (413 above)"
+    )
+    api_key_cache_seconds: float = Field(
+        default=30.0, ge=0, description="how long a checked API key is trusted in-process"
+    )
     timezone: str = "UTC"
 
     context_budget_tokens: int = 8000

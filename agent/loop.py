@@ -1,0 +1,242 @@
+"""The awake loop (spec §4.1) on the OpenAI Responses API with function calling.
+
+Per user message: build the memory context (light retrieval always, deep on a trigger, skill
+routing), compose the input (system prompt, a short tail, the packed topic snippets, the skill
+manifests, the user message), call the model with the host tools, execute every
+``function_call`` and hand back ``function_call_output`` items until the model answers with a
+message or the step limit is reached. The user message and the reply are appended to the
+continuous conversation, whose sleep policy compacts it when the context budget is tight.
+
+Every model call is logged with its input size and the retrieved topic and skill ids; every
+tool call with its name, arguments hash, duration and outcome (§9). When the primary model is
+unknown to the API the configured fallback model is used for the rest of the turn.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import openai
+from pydantic import BaseModel
+
+from agent.policy import ModelPolicy
+from agent.tools import ToolContext, ToolRegistry
+from graph.clock import ensure_utc
+from graph.errors import SheriffError
+from retrieval.context import ContextRequest, ContextResult
+from sleepwake.conversation import IncomingMessage
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+    from api.container import Container
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = """\
+You are Sheriff Claw, a long-running assistant with a durable, time-aware memory.
+- One continuous conversation: what matters is kept as topics in memory; older turns are \
+compacted while you sleep. The "Memory" block below holds what was retrieved for this message, \
+each line with its dates; trust it over guesses and say when something is not in memory.
+- Use topics_search (with time_window for phrases like "last week") when the block is not \
+enough, topics_get for a whole record, topics_upsert to record decisions, constraints and \
+facts the user wants kept, skills_search / skills_run for skills, repo_* for the workspace.
+- Sleep/wake: memory_sleep compacts the conversation (done automatically when the context \
+budget is tight); after a wake, resume an interrupted task from its next step if it is fresh, \
+otherwise confirm before continuing.
+- Be brief; cite dates when the question is about time."""
+
+
+class LoopError(SheriffError):
+    """The model could not be reached or answered with an error."""
+
+
+class AgentUnavailable(SheriffError):
+    """No Responses API endpoint is configured."""
+
+
+class ToolCallRecord(BaseModel):
+    call_id: str
+    name: str
+    args_hash: str
+    ok: bool
+    duration_ms: float
+    error: str | None = None
+
+
+class ChatResult(BaseModel):
+    reply: str
+    stopped: str  # "final" | "step_limit"
+    steps: int
+    model: str
+    effort: str
+    tool_calls: list[ToolCallRecord]
+    context: dict[str, Any]  # request class, triggers, deep, retrieved ids, skills
+    message_ids: list[str]  # the stored user and assistant messages
+    sleeps: list[dict[str, Any]]  # sleeps the append triggered (budget / idle gap)
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        container: Container,
+        client: OpenAI,
+        registry: ToolRegistry,
+        policy: ModelPolicy | None = None,
+        max_steps: int = 8,
+        tail_turns: int = 6,
+        budget: int = 1500,
+    ) -> None:
+        self.c = container
+        self.client = client
+        self.registry = registry
+        self.policy = policy or ModelPolicy()
+        self.max_steps = max_steps
+        self.tail_turns = tail_turns
+        self.budget = budget
+
+    def chat(
+        self, namespace: str, text: str, now: datetime, session_id: str | None = None
+    ) -> ChatResult:
+        """One user turn: context, model calls and tool calls, the stored reply."""
+        now = ensure_utc(now)
+        tail = self.c.messages.tail(namespace, self.tail_turns)
+        ctx = self.c.context.build(
+            ContextRequest(
+                namespace=namespace, message=text, now=now, budget=self.budget,
+                session_id=session_id,
+            )
+        )  # fmt: skip
+        stored = self.c.conversation.append(
+            namespace, [IncomingMessage(role="user", content=text, at=now)]
+        )
+        user_ids = [m.message_id for m in stored.messages]
+        effort = self.policy.effort_for(text)
+        items: list[Any] = [*_tail_items(tail), *_memory_items(ctx), _user(text)]
+        tool_ctx = ToolContext(namespace=namespace, now=now, message_ids=user_ids)
+        reply, stopped, steps, model, calls = self._run(items, effort, tool_ctx, ctx)
+        answer = self.c.conversation.append(
+            namespace,
+            [IncomingMessage(role="assistant", content=reply or "(no answer)", at=now,
+                             tool_calls=[c.model_dump() for c in calls])],
+        )  # fmt: skip
+        return ChatResult(
+            reply=reply,
+            stopped=stopped,
+            steps=steps,
+            model=model,
+            effort=effort,
+            tool_calls=calls,
+            context=_context_summary(ctx),
+            message_ids=user_ids + [m.message_id for m in answer.messages],
+            sleeps=[s.model_dump(mode="json") for s in [*stored.sleeps, *answer.sleeps]],
+        )
+
+    def _run(
+        self, items: list[Any], effort: str, tool_ctx: ToolContext, ctx: ContextResult
+    ) -> tuple[str, str, int, str, list[ToolCallRecord]]:
+        model = self.policy.model
+        calls: list[ToolCallRecord] = []
+        tools = self.registry.specs()
+        for step in range(1, self.max_steps + 1):
+            response, model = self._create(model, items, tools, effort, ctx)
+            function_calls = [o for o in response.output if o.type == "function_call"]
+            if not function_calls:
+                return response.output_text, "final", step, model, calls
+            items += [o.model_dump(exclude_none=True) for o in response.output]
+            for fc in function_calls:
+                call = self.registry.call_for_model(fc.name, fc.arguments, tool_ctx)
+                items.append(
+                    {"type": "function_call_output", "call_id": fc.call_id,
+                     "output": call.output_text()}
+                )  # fmt: skip
+                calls.append(
+                    ToolCallRecord(call_id=fc.call_id, name=fc.name, args_hash=call.args_hash,
+                                   ok=call.ok, duration_ms=call.duration_ms, error=call.error)
+                )  # fmt: skip
+        log.warning("chat stopped at the step limit (%d)", self.max_steps)
+        return "", "step_limit", self.max_steps, model, calls
+
+    def _create(
+        self,
+        model: str,
+        items: list[Any],
+        tools: list[dict[str, Any]],
+        effort: str,
+        ctx: ContextResult,
+    ) -> tuple[Any, str]:
+        started = time.perf_counter()
+        request: dict[str, Any] = {
+            "model": model, "instructions": SYSTEM_PROMPT, "input": items, "tools": tools,
+            "reasoning": {"effort": effort},
+        }  # fmt: skip
+        try:
+            response = self.client.responses.create(**request)
+        except openai.NotFoundError as exc:
+            fallback = self.policy.fallback_model
+            if not fallback or fallback == model:
+                raise LoopError(f"model {model!r} is not available: {exc}") from exc
+            log.warning("model %s not available; falling back to %s", model, fallback)
+            return self._create(fallback, items, tools, effort, ctx)
+        except openai.OpenAIError as exc:
+            raise LoopError(f"Responses API call failed: {exc}") from exc
+        log.info(
+            "responses call model=%s effort=%s input_chars=%d input_items=%d topics=%s skills=%s "
+            "duration_ms=%.1f",
+            model,
+            effort,
+            len(json.dumps(items, default=str)),
+            len(items),
+            _retrieved_ids(ctx),
+            [s.get("skill_id") for s in ctx.skills],
+            (time.perf_counter() - started) * 1000,
+        )
+        return response, model
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def _tail_items(tail: list[Any]) -> list[dict[str, Any]]:
+    """The short tail as input messages (tool turns are folded into assistant text)."""
+    out = []
+    for m in tail:
+        role = m.role if m.role in ("user", "assistant") else "assistant"
+        out.append({"role": role, "content": m.content})
+    return out
+
+
+def _memory_items(ctx: ContextResult) -> list[dict[str, Any]]:
+    parts = []
+    if ctx.context_text.strip():
+        parts.append("Memory (retrieved for this message):\n" + ctx.context_text)
+    if ctx.skills:
+        lines = [
+            f"- {s.get('skill_id')}: {s.get('description') or s.get('name', '')}"
+            for s in ctx.skills
+        ]
+        parts.append("Skills that may help (run with skills_run):\n" + "\n".join(lines))
+    if not parts:
+        return []
+    return [{"role": "developer", "content": "\n\n".join(parts)}]
+
+
+def _retrieved_ids(ctx: ContextResult) -> list[str]:
+    return [str(i.get("record_id")) for i in ctx.items]
+
+
+def _context_summary(ctx: ContextResult) -> dict[str, Any]:
+    return {
+        "request_class": ctx.request_class,
+        "triggers": ctx.triggers,
+        "deep": ctx.deep,
+        "time_window": ctx.time_window,
+        "retrieved": _retrieved_ids(ctx),
+        "skills": [s.get("skill_id") for s in ctx.skills],
+        "used_tokens": ctx.used_tokens,
+    }
