@@ -55,7 +55,7 @@ def container(
         clock=FixedClock(NOW),
         skill_settings=SkillSettings(workspace=tmp_path, namespace=namespace),
     )
-    c.driver = driver  # type: ignore[misc]
+    c.driver = driver
     c.embedder = embedder
     day = datetime(2026, 3, 3, 18, 0, tzinfo=UTC)
     turns = [
