@@ -1,66 +1,61 @@
-"""The FastAPI application. Shared objects are built once in the lifespan, never per request."""
+"""The FastAPI application. Shared objects are built once in the lifespan, never per request.
+
+Layers, outermost first: metrics and access log (every request, 413s included), the body size
+limit, then FastAPI's routing. ``/health``, ``/metrics``, ``/docs`` and ``/openapi.json`` are
+open; everything under ``/v1`` needs an API key, whose namespace scopes the request.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import Depends, FastAPI
 
+from api import errors
+from api.auth import api_keys_for
 from api.container import Container
+from api.deps import authenticate
+from api.limits import BodyLimitMiddleware
+from api.metrics import Metrics, MetricsMiddleware
+from api.routers import V1_ROUTERS, health
+from api.routers.common import V1_ERRORS
 from api.settings import Settings
-from graph.db import index_states, server_info
-from graph.errors import (
-    AlreadyRunning,
-    EmbeddingUnavailable,
-    Neo4jUnavailable,
-    NotFound,
-    SheriffError,
-    ValidationFailed,
-    VersionConflict,
-)
+from api.skill_runs import NamespaceSkills
 
-_STATUS = {
-    ValidationFailed: 422,
-    NotFound: 404,
-    VersionConflict: 409,
-    AlreadyRunning: 409,
-    Neo4jUnavailable: 503,
-    EmbeddingUnavailable: 503,
-}
+DESCRIPTION = """Time-aware graph memory for LLM agents.
+
+Authenticate with `Authorization: Bearer <key>` (or `X-API-Key: <key>`); create a key with
+`sheriff keys create --namespace NS`. Every `/v1` call works in the key's namespace only.
+Errors are `{"error": kind, "detail": what was wrong}`; see docs/api.md."""
 
 
-def create_app(container: Container | None = None) -> FastAPI:
-    """Build the app; ``container`` is injectable for tests."""
+def create_app(
+    container: Container | None = None, skills: NamespaceSkills | None = None
+) -> FastAPI:
+    """Build the app; ``container`` (and the per-namespace ``skills``) are injectable for tests."""
+    settings = container.settings if container is not None else Settings()
+    metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        c = container or Container(Settings())
+        c = container or Container(settings)
         c.migrate()
         c.embedder.embed(["warm-up"])  # load the model before the first request
         app.state.container = c
+        app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
+        app.state.skills = skills or NamespaceSkills(c)
         yield
         c.close()
 
-    app = FastAPI(title="Sheriff Claw", version="0.1.0", lifespan=lifespan)
-
-    @app.exception_handler(SheriffError)
-    async def sheriff_error(_: Request, exc: SheriffError) -> JSONResponse:
-        status = next((s for t, s in _STATUS.items() if isinstance(exc, t)), 500)
-        return JSONResponse({"error": type(exc).__name__, "detail": str(exc)}, status_code=status)
-
-    @app.get("/health", tags=["health"])
-    def health(request: Request) -> dict[str, Any]:
-        """Neo4j version, index states and the embedding model in use."""
-        c: Container = request.app.state.container
-        indexes = index_states(c.driver, c.settings.neo4j_database)
-        return {
-            "status": "ok" if all(i["state"] == "ONLINE" for i in indexes) else "degraded",
-            "neo4j": server_info(c.driver, c.settings.neo4j_database),
-            "indexes": indexes,
-            "embedding": {"model": c.embedder.model_name, "dimensions": c.embedder.dimensions},
-        }
-
+    app = FastAPI(title="Sheriff Claw", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app.state.metrics = metrics
+    errors.install(app)
+    app.include_router(health.router)
+    for router in V1_ROUTERS:
+        app.include_router(
+            router, prefix="/v1", dependencies=[Depends(authenticate)], responses=V1_ERRORS
+        )
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app

@@ -1,0 +1,73 @@
+"""FastAPI dependencies: the container, the authenticated namespace, and the clock.
+
+The namespace of every ``/v1`` request comes from its API key and from nothing else: no route
+takes a namespace parameter, so a key can never reach another namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from api.auth import ApiKeys, AuthFailed
+from api.container import Container
+from api.metrics import Metrics
+
+bearer = HTTPBearer(
+    auto_error=False, description="`Authorization: Bearer <key>` (create one: sheriff keys create)"
+)
+api_key_header = APIKeyHeader(
+    name="X-API-Key", auto_error=False, description="the same key in an `X-API-Key` header"
+)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the key's id and the one namespace it may touch."""
+
+    key_id: str
+    namespace: str
+
+
+def get_container(request: Request) -> Container:
+    container: Container = request.app.state.container
+    return container
+
+
+def authenticate(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    header_key: Annotated[str | None, Depends(api_key_header)],
+) -> Principal:
+    """The caller's key, checked; ``AuthFailed`` (401) when missing, unknown or revoked."""
+    keys: ApiKeys = request.app.state.api_keys
+    metrics: Metrics = request.app.state.metrics
+    key = credentials.credentials if credentials is not None else header_key
+    if key is None and request.headers.get("authorization"):
+        key = "-"  # an Authorization header with another scheme: malformed, not missing
+    try:
+        record = keys.authenticate(key)
+    except AuthFailed as exc:
+        metrics.auth.labels(exc.reason).inc()
+        raise
+    metrics.auth.labels("ok").inc()
+    request.state.namespace = record.namespace  # for the access log
+    return Principal(key_id=record.key_id, namespace=record.namespace)
+
+
+def namespace_of(principal: Annotated[Principal, Depends(authenticate)]) -> str:
+    return principal.namespace
+
+
+def clock_now(c: Annotated[Container, Depends(get_container)]) -> datetime:
+    return c.clock.now()
+
+
+ContainerDep = Annotated[Container, Depends(get_container)]
+PrincipalDep = Annotated[Principal, Depends(authenticate)]
+NamespaceDep = Annotated[str, Depends(namespace_of)]
+NowDep = Annotated[datetime, Depends(clock_now)]

@@ -1,0 +1,119 @@
+"""Every error the API returns, as one JSON shape: ``{"error": <kind>, "detail": <what was wrong>}``.
+
+``SheriffError`` subclasses map to their status here (one table); request validation errors list
+each bad field as ``location.path: message``; 401 carries ``WWW-Authenticate: Bearer``; anything
+unexpected is logged with its traceback and answered 500 without internals. A database that cannot
+be reached is 503, so clients know to retry.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from neo4j.exceptions import ServiceUnavailable, SessionExpired
+from starlette.exceptions import HTTPException
+
+from api.auth import AuthFailed
+from graph.errors import (
+    AlreadyRunning,
+    EmbeddingUnavailable,
+    Neo4jUnavailable,
+    NotFound,
+    SheriffError,
+    ValidationFailed,
+    VersionConflict,
+)
+
+log = logging.getLogger(__name__)
+
+STATUS: dict[type[SheriffError], int] = {
+    AuthFailed: 401,
+    ValidationFailed: 422,
+    NotFound: 404,
+    VersionConflict: 409,
+    AlreadyRunning: 409,
+    Neo4jUnavailable: 503,
+    EmbeddingUnavailable: 503,
+}
+_HTTP_KINDS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    413: "PayloadTooLarge",
+    415: "UnsupportedMediaType",
+    422: "ValidationFailed",
+    503: "ServiceUnavailable",
+}
+AUTH_HEADERS = {"WWW-Authenticate": 'Bearer realm="sheriff"'}
+
+
+def error_body(kind: str, detail: str, **extra: Any) -> dict[str, Any]:
+    return {"error": kind, "detail": detail, **extra}
+
+
+def status_of(exc: SheriffError) -> int:
+    return next((s for t, s in STATUS.items() if isinstance(exc, t)), 500)
+
+
+def field_errors(exc: RequestValidationError) -> list[dict[str, str]]:
+    """``[{"field": "body.messages.0.role", "message": ..., "type": ...}]`` (JSON-safe)."""
+    out = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(request)"
+        out.append({"field": loc, "message": str(err.get("msg", "")), "type": str(err["type"])})
+    return out
+
+
+async def _sheriff_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, SheriffError)
+    status = status_of(exc)
+    if status >= 500:
+        log.error("request failed: %s", exc, exc_info=exc)
+    headers = AUTH_HEADERS if status == 401 else None
+    return JSONResponse(error_body(type(exc).__name__, str(exc)), status, headers=headers)
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    fields = field_errors(exc)
+    detail = "; ".join(f"{f['field']}: {f['message']}" for f in fields)
+    return JSONResponse(
+        jsonable_encoder(error_body("ValidationFailed", detail, fields=fields)), 422
+    )
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    kind = _HTTP_KINDS.get(exc.status_code, "HTTPError")
+    headers = dict(exc.headers or {})
+    if exc.status_code == 401:
+        headers.update(AUTH_HEADERS)
+    return JSONResponse(error_body(kind, str(exc.detail)), exc.status_code, headers=headers)
+
+
+async def _database_down(_: Request, exc: Exception) -> JSONResponse:
+    log.error("Neo4j unavailable: %s", exc)
+    return JSONResponse(error_body("Neo4jUnavailable", "the database is not reachable"), 503)
+
+
+async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    log.error("unhandled error", exc_info=exc)
+    return JSONResponse(error_body("InternalError", "internal error; see the server log"), 500)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+    app.add_exception_handler(SheriffError, _sheriff_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(ServiceUnavailable, _database_down)
+    app.add_exception_handler(SessionExpired, _database_down)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,90 @@
+"""Request body size limit as pure ASGI middleware.
+
+A declared ``Content-Length`` over the limit is refused before anything is read. Otherwise the body
+is read (chunked bodies included) and counted; past the limit the request is answered 413 and the
+application never sees it. Within the limit the buffered body is replayed to the application, so
+nothing downstream needs to know about the limit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class BodyLimitMiddleware:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_bytes:
+            await self._too_large(scope, send, f"declares Content-Length {declared}")
+            return
+        messages, size = await self._read(receive)
+        if size > self.max_bytes:
+            await self._too_large(scope, send, "is larger than that")
+            return
+        await self.app(scope, _replay(messages, receive), send)
+
+    async def _read(self, receive: Receive) -> tuple[list[Message], int]:
+        """Buffer the body's messages, stopping as soon as the limit is passed."""
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                return messages, size  # a disconnect: pass it on
+            size += len(message.get("body", b""))
+            if size > self.max_bytes or not message.get("more_body", False):
+                return messages, size
+
+    async def _too_large(self, scope: Scope, send: Send, why: str) -> None:
+        scope.setdefault("state", {})["body_rejected"] = True
+        detail = f"request body over the {self.max_bytes}-byte limit: the request {why}"
+        body = json.dumps({"error": "PayloadTooLarge", "detail": detail}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replay

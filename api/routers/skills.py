@@ -1,0 +1,53 @@
+"""``/v1/skills``: list, search and run skills, in the caller's namespace."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from api.deps import NamespaceDep
+from api.routers.common import errors
+from api.schemas import SkillHits, SkillList, SkillProblem, SkillPublic, SkillRunCreate, SkillSearch
+from api.skill_runs import NamespaceSkills
+from skills.runner import SkillResult
+from skills.service import SkillService
+
+router = APIRouter(prefix="/skills", tags=["skills"])
+
+
+def _service(request: Request, namespace: str) -> SkillService:
+    skills: NamespaceSkills = request.app.state.skills
+    return skills.get(namespace)
+
+
+@router.get("")
+def list_skills(request: Request, ns: NamespaceDep) -> SkillList:
+    """The skills found in the skill folders, and folders that could not be loaded."""
+    registry = _service(request, ns).registry
+    return SkillList(
+        skills=[
+            SkillPublic(
+                skill_id=p.skill_id,
+                name=p.manifest.name,
+                description=p.manifest.description,
+                tags=p.manifest.tags,
+                requires_tools=p.manifest.requires_tools,
+                default_reasoning_effort=p.manifest.default_reasoning_effort,
+                has_tests=p.has_tests,
+            )
+            for p in registry.packages
+        ],
+        problems=[SkillProblem(path=str(p.path), message=p.message) for p in registry.problems],
+    )
+
+
+@router.post("/search")
+def search_skills(body: SkillSearch, request: Request, ns: NamespaceDep) -> SkillHits:
+    """Compact manifests best first (embedding similarity plus shared tags)."""
+    return SkillHits(skills=_service(request, ns).search(body.query, body.k))
+
+
+@router.post("/run", responses=errors(404))
+def run_skill(body: SkillRunCreate, request: Request, ns: NamespaceDep) -> SkillResult:
+    """Run a skill (its own process, declared tools only, a timeout). Bad args: 422 listing
+    each violation; a skill that ran and failed: 200 with ``ok: false``."""
+    return _service(request, ns).run(body.name, body.args, timeout_s=body.timeout_s)

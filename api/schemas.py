@@ -1,0 +1,418 @@
+"""Request and response schemas of the REST API (``*Create`` / ``*Update`` in, ``*Public`` out).
+
+Input is refused here, before anything reaches Neo4j: every string has a length limit and must be
+encodable as UTF-8 (a lone surrogate would fail deep in the driver), numbers are finite and
+bounded to what Neo4j can store, timestamps need a zone and a year in 1900-2999 (so time
+arithmetic downstream cannot overflow), and free-form JSON (tool calls, skill args) must be
+plain JSON. Unknown fields are refused, so a typo is an error rather than silently ignored.
+Pipeline outputs that are already API-shaped (``SleepSummary``, ``WakeResult``, ``WakePacket``,
+``SkillResult``) are returned as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+
+from graph.models import EdgeType, Fact, OpenLoop, TopicLinks, TopicStats, TopicTime, TypedNumber
+
+MIN_YEAR, MAX_YEAR = 1900, 2999
+MAX_INT = 2**53  # ints beyond this cannot round-trip through JSON clients or Neo4j safely
+
+
+def _utf8(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text must be valid Unicode (it holds a lone surrogate)") from exc
+    return value
+
+
+def _in_range(value: datetime) -> datetime:
+    if not MIN_YEAR <= value.year <= MAX_YEAR:
+        raise ValueError(f"the year must be between {MIN_YEAR} and {MAX_YEAR}")
+    return value.astimezone(UTC)
+
+
+def _plain_json(value: Any) -> Any:
+    try:
+        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        raise ValueError(f"must be plain JSON (finite numbers, valid Unicode): {exc}") from exc
+    return value
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def _upper(value: Any) -> Any:
+    return value.upper() if isinstance(value, str) else value
+
+
+Time = Annotated[AwareDatetime, AfterValidator(_in_range)]
+Name = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+ShortText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=2000, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+OneLiner = Annotated[
+    str,
+    StringConstraints(min_length=0, max_length=500, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+QueryText = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=2000, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+Phrase = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+LongText = Annotated[
+    str, StringConstraints(max_length=32_000), AfterValidator(_utf8), AfterValidator(_not_blank)
+]
+MessageText = Annotated[
+    str, StringConstraints(max_length=100_000), AfterValidator(_utf8), AfterValidator(_not_blank)
+]
+Plain = AfterValidator(_utf8)
+Ident = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+TopicId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=64, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+Ref = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=300, strip_whitespace=True),
+    AfterValidator(_utf8),
+]
+JsonObject = Annotated[dict[str, Any], AfterValidator(_plain_json)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Edge = Annotated[EdgeType, BeforeValidator(_upper)]
+SourceIds = Annotated[list[Ident], Field(default_factory=list, max_length=500)]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class WindowPublic(_Out):
+    """A resolved half-open time window ``[start, end)`` in UTC; None = open on that side."""
+
+    phrase: str
+    kind: str
+    start: datetime | None
+    end: datetime | None
+
+
+class WindowQuery(_In):
+    """Query parameters that pick a time window: a phrase or an explicit range, not both."""
+
+    window: Phrase | None = Field(default=None, description='a time phrase: "last week"')
+    from_: Time | None = Field(default=None, alias="from", description="window start (ISO)")
+    to: Time | None = Field(default=None, description="window end, exclusive (ISO)")
+    limit: int = Field(default=100, ge=1, le=1000)
+    now: Time | None = Field(default=None, description="the clock for phrases; default: now")
+
+
+# -- messages -------------------------------------------------------------------------------------
+class MessageCreate(_In):
+    role: Literal["user", "assistant", "system", "tool"]
+    content: MessageText
+    at: Time | None = Field(default=None, description="when it was said; default: now")
+    speaker: Annotated[str, StringConstraints(max_length=100), Plain] | None = None
+    tool_calls: Annotated[list[JsonObject], Field(max_length=50)] = []
+    external_id: Ident | None = Field(default=None, description="the caller's id, cited back")
+
+
+class MessagesCreate(_In):
+    messages: list[MessageCreate] = Field(min_length=1, max_length=1000)
+    auto_sleep: bool = Field(default=True, description="run the sleep policy between messages")
+
+
+class MessagePublic(_Out):
+    message_id: str
+    role: str
+    speaker: str | None
+    content: str
+    at: datetime
+    seq: int | None
+    external_id: str | None
+    tool_calls: list[dict[str, Any]]
+    compacted_at: datetime | None
+
+
+class MessagesAppended(BaseModel):
+    appended: int
+    messages: list[MessagePublic]
+    sleeps: list[dict[str, Any]] = Field(description="the sleeps the policy ran (SleepSummary)")
+
+
+class MessageList(BaseModel):
+    time_window: WindowPublic | None
+    messages: list[MessagePublic]
+    truncated: bool = Field(description="true when the limit cut the list short")
+
+
+# -- context --------------------------------------------------------------------------------------
+class ContextCreate(_In):
+    message: LongText
+    budget: int = Field(default=1000, ge=50, le=100_000, description="token budget")
+    session_id: Ident | None = Field(default=None, description="suppression cache per session")
+    explicit: bool = Field(default=False, description="an explicit search: always inject")
+    full_records: bool = Field(default=False, description="L2: the best topic's full record")
+    last_tool_output: Annotated[str, StringConstraints(max_length=32_000), Plain] | None = None
+    now: Time | None = Field(default=None, description="the clock (replays); default: now")
+    trace: bool = Field(default=False, description="include why each candidate was kept")
+
+
+class ContextPublic(BaseModel):
+    context_text: str
+    items: list[dict[str, Any]]
+    skills: list[dict[str, Any]]
+    skill_routing: dict[str, Any]
+    request_class: str
+    triggers: list[str]
+    deep: bool
+    consult: dict[str, Any]
+    time_window: WindowPublic | None
+    degraded: bool
+    trace: list[dict[str, Any]] | None
+    used_tokens: int
+    budget: int
+    timings_ms: dict[str, float]
+
+
+# -- topics ---------------------------------------------------------------------------------------
+class FactCreate(_In):
+    text: ShortText
+    at: Time | None = None
+    source_message_ids: SourceIds
+
+
+class NumberCreate(_In):
+    key: Annotated[
+        str, StringConstraints(min_length=1, max_length=120, strip_whitespace=True), Plain
+    ]
+    value: Finite
+    unit: Annotated[str, StringConstraints(max_length=40), Plain] | None = None
+    at: Time
+    source: Literal["doc", "user", "tool", "assistant"] = "user"
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    source_message_ids: SourceIds
+
+
+class _TopicFields(_In):
+    one_liner: OneLiner | None = None
+    aliases: Annotated[list[Name], Field(max_length=100)] | None = None
+    facts: Annotated[list[FactCreate], Field(max_length=500)] | None = None
+    numbers: Annotated[list[NumberCreate], Field(max_length=200)] | None = None
+    open_loops: Annotated[list[FactCreate], Field(max_length=200)] | None = None
+    skill_refs: Annotated[list[Ref], Field(max_length=50)] | None = None
+    artifact_refs: Annotated[list[Ref], Field(max_length=50)] | None = None
+
+
+class TopicCreate(_TopicFields):
+    name: Name
+    first_seen_at: Time | None = Field(default=None, description="default: last_seen_at or now")
+    last_seen_at: Time | None = Field(default=None, description="default: first_seen_at")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TopicCreate:
+        if self.first_seen_at and self.last_seen_at and self.first_seen_at > self.last_seen_at:
+            raise ValueError("first_seen_at must not be after last_seen_at")
+        return self
+
+
+class TopicUpdate(_TopicFields):
+    """Fields given replace the stored ones; fields left out (or null) are kept."""
+
+    version: int = Field(ge=0, le=MAX_INT, description="the version you read (409 if it moved)")
+    name: Name | None = None
+    last_seen_at: Time | None = None
+
+
+class TopicPublic(_Out):
+    topic_id: str
+    name: str
+    one_liner: str
+    aliases: list[str]
+    facts: list[Fact]
+    numbers: list[TypedNumber]
+    open_loops: list[OpenLoop]
+    time: TopicTime
+    links: TopicLinks
+    stats: TopicStats
+    embedding_model: str | None
+    version: int
+    archived_at: datetime | None
+
+
+class EventPublic(_Out):
+    event_id: str
+    topic_id: str
+    at: datetime
+    delta_summary: str
+    source_message_ids: list[str]
+
+
+class EdgePublic(_Out):
+    from_topic_id: str
+    to_topic_id: str
+    type: EdgeType
+    weight: float
+    last_updated_at: datetime
+
+
+class TopicDetail(TopicPublic):
+    events: list[EventPublic]
+    edges: list[EdgePublic]
+
+
+class TopicSearch(_In):
+    query: QueryText
+    window: Phrase | None = Field(default=None, description='a time phrase: "last week"')
+    from_: Time | None = Field(default=None, alias="from", description="window start (ISO)")
+    to: Time | None = Field(default=None, description="window end, exclusive (ISO)")
+    k: int = Field(default=8, ge=1, le=50)
+    expand: bool | None = Field(default=None, description="1-hop graph expansion; default: "
+                                "when a window applies")  # fmt: skip
+    now: Time | None = None
+
+
+class SearchHitPublic(BaseModel):
+    topic_id: str
+    name: str
+    one_liner: str
+    first_seen_at: datetime
+    last_seen_at: datetime
+    score: float
+    components: dict[str, float]
+    sources: list[str]
+    reason: str = Field(description="why it was found")
+
+
+class SearchPublic(BaseModel):
+    query: str
+    time_window: WindowPublic | None
+    degraded: bool = Field(description="the embedder was unavailable: lexical results only")
+    hits: list[SearchHitPublic]
+
+
+class NeighbourPublic(BaseModel):
+    topic_id: str
+    name: str
+    one_liner: str
+    last_seen_at: datetime
+    type: EdgeType
+    weight: float
+    direction: Literal["out", "in"]
+
+
+class LinkCreate(_In):
+    to: TopicId
+    type: Edge = EdgeType.RELATES_TO
+    weight: float = Field(default=1.0, gt=0, le=100, allow_inf_nan=False,
+                          description="added to the edge's weight (a new edge starts at it)")  # fmt: skip
+
+
+# -- timeline, sleep, wake -------------------------------------------------------------------------
+class TimelineEvent(EventPublic):
+    topic_name: str | None
+
+
+class TimelinePublic(BaseModel):
+    time_window: WindowPublic | None
+    events: list[TimelineEvent]
+    truncated: bool
+
+
+class SleepCreate(_In):
+    now: Time | None = Field(default=None, description="the clock (replays); default: now")
+
+
+class WakeCreate(_In):
+    message: LongText
+    now: Time | None = None
+    k: int = Field(default=8, ge=1, le=50)
+
+
+# -- skills ---------------------------------------------------------------------------------------
+class SkillPublic(BaseModel):
+    skill_id: str
+    name: str
+    description: str
+    tags: list[str]
+    requires_tools: list[str]
+    default_reasoning_effort: str
+    has_tests: bool
+
+
+class SkillProblem(BaseModel):
+    path: str
+    message: str
+
+
+class SkillList(BaseModel):
+    skills: list[SkillPublic]
+    problems: list[SkillProblem]
+
+
+class SkillSearch(_In):
+    query: QueryText
+    k: int = Field(default=3, ge=1, le=20)
+
+
+class SkillHits(BaseModel):
+    skills: list[dict[str, Any]]
+
+
+class SkillRunCreate(_In):
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    args: JsonObject = {}
+    timeout_s: float | None = Field(default=None, gt=0, le=900, allow_inf_nan=False)
+
+
+# -- errors ---------------------------------------------------------------------------------------
+class FieldError(BaseModel):
+    field: str = Field(description='where: "body.messages.0.role", "query.k", ...')
+    message: str
+    type: str
+
+
+class ErrorPublic(BaseModel):
+    """Every 4xx/5xx body."""
+
+    error: str = Field(description="the kind: ValidationFailed, NotFound, Unauthorized, ...")
+    detail: str = Field(description="what was wrong, in a sentence")
+    fields: list[FieldError] | None = Field(default=None, description="422 only: each bad field")
