@@ -57,12 +57,6 @@ class Settings(BaseSettings):
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )
-    api_max_body_bytes: int = Field(
-        default=1_048_576, gt=0, description="largest request body the API accepts (413 above)"
-    )
-    api_key_cache_seconds: float = Field(
-        default=30.0, ge=0, description="how long a checked API key is trusted in-process"
-    )
     timezone: str = "UTC"
 
     context_budget_tokens: int = 8000
