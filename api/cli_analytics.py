@@ -21,7 +21,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from api.settings import Settings
-from graph.analytics import AnalyticResult, AnalyticsStore, load_analytics
+from graph.analytics import AnalyticResult, AnalyticsStore, load_analytics, node_key
 from graph.clock import ensure_utc
 from graph.db import connect
 from graph.errors import SheriffError, ValidationFailed
@@ -208,7 +208,7 @@ def _caption(value: dict[str, Any]) -> str:
         nodes, rels = value["nodes"], value["relationships"]
         parts = [_caption(nodes[0])] if nodes else []
         for rel, node in zip(rels, nodes[1:], strict=False):
-            forward = rel.get("end") == _node_key(node)
+            forward = rel.get("end") == node_key(node.get("labels", []), node)
             arrow = f"-[:{rel['type']}]->" if forward else f"<-[:{rel['type']}]-"
             parts += [arrow, _caption(node)]
         return "".join(parts)
@@ -221,13 +221,6 @@ def _caption(value: dict[str, Any]) -> str:
     if "type" in value:
         return f"[:{value['type']}]"
     return json.dumps(value, default=_json_default)
-
-
-def _node_key(node: dict[str, Any]) -> Any:
-    for key in ("topic_id", "event_id", "message_id", "packet_id", "subject_id", "skill_id"):
-        if key in node:
-            return node[key]
-    return None
 
 
 def _cut(text: str, limit: int = CELL_CHARS) -> str:

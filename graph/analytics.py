@@ -364,7 +364,8 @@ def bind(
 def plain(value: Any) -> Any:
     """A Neo4j value as plain Python: temporals as ``datetime``/``date``, a node as its labels
     and properties (without the embedding), a relationship as its type, ends and properties,
-    a path as its nodes and relationships."""
+    a path as its nodes and relationships. A relationship's ``start`` and ``end`` are the ids
+    of its nodes (``node_key``)."""
     if isinstance(value, Node):
         return {"labels": sorted(value.labels), **_props(value)}
     if isinstance(value, Relationship):
@@ -394,13 +395,30 @@ def _props(entity: Node | Relationship) -> dict[str, Any]:
     return {k: plain(v) for k, v in entity.items() if k != "embedding"}
 
 
+_NODE_KEYS = {
+    "Topic": "topic_id",
+    "TopicEvent": "event_id",
+    "Message": "message_id",
+    "WakePacket": "packet_id",
+    "Subject": "subject_id",
+    "Skill": "skill_id",
+    "SkillRun": "run_id",
+}
+
+
+def node_key(labels: Any, props: Mapping[str, Any]) -> Any:
+    """A node's id property by its label (a TopicEvent also holds its topic's topic_id)."""
+    for label in sorted(labels):
+        if label in _NODE_KEYS and _NODE_KEYS[label] in props:
+            return props[_NODE_KEYS[label]]
+    return None
+
+
 def _key(node: Node | None) -> Any:
     if node is None:
         return None
-    for key in ("topic_id", "event_id", "message_id", "packet_id", "subject_id", "skill_id"):
-        if key in node:
-            return node[key]
-    return node.element_id
+    key = node_key(node.labels, node)
+    return node.element_id if key is None else key
 
 
 # -- running ------------------------------------------------------------------------------------
