@@ -79,7 +79,7 @@ class World:
     def say_and_sleep(self, day: datetime, turns: list[tuple[str, str]]) -> Sleep:
         conversation = Conversation(self.sleeper.messages, self.sleeper, FixedClock(day), POLICY)
         items = [
-            IncomingMessage(role=role, content=text, at=day + timedelta(minutes=i))  # type: ignore[arg-type]
+            IncomingMessage(role=role, content=text, at=day + timedelta(minutes=i))
             for i, (role, text) in enumerate(turns)
         ]
         conversation.append(self.namespace, items, auto_sleep=False)
