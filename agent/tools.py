@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent import topic_ops
-from agent.schema import tool_parameters
 from graph.errors import NotFound, SheriffError, ValidationFailed
 from graph.models import describe_errors
+from graph.strict_schema import tool_parameters
 
 if TYPE_CHECKING:
     from api.container import Container

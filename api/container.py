@@ -27,6 +27,7 @@ from retrieval.timephrases import SleepHistory
 from skills.config import SkillSettings
 from skills.service import SkillService
 from sleepwake.conversation import Conversation
+from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
 from sleepwake.wake import Waker
@@ -78,9 +79,22 @@ class Container:
         return self.settings.sleep_policy()
 
     @cached_property
+    def extractor(self) -> ResponsesExtractor | None:
+        """The LLM extractor of sleep step 3, or None for the deterministic one."""
+        mode = self.settings.extractor
+        if mode == "deterministic" or (mode == "auto" and not self.settings.openai_api_key):
+            return None
+        return ResponsesExtractor(self.openai_client, self.settings.agent_model)
+
+    @cached_property
     def sleeper(self) -> Sleeper:
         return Sleeper(
-            self.messages, self.sleep_store, self.embedder, self.policy, self.settings.timezone
+            self.messages,
+            self.sleep_store,
+            self.embedder,
+            self.policy,
+            self.settings.timezone,
+            extractor=self.extractor,
         )
 
     @cached_property

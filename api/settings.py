@@ -47,6 +47,10 @@ class Settings(BaseSettings):
         default="gpt-5.1-codex", description="used when the primary model is not available"
     )
     agent_max_steps: int = Field(default=8, ge=1, le=50, description="model calls per turn")
+    extractor: Literal["auto", "deterministic", "llm"] = Field(
+        default="auto",
+        description="sleep extraction: auto = the LLM when OPENAI_API_KEY is set, else rules",
+    )
     agent_context_budget: int = Field(default=1500, ge=100, description="memory tokens per turn")
 
     api_host: str = "127.0.0.1"

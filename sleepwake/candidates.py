@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -100,17 +101,24 @@ def fact_text(message: Message, sentence: str) -> str:
     return text[:MAX_FACT_CHARS]
 
 
-def build_candidates(messages: list[Message], tz: str = "UTC") -> SliceCandidates:
-    """Group the slice's sentences, numbers, loops and decisions by the entities they mention."""
+def build_candidates(
+    messages: list[Message],
+    tz: str = "UTC",
+    extractions: Mapping[str, Extraction] | None = None,
+) -> SliceCandidates:
+    """Group the slice's sentences, numbers, loops and decisions by the entities they mention.
+    ``extractions`` (message id -> Extraction, e.g. from the LLM extractor) replaces the
+    deterministic extraction of the messages it covers."""
+    given = extractions or {}
     by_key: dict[str, Candidate] = {}
     per_message: dict[str, list[str]] = {}
     dependencies: list[tuple[str, str]] = []
     in_progress: tuple[InProgress, Message] | None = None
     previous: Message | None = None
     for message in messages:
-        content = redact(message.content)
-        extraction = extract(content, message.role)
-        keys = _absorb_message(by_key, message, extraction, tz)
+        extraction = given.get(message.message_id) or extract(redact(message.content), message.role)
+        extra = extraction.entities if message.message_id in given else []
+        keys = _absorb_message(by_key, message, extraction, tz, extra)
         if not keys and previous is not None and _continues(previous, message):
             keys = per_message.get(previous.message_id, [])
             _attach_sentences(by_key, keys, message, extraction.sentences)
@@ -151,13 +159,22 @@ def _continues(previous: Message, message: Message) -> bool:
 
 
 def _absorb_message(
-    by_key: dict[str, Candidate], message: Message, extraction: Extraction, tz: str
+    by_key: dict[str, Candidate],
+    message: Message,
+    extraction: Extraction,
+    tz: str,
+    extra_entities: list[str] | None = None,
 ) -> list[str]:
-    """Add one message to the candidates of the entities its sentences mention."""
+    """Add one message to the candidates of the entities its sentences mention.
+    ``extra_entities`` (named by the LLM extractor) take the place of the rule-based noun
+    phrases: each joins the sentences it shares a word with, or every sentence when it shares
+    none; a sentence no entity joins keeps its noun phrases."""
     keys_in_message: list[str] = []
     orphan_sentences: list[str] = []
+    placed = _place_entities(extra_entities or [], extraction.sentences)
     for sentence in extraction.sentences:
-        phrases = [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
+        named = [e for e in placed.get(sentence, []) if _usable(normalise_key(e))]
+        phrases = named or [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
         if not phrases and sentence in extraction.constraints:
             phrases = [p for p in [constraint_phrase(sentence)] if p]
         if not phrases:
@@ -178,6 +195,17 @@ def _absorb_message(
     for key in keys_in_message:
         by_key[key].co_entities.update(k for k in keys_in_message if k != key)
     return keys_in_message
+
+
+def _place_entities(entities: list[str], sentences: list[str]) -> dict[str, list[str]]:
+    """sentence -> the entities that belong to it (by shared words, else to all)."""
+    placed: dict[str, list[str]] = {}
+    for entity in entities:
+        words = {w.casefold() for w in re.findall(r"\w+", entity) if len(w) > 2}
+        hits = [s for s in sentences if words & {w.casefold() for w in re.findall(r"\w+", s)}]
+        for sentence in hits or sentences:
+            placed.setdefault(sentence, []).append(entity)
+    return placed
 
 
 def _candidate(by_key: dict[str, Candidate], phrase: str, message: Message) -> Candidate:

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -41,8 +42,9 @@ from graph.topics import LinkRequest
 from retrieval.embedding import Embedder, text_hash
 from sleepwake import tiers
 from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
+from sleepwake.extract import Extraction, extract
 from sleepwake.extract import InProgress as ExtractedProgress
-from sleepwake.extract import extract
+from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.matching import MatchWeights, PoolTopic, alias_score, best_match, score
 from sleepwake.normalise import merge_candidate, new_topic, stable_id
 from sleepwake.policy import SleepPolicy, SleepReason, select_slice
@@ -73,6 +75,7 @@ class SleepSummary(BaseModel):
     in_progress: InProgress
     duration_ms: float
     step_ms: dict[str, float] = {}
+    extraction: dict[str, Any] = {"mode": "deterministic"}
 
 
 @dataclass
@@ -98,6 +101,7 @@ class Sleeper:
         weights: MatchWeights | None = None,
         lease_clock: Clock | None = None,
         faults: Callable[[str], None] | None = None,
+        extractor: ResponsesExtractor | None = None,
     ) -> None:
         self.messages = messages
         self.store = store
@@ -107,6 +111,7 @@ class Sleeper:
         self.weights = weights or MatchWeights()
         self.lease_clock = lease_clock or SystemClock()
         self.faults = faults
+        self.extractor = extractor
 
     def sleep(
         self, namespace: str, now: datetime, reason: SleepReason = "explicit"
@@ -132,7 +137,8 @@ class Sleeper:
         buffer = self.messages.buffer(namespace)
         piece = select_slice(buffer, self.policy)
         self._fault("slice")
-        cands = build_candidates(piece, self.tz)
+        extractions, extraction_report = self._extract(piece)
+        cands = build_candidates(piece, self.tz, extractions)
         self._fault("extract")
         vectors = _embed_unique(self.embedder, [c.semantic_text() for c in cands.candidates])
         self._fault("embed")
@@ -187,7 +193,17 @@ class Sleeper:
             in_progress=packet.in_progress if packet else InProgress(),
             duration_ms=(time.perf_counter() - started) * 1000,
             step_ms=dict(self._steps),
+            extraction=extraction_report,
         )
+
+    def _extract(self, piece: list[Message]) -> tuple[dict[str, Extraction], dict[str, Any]]:
+        """Step 3 by the LLM extractor when one is configured ({} = deterministic)."""
+        if self.extractor is None or not piece:
+            return {}, {"mode": "deterministic"}
+        found, stats = self.extractor.extract_many(piece)
+        mode = "llm" if not stats.fallbacks else "llm+fallback"
+        report = {"mode": mode, "chunks": stats.chunks, "fallbacks": stats.fallbacks}
+        return found, report
 
     # -- step 4 and 5: matching and normalisation -----------------------------------------------
     def _match_and_merge(

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agent.policy import ModelPolicy
-from agent.schema import tool_parameters
+from graph.strict_schema import tool_parameters
 from agent.tools import ToolContext, ToolNotFound, build_registry
 from graph.errors import ValidationFailed
 

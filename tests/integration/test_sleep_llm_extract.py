@@ -1,0 +1,171 @@
+"""Sleep with the LLM extractor: the real ``openai`` client over HTTP to the fake Responses
+server, structured output, validation, and the fallback to the deterministic path."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from neo4j import Driver
+
+from agent.fake_responses import Fail, FakeResponses, message
+from api.container import Container
+from api.settings import Settings
+from graph.clock import FixedClock
+from retrieval.embedding import MiniLMEmbedder
+from sleepwake.conversation import IncomingMessage
+from sleepwake.sleep import SleepSummary
+
+DAY = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2
+TURNS = [
+    ("user", "ok so the falcon thing slips to friday, ugh."),
+    ("assistant", "Understood, the rollout moves to Friday."),
+    ("user", f"We chose Postgres over MongoDB because we need joins. My key is {KEY}"),
+    ("assistant", "Noted: Postgres, not MongoDB."),
+    ("user", "Next step is the invoices table; we still need to backfill March."),
+    ("assistant", "I'll start with the invoices table."),
+    ("user", "thanks"),
+    ("assistant", "You're welcome."),
+]
+
+
+def _facts(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A well-formed answer: one entry per message sent, 'Project Falcon' for the first."""
+    sent = json.loads(body["input"])["messages"]
+    out = []
+    for m in sent:
+        falcon = "falcon" in m["content"]
+        out.append(
+            {"id": m["id"], "entities": ["Project Falcon"] if falcon else [],
+             "decisions": [], "constraints": [], "open_loops": [],
+             "numbers": [], "time_expressions": ["friday"] if falcon else [],
+             "memory_references": [], "dependencies": [], "is_correction": False,
+             "in_progress": None}
+        )  # fmt: skip
+    return out
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeResponses]:
+    with FakeResponses() as server:
+        yield server
+
+
+def _container(
+    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, fake: FakeResponses, llm: bool
+) -> Container:
+    update: dict[str, Any] = {"tail_turns": 2, "extractor": "llm" if llm else "deterministic"}
+    if llm:
+        update |= {"openai_api_key": "sk-test", "openai_base_url": fake.base_url}
+    c = Container(settings.model_copy(update=update), clock=FixedClock(DAY))
+    c.driver = driver
+    c.embedder = embedder
+    if llm:
+        c.openai_client.max_retries = 0  # a scripted failure is answered once, not retried
+    return c
+
+
+@pytest.fixture
+def twin(driver: Driver) -> Iterator[str]:
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    yield ns
+    driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
+
+
+def _sleep(c: Container, namespace: str) -> SleepSummary:
+    items = [
+        IncomingMessage(role=r, content=t, at=DAY + timedelta(minutes=i))  # type: ignore[arg-type]
+        for i, (r, t) in enumerate(TURNS)
+    ]
+    c.conversation.append(namespace, items, auto_sleep=False)
+    return c.sleeper.sleep(namespace, DAY + timedelta(hours=1), "explicit")
+
+
+def _memory(c: Container, namespace: str) -> list[tuple[str, int, int]]:
+    return sorted((t.name, len(t.facts), len(t.open_loops)) for t in c.topics.list_live(namespace))
+
+
+def test_a_valid_structured_answer_becomes_topics(
+    settings: Settings,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    fake: FakeResponses,
+    namespace: str,
+) -> None:
+    fake.script = lambda body: [message(json.dumps({"messages": _facts(body)}))]
+    c = _container(settings, driver, embedder, fake, llm=True)
+    summary = _sleep(c, namespace)
+
+    assert summary.extraction == {"mode": "llm", "chunks": 1, "fallbacks": []}
+    (request,) = fake.requests
+    assert request["reasoning"] == {"effort": "high"}
+    fmt = request["text"]["format"]
+    assert fmt["type"] == "json_schema" and fmt["strict"] is True
+    assert fmt["schema"]["additionalProperties"] is False
+    assert KEY not in json.dumps(request)  # secrets are redacted before they leave
+    assert len(json.loads(request["input"])["messages"]) == len(TURNS) - 2  # the tail stays
+    topics = {t.name: t for t in c.topics.list_live(namespace)}
+    assert "Project Falcon" in topics  # only the model could name it so
+    falcon = topics["Project Falcon"]
+    assert any("slips to friday" in f.text for f in falcon.facts)
+    assert all(f.source_message_ids for t in topics.values() for f in t.facts)
+    assert KEY not in json.dumps([t.model_dump(mode="json") for t in topics.values()])
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        [message("Sure! Here is the extraction: {messages: []")],  # not JSON
+        [message(json.dumps({"messages": [{"id": "x", "entities": "Falcon"}]}))],  # schema
+        Fail(400, "Invalid schema for response_format"),  # an API error
+        Fail(429, "Rate limit reached", "rate_limit_exceeded"),
+    ],
+    ids=["not-json", "bad-schema", "api-400", "api-429"],
+)
+def test_a_bad_answer_falls_back_and_keeps_every_fact(
+    settings: Settings,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    fake: FakeResponses,
+    namespace: str,
+    twin: str,
+    reply: Any,
+) -> None:
+    fake.enqueue(reply)
+    llm = _container(settings, driver, embedder, fake, llm=True)
+    summary = _sleep(llm, namespace)
+    plain = _container(settings, driver, embedder, fake, llm=False)
+    expected = _sleep(plain, twin)
+
+    assert summary.extraction["mode"] == "llm+fallback"
+    assert len(summary.extraction["fallbacks"]) == 1
+    assert _memory(llm, namespace) == _memory(plain, twin)
+    assert (summary.topics_created, summary.events) == (expected.topics_created, expected.events)
+    assert len(fake.requests) == 1
+
+
+def test_an_answer_naming_messages_that_were_not_sent_is_refused(
+    settings: Settings,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    fake: FakeResponses,
+    namespace: str,
+    twin: str,
+) -> None:
+    def invented(body: dict[str, Any]) -> list[dict[str, Any]]:
+        facts = _facts(body)
+        facts[0]["id"] = "not-a-message-of-this-slice"
+        return [message(json.dumps({"messages": facts}))]
+
+    fake.script = invented
+    llm = _container(settings, driver, embedder, fake, llm=True)
+    summary = _sleep(llm, namespace)
+    assert "not sent" in summary.extraction["fallbacks"][0]
+    plain = _container(settings, driver, embedder, fake, llm=False)
+    _sleep(plain, twin)
+    assert _memory(llm, namespace) == _memory(plain, twin)

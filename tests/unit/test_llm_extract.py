@@ -1,0 +1,82 @@
+"""Validation of the LLM extractor's answers (no I/O)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from graph.models import Message
+from sleepwake.llm_extract import ExtractionRefused, answer_schema, parse_answer
+
+AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+
+
+def _msg(mid: str, content: str, role: str = "user") -> Message:
+    return Message(message_id=mid, namespace="ns", role=role, content=content, at=AT)  # type: ignore[arg-type]
+
+
+def _facts(mid: str, **over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": mid, "entities": [], "decisions": [], "constraints": [], "open_loops": [],
+        "numbers": [], "time_expressions": [], "memory_references": [], "dependencies": [],
+        "is_correction": False, "in_progress": None,
+    }  # fmt: skip
+    return base | over
+
+
+def test_a_valid_answer_maps_onto_extractions() -> None:
+    chunk = [_msg("m1", "We picked Postgres over Mongo. Budget is 300 dollars.")]
+    answer = {"messages": [_facts(
+        "m1", entities=["Postgres", "Postgres", " "],
+        decisions=[{"text": "We picked Postgres over Mongo.", "chosen": "Postgres",
+                    "rejected": ["Mongo"], "reason": None}],
+        numbers=[{"key": "Budget", "value": 300, "unit": "dollars", "text": "Budget is 300"}],
+        is_correction=True,
+    )]}  # fmt: skip
+    got = parse_answer(json.dumps(answer), chunk)["m1"]
+    assert got.entities == ["Postgres"]
+    assert got.decisions[0].rejected == ["Mongo"]
+    assert got.numbers[0].key == "budget" and got.numbers[0].value == 300
+    assert got.is_correction
+    assert got.sentences == ["We picked Postgres over Mongo.", "Budget is 300 dollars."]
+
+
+def test_a_correction_is_only_taken_from_the_user() -> None:
+    chunk = [_msg("m1", "Sorry, I was wrong.", role="assistant")]
+    got = parse_answer(json.dumps({"messages": [_facts("m1", is_correction=True)]}), chunk)
+    assert got["m1"].is_correction is False
+
+
+def test_secrets_in_an_answer_are_redacted() -> None:
+    chunk = [_msg("m1", "the token is in the vault")]
+    answer = {"messages": [_facts("m1", constraints=[f"always use {SECRET}"])]}
+    got = parse_answer(json.dumps(answer), chunk)["m1"]
+    assert SECRET not in json.dumps(got.model_dump())
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("not json", "Invalid JSON"),
+        (json.dumps({"messages": [{"id": "m1"}]}), "messages.0.entities"),
+        (json.dumps({"messages": [_facts("m1", mood="happy")]}), "Extra inputs"),
+        (json.dumps({"messages": [_facts("m9")]}), "not sent"),
+        (json.dumps({"messages": [_facts("m1", numbers=[{"key": "x", "value": "lots",
+                                                          "unit": None, "text": ""}])]}),
+         "value"),
+    ],
+)  # fmt: skip
+def test_unusable_answers_are_refused_with_the_reason(text: str, why: str) -> None:
+    with pytest.raises(ExtractionRefused, match=why):
+        parse_answer(text, [_msg("m1", "hello there")])
+
+
+def test_the_answer_schema_is_strict() -> None:
+    schema = answer_schema()
+    item = schema["$defs"]["_MessageFacts"]
+    assert item["additionalProperties"] is False
+    assert set(item["required"]) == set(item["properties"])
