@@ -121,9 +121,17 @@ class MetricsMiddleware:
 
 
 def _route_template(scope: Scope) -> str:
+    """The matched route's template with its router prefix: ``/v1/topics/{topic_id}``.
+
+    A route included from a router knows its template without the prefix the router was
+    mounted at; the prefix is static, so it is the concrete path's leading segments."""
     route = scope.get("route")
-    path = getattr(route, "path", None)
-    return path if isinstance(path, str) else UNMATCHED
+    template = getattr(route, "path", None)
+    if not isinstance(template, str):
+        return UNMATCHED
+    concrete = str(scope.get("path", "")).split("/")
+    keep = len(concrete) - len(template.split("/")) + 1
+    return "/".join(concrete[:keep]) + template if keep > 0 else template
 
 
 def _state(scope: Scope) -> dict[str, Any]:
