@@ -14,6 +14,8 @@ import typer
 from rich.console import Console
 
 from api.cli_analytics import analytics_app
+from api.cli_keys import keys_app
+from api.cli_search import search
 from api.cli_skills import skills_app
 from api.settings import Settings
 from graph.errors import SheriffError
@@ -23,6 +25,8 @@ app = typer.Typer(no_args_is_help=True, help="Sheriff Claw: time-aware graph mem
 neo4j_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server (no Docker needed).")
 app.add_typer(neo4j_app, name="neo4j")
 app.add_typer(skills_app, name="skills")
+app.add_typer(keys_app, name="keys")
+app.command("search")(search)
 app.add_typer(analytics_app, name="analytics")
 err = Console(stderr=True)
 
