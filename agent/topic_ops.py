@@ -56,6 +56,9 @@ def search(
     """Ranked topic snippets; a window filters and boosts, and expands 1 hop over edges."""
     window = window_for(c, namespace, query, phrase, now)
     result = c.search.run(namespace, query, now, k, window, expand=window is not None)
+    full = {t.topic_id: t for t in c.topics.get(namespace, [h.topic.topic_id for h in result.hits])}
+    for hit in result.hits:  # search returns match fields only; snippets want facts and loops
+        hit.topic = full.get(hit.topic.topic_id, hit.topic)
     return {
         "time_window": window.as_dict() if window else None,
         "degraded": result.degraded,

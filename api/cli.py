@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from api.cli_agent import chat, demo
 from api.cli_analytics import analytics_app
 from api.cli_keys import keys_app
 from api.cli_search import search
@@ -24,6 +25,8 @@ from graph.server import LocalNeo4j
 app = typer.Typer(no_args_is_help=True, help="Sheriff Claw: time-aware graph memory for agents.")
 neo4j_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server (no Docker needed).")
 app.add_typer(neo4j_app, name="neo4j")
+app.command()(demo)
+app.command()(chat)
 app.add_typer(skills_app, name="skills")
 app.add_typer(keys_app, name="keys")
 app.command("search")(search)

@@ -152,7 +152,8 @@ class Container:
         if not self.settings.openai_api_key:
             raise AgentUnavailable(
                 "no OPENAI_API_KEY configured: the chat loop needs a Responses API endpoint "
-                "(OPENAI_BASE_URL may point at any compatible server)"
+                "(OPENAI_BASE_URL may point at any compatible server); `sheriff chat --offline` "
+                "runs the offline stand-in model"
             )
         return OpenAI(api_key=self.settings.openai_api_key, base_url=self.settings.openai_base_url)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from api.container import Container
+from graph.db import drop_namespace
 from retrieval.context import ContextRequest
 from sleepwake.replay import locomo_sessions
 
@@ -163,11 +164,7 @@ def score_questions(
 
 
 def _drop(container: Container, ns: str) -> None:
-    with container.driver.session(database=container.settings.neo4j_database) as session:
-        session.run(
-            "MATCH (n) WHERE n.namespace = $ns CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
-            ns=ns,
-        ).consume()
+    drop_namespace(container.driver, ns, container.settings.neo4j_database)
 
 
 def load_samples(path: Path, only: list[str] | None = None) -> list[dict[str, Any]]:

@@ -62,3 +62,12 @@ class Store:
             text, parameters_=params, database_=self._db, routing_="r" if read else "w"
         )
         return list(records)
+
+
+def drop_namespace(driver: Driver, namespace: str, database: str = "neo4j") -> None:
+    """Delete every node of ``namespace`` (demo and evaluation namespaces; the product itself
+    never hard-deletes memory). Batched, so it runs as an auto-commit transaction."""
+    from graph.cypher import query
+
+    with driver.session(database=database) as session:
+        session.run(query("delete_namespace"), namespace=namespace).consume()
