@@ -9,9 +9,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agent.policy import ModelPolicy
-from graph.strict_schema import tool_parameters
 from agent.tools import ToolContext, ToolNotFound, build_registry
 from graph.errors import ValidationFailed
+from graph.strict_schema import tool_parameters
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
