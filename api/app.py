@@ -33,20 +33,22 @@ Errors are `{"error": kind, "detail": what was wrong}`; see docs/api.md."""
 def create_app(
     container: Container | None = None, skills: NamespaceSkills | None = None
 ) -> FastAPI:
-    """Build the app; ``container`` (and the per-namespace ``skills``) are injectable for tests."""
+    """Build the app. A ``container`` passed in (tests, ``sheriff up``) stays the caller's to
+    close; one built here is closed when the app shuts down. ``skills`` is injectable too."""
     settings = container.settings if container is not None else Settings()
     metrics = Metrics()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        c = container or Container(settings)
+        c = container if container is not None else Container(settings)
         c.migrate()
         c.embedder.embed(["warm-up"])  # load the model before the first request
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
         app.state.skills = skills or NamespaceSkills(c)
         yield
-        c.close()
+        if container is None:
+            c.close()
 
     app = FastAPI(title="Sheriff Claw", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.metrics = metrics

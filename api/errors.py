@@ -92,11 +92,20 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
+    if isinstance(exc.__cause__, UnicodeDecodeError):  # FastAPI's 400 for undecodable bodies
+        return _not_utf8(exc.__cause__)
     kind = _HTTP_KINDS.get(exc.status_code, "HTTPError")
     headers = dict(exc.headers or {})
     if exc.status_code == 401:
         headers.update(AUTH_HEADERS)
     return JSONResponse(error_body(kind, str(exc.detail)), exc.status_code, headers=headers)
+
+
+def _not_utf8(cause: UnicodeDecodeError) -> JSONResponse:
+    """A body that is not UTF-8 is invalid JSON: 422 like any other JSON syntax error."""
+    message = f"the body is not valid UTF-8 JSON (byte {cause.start}: {cause.reason})"
+    field = {"field": "body", "message": message, "type": "json_invalid"}
+    return JSONResponse(error_body("ValidationFailed", f"body: {message}", fields=[field]), 422)
 
 
 async def _database_down(_: Request, exc: Exception) -> JSONResponse:

@@ -12,6 +12,7 @@ Pipeline outputs that are already API-shaped (``SleepSummary``, ``WakeResult``, 
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -29,6 +30,7 @@ from pydantic import (
 from graph.models import EdgeType, Fact, OpenLoop, TopicLinks, TopicStats, TopicTime, TypedNumber
 
 MIN_YEAR, MAX_YEAR = 1900, 2999
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 MAX_INT = 2**53  # ints beyond this cannot round-trip through JSON clients or Neo4j safely
 
 
@@ -37,6 +39,15 @@ def _utf8(value: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError("text must be valid Unicode (it holds a lone surrogate)") from exc
+    return value
+
+
+def _iso_only(value: Any) -> Any:
+    """Timestamps are ISO-8601 text: no Unix numbers, which pydantic would otherwise accept."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or _NUMBER.fullmatch(value.strip()):
+        raise ValueError("must be an ISO-8601 timestamp with a zone, e.g. 2026-03-02T09:00:00Z")
     return value
 
 
@@ -64,7 +75,7 @@ def _upper(value: Any) -> Any:
     return value.upper() if isinstance(value, str) else value
 
 
-Time = Annotated[AwareDatetime, AfterValidator(_in_range)]
+Time = Annotated[AwareDatetime, BeforeValidator(_iso_only), AfterValidator(_in_range)]
 Name = Annotated[
     str,
     StringConstraints(min_length=1, max_length=200, strip_whitespace=True),

@@ -27,8 +27,11 @@ def api_client(
     container = Container(settings.model_copy(update=overrides))
     container.embedder = embedder  # type: ignore[misc]  # replaces the cached property
     skills = NamespaceSkills(container, SkillSettings(workspace=workspace))
-    with TestClient(create_app(container, skills)) as client:
-        yield client
+    try:
+        with TestClient(create_app(container, skills)) as client:
+            yield client
+    finally:
+        container.close()
 
 
 def keys(client: TestClient) -> ApiKeys:

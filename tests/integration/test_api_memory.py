@@ -64,6 +64,8 @@ def test_sleep_compacts_and_writes_the_wake_packet(
     packet = client.get("/v1/wake-packet", headers=slept).json()
     assert packet["slept_at"] == "2026-03-02T11:00:00Z"
     assert packet["top_topic_ids"]
+    topic = client.get(f"/v1/topics/{packet['top_topic_ids'][0]}", headers=slept).json()
+    assert topic["facts"] and topic["events"][0]["source_message_ids"]
     remaining = client.get("/v1/messages", headers=slept).json()["messages"]
     assert len(remaining) == len(TURNS)  # messages are never deleted, only marked compacted
     assert all(m["compacted_at"] for m in remaining[:-2])
