@@ -161,6 +161,7 @@ def up(
     settings = _settings()
     server = _server(settings) if settings.uses_managed_server else None
     started = False
+    container = None
     try:
         if server is not None:
             with err.status("starting Neo4j..."):
@@ -174,6 +175,8 @@ def up(
     except SheriffError as exc:
         _fail(exc)
     finally:
+        if container is not None:
+            container.close()
         if server is not None and started and not keep_neo4j:
             server.stop()
 
