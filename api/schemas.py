@@ -208,17 +208,27 @@ class ContextCreate(_In):
 
 
 class ContextPublic(BaseModel):
-    context_text: str
-    items: list[dict[str, Any]]
-    skills: list[dict[str, Any]]
-    skill_routing: dict[str, Any]
-    request_class: str
-    triggers: list[str]
-    deep: bool
-    consult: dict[str, Any]
-    time_window: WindowPublic | None
-    degraded: bool
-    trace: list[dict[str, Any]] | None
+    """The memory context for one message, ready to put in front of the model."""
+
+    context_text: str = Field(description="the packed context, Markdown, within the budget")
+    items: list[dict[str, Any]] = Field(
+        description="what was packed: record_id, kind, layer (L0/L1/L2), title, reason_label, "
+        "reason_summary, durable_summary, provenance.source_ids (message or external ids), "
+        "freshness, score"
+    )
+    skills: list[dict[str, Any]] = Field(description="skill manifests routed to this message")
+    skill_routing: dict[str, Any] = Field(description="intent, mode, triggers and trace")
+    request_class: Literal["A", "B", "C"] = Field(
+        description="A explicit (always injected), B implicit (injected when confident), C none"
+    )
+    triggers: list[str] = Field(description="deep-retrieval triggers that fired (spec §5.2)")
+    deep: bool = Field(description="deep retrieval ran (K=20, graph expansion, time window)")
+    consult: dict[str, Any] = Field(description="confidence, band and its components")
+    time_window: WindowPublic | None = Field(description="the time phrase resolved, if any")
+    degraded: bool = Field(description="the embedder was unavailable: lexical results only")
+    trace: list[dict[str, Any]] | None = Field(
+        description="with trace=true: every candidate with score components and decision"
+    )
     used_tokens: int
     budget: int
     timings_ms: dict[str, float]

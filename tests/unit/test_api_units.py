@@ -198,3 +198,11 @@ def test_schemas_refuse_what_would_break_downstream() -> None:
                                                               "at": "2026-03-01T00:00:00Z"}]})  # fmt: skip
     assert _fields(bad.value) == {"numbers.0.value"}
     assert ContextCreate.model_validate({"message": "hi"}).budget == 1000
+
+
+@pytest.mark.parametrize("value", [0, 338872, "0.0", " 1700000000 ", "1e9"])
+def test_timestamps_must_be_iso_text_not_unix_numbers(value: object) -> None:
+    with pytest.raises(ValidationError, match="ISO-8601"):
+        ContextCreate.model_validate({"message": "hi", "now": value})
+    ok = ContextCreate.model_validate({"message": "hi", "now": "2026-03-02T09:00:00+01:00"})
+    assert ok.now == datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
