@@ -40,7 +40,7 @@ def _keys() -> Iterator[ApiKeys]:
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(1)
 
 
@@ -64,6 +64,7 @@ def create_key(
         f"created {record.key_id} for namespace {record.namespace!r}; store the key now, "
         "it is not shown again",
         highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -102,4 +103,9 @@ def revoke_key(
             record = keys.revoke(key_id)
     except SheriffError as exc:
         _fail(str(exc))
-    err.print(f"revoked {record.key_id} (namespace {record.namespace!r})", highlight=False)
+    err.print(
+        f"revoked {record.key_id} (namespace {record.namespace!r}); running servers refuse it "
+        "within their key cache TTL",
+        highlight=False,
+        soft_wrap=True,
+    )
