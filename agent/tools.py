@@ -32,6 +32,7 @@ from graph.strict_schema import tool_parameters
 
 if TYPE_CHECKING:
     from api.container import Container
+    from skills.tools import RepoTools
 
 log = logging.getLogger(__name__)
 
@@ -274,27 +275,31 @@ def _wake(c: Container, ctx: ToolContext, p: MemoryWake) -> dict[str, Any]:
 
 
 def _skills_search(c: Container, ctx: ToolContext, p: SkillsSearch) -> list[dict[str, Any]]:
-    return c.skills.search(p.query, p.k or 3)
+    return c.skills_for(ctx.namespace).search(p.query, p.k or 3)
 
 
 def _skills_run(c: Container, ctx: ToolContext, p: SkillsRun) -> dict[str, Any]:
-    return c.skills.run(p.skill_id, p.args, p.ctx_refs).model_dump(mode="json")
+    return c.skills_for(ctx.namespace).run(p.skill_id, p.args, p.ctx_refs).model_dump(mode="json")
 
 
 def _list_files(c: Container, ctx: ToolContext, p: RepoListFiles) -> list[str]:
-    return c.skills.host.repo.list_files(p.pattern or "**/*")
+    return _repo(c, ctx).list_files(p.pattern or "**/*")
 
 
 def _read_file(c: Container, ctx: ToolContext, p: RepoReadFile) -> dict[str, Any]:
-    return {"path": p.path, "content": c.skills.host.repo.read_file(p.path)}
+    return {"path": p.path, "content": _repo(c, ctx).read_file(p.path)}
 
 
 def _write_file(c: Container, ctx: ToolContext, p: RepoWriteFile) -> dict[str, Any]:
-    return c.skills.host.repo.write_file(p.path, p.content)
+    return _repo(c, ctx).write_file(p.path, p.content)
 
 
 def _run_tests(c: Container, ctx: ToolContext, p: RepoRunTests) -> dict[str, Any]:
-    return c.skills.host.repo.run_tests(p.command, p.preset)
+    return _repo(c, ctx).run_tests(p.command, p.preset)
+
+
+def _repo(c: Container, ctx: ToolContext) -> RepoTools:
+    return c.skills_for(ctx.namespace).host.repo
 
 
 def build_registry(deps: Container) -> ToolRegistry:

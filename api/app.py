@@ -45,7 +45,9 @@ def create_app(
         c.embedder.embed(["warm-up"])  # load the model before the first request
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
-        app.state.skills = skills or NamespaceSkills(c)
+        if skills is not None:
+            c.namespace_skills = skills  # the tools and the skills routes share it
+        app.state.skills = c.namespace_skills
         yield
         if container is None:
             c.close()

@@ -12,6 +12,7 @@ from agent.loop import AgentLoop, AgentUnavailable
 from agent.policy import ModelPolicy
 from agent.tools import ToolRegistry, build_registry
 from api.settings import Settings
+from api.skill_runs import NamespaceSkills
 from graph.clock import Clock, SystemClock
 from graph.db import connect
 from graph.events import EventStore
@@ -124,6 +125,15 @@ class Container:
         )
         service.sync()
         return service
+
+    @cached_property
+    def namespace_skills(self) -> NamespaceSkills:
+        """One skill service per namespace (its runs and topic searches stay in it)."""
+        return NamespaceSkills(self, self.skill_settings)
+
+    def skills_for(self, namespace: str) -> SkillService:
+        """The skill service whose skills, runs and topic tool are in ``namespace``."""
+        return self.namespace_skills.get(namespace)
 
     def route_skills(self, text: str, last_tool_output: str | None) -> dict[str, Any]:
         return self.skills.route(text, last_tool_output).to_dict()

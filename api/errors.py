@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from neo4j.exceptions import ServiceUnavailable, SessionExpired
 from starlette.exceptions import HTTPException
 
+from agent.loop import AgentUnavailable, LoopError
 from api.auth import AuthFailed
 from graph.errors import (
     AlreadyRunning,
@@ -28,6 +29,7 @@ from graph.errors import (
     ValidationFailed,
     VersionConflict,
 )
+from skills.errors import ToolFailed, ToolRefused, ToolUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,11 @@ STATUS: dict[type[SheriffError], int] = {
     AlreadyRunning: 409,
     Neo4jUnavailable: 503,
     EmbeddingUnavailable: 503,
+    AgentUnavailable: 503,
+    LoopError: 502,
+    ToolRefused: 403,
+    ToolFailed: 422,
+    ToolUnavailable: 503,
 }
 _HTTP_KINDS = {
     400: "BadRequest",

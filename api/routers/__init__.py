@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.routers import context, messages, skills, sleepwake, timeline, topics
+from api.routers import agent, context, messages, skills, sleepwake, timeline, topics
 
 V1_ROUTERS: list[APIRouter] = [
     messages.router,
@@ -14,4 +14,5 @@ V1_ROUTERS: list[APIRouter] = [
     timeline.router,
     sleepwake.router,
     skills.router,
+    agent.router,
 ]

@@ -8,10 +8,12 @@ from api.schemas import ErrorPublic
 
 _WHY = {
     401: "no API key, or an unknown or revoked one",
+    403: "a tool call the policy refuses (path outside the workspace, command not allowed)",
     404: "no such id in your namespace",
     409: "version conflict, or a sleep of this namespace is already running",
     413: "request body over the size limit",
     422: "invalid input: each bad field is named",
+    502: "the model (Responses API) failed",
     503: "Neo4j or the embedding model is unavailable",
 }
 

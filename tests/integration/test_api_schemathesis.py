@@ -22,6 +22,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from agent.fake_responses import FakeResponses
+from agent.offline_model import offline_model
 from api.app import create_app
 from api.container import Container
 from api.settings import Settings
@@ -58,11 +60,17 @@ OPERATIONS = [
 def app(
     settings: Settings, embedder: MiniLMEmbedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FastAPI]:
-    container = Container(settings)
-    container.embedder = embedder  # type: ignore[misc]
-    workspace = tmp_path_factory.mktemp("ws")  # generated skill runs may write files: not here
-    yield create_app(container, NamespaceSkills(container, SkillSettings(workspace=workspace)))
-    container.close()
+    with FakeResponses(script=offline_model) as fake:  # /v1/chat talks to a model over HTTP
+        container = Container(
+            settings.model_copy(
+                update={"openai_api_key": "sk-test", "openai_base_url": fake.base_url,
+                        "extractor": "deterministic"}
+            )
+        )  # fmt: skip
+        container.embedder = embedder  # type: ignore[misc]
+        workspace = tmp_path_factory.mktemp("ws")  # generated skill runs may write files here
+        yield create_app(container, NamespaceSkills(container, SkillSettings(workspace=workspace)))
+        container.close()
 
 
 @pytest.fixture(scope="module")
