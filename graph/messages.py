@@ -18,6 +18,15 @@ from graph.topics import MAX_FETCH, lucene_query
 
 
 @dataclass(frozen=True)
+class BufferStats:
+    """The buffer as the sleep policy sees it: size, token estimate, newest message time."""
+
+    messages: int
+    tokens: int
+    last_at: datetime | None
+
+
+@dataclass(frozen=True)
 class MessageHit:
     message: Message
     score: float
@@ -52,6 +61,15 @@ class MessageStore(Store):
     def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
         """Messages not yet compacted by a sleep, oldest first."""
         return self._read("buffer_messages", namespace=namespace, limit=limit)
+
+    def buffer_stats(self, namespace: str) -> BufferStats:
+        """Size, tokens and newest time of the buffer (one row, no message bodies)."""
+        rows = self._run(query("buffer_stats"), {"namespace": namespace}, read=True)
+        row = rows[0]
+        last_at = row["last_at"]
+        return BufferStats(
+            int(row["messages"]), int(row["tokens"]), last_at.to_native() if last_at else None
+        )
 
     def in_range(
         self,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, ensure_utc
 from graph.errors import ValidationFailed
-from graph.messages import MessageStore
+from graph.messages import BufferStats, MessageStore
 from graph.models import Message, describe_errors
 from sleepwake.policy import SleepPolicy, estimate_tokens
 from sleepwake.sleep import Sleeper, SleepSummary
@@ -84,15 +84,15 @@ class Conversation:
     ) -> AppendResult:
         written: list[Message] = []
         sleeps: list[SleepSummary] = []
-        buffer = self.messages.buffer(namespace) if auto_sleep else []
-        tokens = sum(m.token_estimate for m in buffer)
-        last_at = buffer[-1].at if buffer else _last_at(self.messages, namespace)
+        stats = self.messages.buffer_stats(namespace) if auto_sleep else BufferStats(0, 0, None)
+        tokens = stats.tokens
+        last_at = stats.last_at or _last_at(self.messages, namespace)
         pending: list[Message] = []
         for message in models:
             if auto_sleep and last_at and message.at - last_at >= self.policy.idle_gap:
                 written += self.messages.append(namespace, pending)
                 pending = []
-                if len(buffer) + len(written) > self.policy.tail_turns:
+                if stats.messages + len(written) > self.policy.tail_turns:
                     sleeps.append(self._sleep(namespace, last_at + self.policy.idle_gap, "idle"))
                     tokens = self._buffer_tokens(namespace)
             pending.append(message)
@@ -109,10 +109,10 @@ class Conversation:
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
         """Periodic maintenance: if the conversation has been idle for ``idle_gap`` and the
         buffer holds more than the tail, sleep as of last message + idle_gap."""
-        buffer = self.messages.buffer(namespace)
-        if len(buffer) <= self.policy.tail_turns or not buffer:
+        stats = self.messages.buffer_stats(namespace)
+        if stats.messages <= self.policy.tail_turns or stats.last_at is None:
             return None
-        last_at = buffer[-1].at
+        last_at = stats.last_at
         if ensure_utc(now) - last_at < self.policy.idle_gap:
             return None
         return self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
@@ -121,7 +121,7 @@ class Conversation:
         return self.sleeper.sleep(namespace, now, reason)  # type: ignore[arg-type]
 
     def _buffer_tokens(self, namespace: str) -> int:
-        return sum(m.token_estimate for m in self.messages.buffer(namespace))
+        return self.messages.buffer_stats(namespace).tokens
 
 
 def parse_jsonl(lines: Iterable[str]) -> list[IncomingMessage]:

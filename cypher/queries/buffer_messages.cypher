@@ -1,5 +1,7 @@
 // The buffer: messages not yet compacted by a sleep, oldest first.
+// (`seq IS NOT NULL` lets the planner seek the (namespace, seq) index instead of scanning every
+// Message of every namespace.)
 // params: $namespace, $limit: int   returns: m (map)
 MATCH (m:Message {namespace: $namespace})
-WHERE m.compacted_at IS NULL
+WHERE m.seq IS NOT NULL AND m.compacted_at IS NULL
 RETURN m {.*} AS m ORDER BY m.seq LIMIT $limit
