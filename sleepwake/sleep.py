@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel
 
 from graph.clock import Clock, SystemClock, ensure_utc
@@ -48,7 +49,7 @@ from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.matching import MatchWeights, PoolTopic, alias_score, best_match, score
 from sleepwake.normalise import merge_candidate, new_topic, stable_id
 from sleepwake.policy import SleepPolicy, SleepReason, select_slice
-from sleepwake.subjects import SubjectHint, compute_subjects, cosine
+from sleepwake.subjects import SubjectHint, compute_subjects
 
 log = logging.getLogger(__name__)
 
@@ -225,14 +226,15 @@ class Sleeper:
             hits.setdefault(hit.idx, []).append(hit)
         self._fault("match")
         pool: dict[str, PoolTopic] = {}  # every topic considered, as matching sees it now
-        created: dict[str, list[float]] = {}  # topics this sleep creates, with their vectors
+        created: dict[str, int] = {}  # topics this sleep creates -> the candidate that made it
+        sims = _similarities(vectors)  # candidate x candidate cosines, one matrix product
         targets: list[tuple[str, bool]] = []  # per candidate: (topic id, is new)
         keys_of: dict[str, set[str]] = {}
-        for i, (cand, vector) in enumerate(zip(candidates, vectors, strict=True)):
+        for i, cand in enumerate(candidates):
             options = {h.fields.topic_id: h.cosine for h in hits.get(i, [])}
             for h in hits.get(i, []):
                 pool.setdefault(h.fields.topic_id, _pool_from_fields(h.fields))
-            options.update({tid: cosine(vector, vec) for tid, vec in created.items()})
+            options.update({tid: float(sims[i, j]) for tid, j in created.items()})
             best = best_match(
                 [
                     score(cand, pool[tid], cos, self.weights)
@@ -244,7 +246,7 @@ class Sleeper:
             )
             if best is None:
                 tid = stable_id(namespace, slice_id, cand.key)
-                created[tid] = vector
+                created[tid] = i
                 pool[tid] = _pool_from_candidate(tid, cand)
                 targets.append((tid, True))
             else:
@@ -405,6 +407,14 @@ def _embed_unique(embedder: Embedder, texts: list[str]) -> list[list[float]]:
     unique = list(dict.fromkeys(texts))
     by_text = dict(zip(unique, embedder.embed(unique), strict=True))
     return [by_text[t] for t in texts]
+
+
+def _similarities(vectors: list[list[float]]) -> np.ndarray:
+    """Cosine of every pair of (unit-length) candidate vectors."""
+    if not vectors:
+        return np.zeros((0, 0))
+    matrix = np.asarray(vectors, dtype=np.float64)
+    return matrix @ matrix.T
 
 
 def _pool(topic: Topic) -> PoolTopic:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 
 from sleepwake.candidates import Candidate
 
@@ -60,9 +61,12 @@ def compute_subjects(
 
 def _similarity_edges(graph: nx.Graph, keys: list[str], vectors: dict[str, list[float]]) -> None:
     usable = [k for k in keys if k in vectors][:400]  # bound the quadratic pass
-    for i, a in enumerate(usable):
-        for b in usable[i + 1 :]:
-            sim = cosine(vectors[a], vectors[b])
-            if sim >= SIMILARITY_EDGE:
-                weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
-                graph.add_edge(a, b, weight=weight + sim)
+    if len(usable) < 2:
+        return
+    matrix = np.asarray([vectors[k] for k in usable], dtype=np.float64)
+    sims = matrix @ matrix.T  # one matrix product instead of n^2 Python dot products
+    rows, cols = np.nonzero(np.triu(sims >= SIMILARITY_EDGE, k=1))
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        a, b = usable[i], usable[j]
+        weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
+        graph.add_edge(a, b, weight=weight + float(sims[i, j]))
