@@ -17,7 +17,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graph.clock import ensure_utc
-from graph.cypher import query, query_for_edge
+from graph.cypher import query
 from graph.db import Store
 from graph.errors import AlreadyRunning, VersionConflict
 from graph.mapping import (
@@ -27,7 +27,7 @@ from graph.mapping import (
     wake_packet_from_props,
     wake_packet_props,
 )
-from graph.models import EdgeType, Subject, Topic, TopicEvent, WakePacket, edge_type
+from graph.models import Subject, Topic, TopicEvent, WakePacket, edge_type
 from graph.topics import LinkRequest, check_vector, phrase_query
 
 EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
@@ -193,8 +193,11 @@ class SleepStore(Store):
 
     def commit(self, plan: SleepCommit) -> None:
         """Write the whole sleep in one transaction (all or nothing)."""
+        started = time.perf_counter()
         with self._driver.session(database=self._db) as session:
             session.execute_write(_commit_tx, plan)
+        total = (time.perf_counter() - started) * 1000
+        plan.timings["tx_commit"] = max(0.0, total - sum(plan.timings.values()))
 
 
 def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
@@ -240,6 +243,7 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
             props=wake_packet_props(plan.wake_packet),
             topic_ids=plan.wake_packet.top_topic_ids,
         ).consume()
+        lap("wake_packet")
     if plan.decay is not None:
         tx.run(query("decay_topics"), namespace=ns, now=now, **plan.decay.__dict__).consume()
         lap("decay")
@@ -250,6 +254,7 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
             message_ids=plan.compacted_message_ids,
             now=now,
         ).consume()
+        lap("trim")
 
 
 def _update_many(tx: ManagedTransaction, ns: str, writes: list[TopicWrite], now: datetime) -> None:
@@ -273,13 +278,19 @@ def _update_many(tx: ManagedTransaction, ns: str, writes: list[TopicWrite], now:
 
 
 def _links(tx: ManagedTransaction, ns: str, links: list[LinkRequest], now: datetime) -> None:
-    by_type: dict[EdgeType, list[dict[str, Any]]] = {}
-    for link in links:
-        by_type.setdefault(edge_type(link.type), []).append(
-            {"from_id": link.from_id, "to_id": link.to_id, "delta": link.delta}
-        )
-    for etype, rows in by_type.items():
-        tx.run(query_for_edge("link_topics", etype), namespace=ns, rows=rows, now=now).consume()
+    """Every edge update of the sleep in one statement (the type rides in each row)."""
+    if not links:
+        return
+    rows = [
+        {
+            "from_id": link.from_id,
+            "to_id": link.to_id,
+            "type": edge_type(link.type).value,
+            "delta": link.delta,
+        }
+        for link in links
+    ]
+    tx.run(query("merge_sleep_links"), namespace=ns, rows=rows, now=now).consume()
 
 
 def _vec(vector: Sequence[float] | None) -> list[float] | None:
