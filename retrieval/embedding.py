@@ -11,8 +11,11 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
 
 from graph.errors import EmbeddingUnavailable, ValidationFailed
 from graph.models import EMBEDDING_DIMENSIONS
@@ -40,17 +43,55 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:16]
 
 
+class VectorCache:
+    """A bounded LRU of text -> vector (float32, ~1.5 KB each), thread-safe.
+
+    A sleep embeds each candidate's one-liner and, later, the semantic text of the topics it
+    changed, which is often the same sentence; retrieval embeds the same queries again and
+    again. float32 is what the model computes, so a cached vector equals a fresh one."""
+
+    def __init__(self, max_items: int = 8192) -> None:
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._max = max_items
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, text: str) -> list[float] | None:
+        with self._lock:
+            vector = self._items.get(text)
+            if vector is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(text)
+            self.hits += 1
+        values: list[float] = vector.astype(float).tolist()
+        return values
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        with self._lock:
+            self._items[text] = vector
+            self._items.move_to_end(text)
+            while len(self._items) > self._max:
+                self._items.popitem(last=False)
+
+
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 on CPU, loaded lazily once per process, thread-safe."""
+    """all-MiniLM-L6-v2 on CPU, loaded lazily once per process, thread-safe.
+
+    ``batch_size`` 16: the model pads every batch to its longest text, and the texts a sleep
+    embeds are short and of mixed length (sentence-transformers sorts them by length first), so
+    small batches waste less on padding; identical texts are embedded once (``VectorCache``)."""
 
     model_name = MINILM_NAME
     dimensions = EMBEDDING_DIMENSIONS
 
-    def __init__(self, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(self, batch_size: int = 16, device: str = "cpu", cache_size: int = 8192) -> None:
         self._batch_size = batch_size
         self._device = device
         self._model: Any = None
         self._lock = threading.Lock()
+        self.cache = VectorCache(cache_size)
 
     def load(self) -> None:
         with self._lock:
@@ -70,10 +111,13 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        self.load()
-        out: list[list[float]] = []
-        for start in range(0, len(texts), MAX_BATCH):
-            chunk = [t if t.strip() else "(empty)" for t in texts[start : start + MAX_BATCH]]
+        cleaned = [t if t.strip() else "(empty)" for t in texts]
+        found = {t: v for t in dict.fromkeys(cleaned) if (v := self.cache.get(t)) is not None}
+        missing = [t for t in dict.fromkeys(cleaned) if t not in found]
+        if missing:
+            self.load()
+        for start in range(0, len(missing), MAX_BATCH):
+            chunk = missing[start : start + MAX_BATCH]
             vectors = self._model.encode(
                 chunk,
                 batch_size=self._batch_size,
@@ -81,8 +125,10 @@ class MiniLMEmbedder:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
-            out.extend(v.astype(float).tolist() for v in vectors)
-        return out
+            for text, vector in zip(chunk, vectors, strict=True):
+                self.cache.put(text, vector)
+                found[text] = vector.astype(float).tolist()
+        return [list(found[t]) for t in cleaned]
 
 
 class OpenAIEmbedder:
