@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -18,11 +19,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, ensure_utc
-from graph.errors import ValidationFailed
+from graph.errors import AlreadyRunning, ValidationFailed
 from graph.messages import BufferStats, MessageStore
 from graph.models import Message, describe_errors
 from sleepwake.policy import SleepPolicy, estimate_tokens
 from sleepwake.sleep import Sleeper, SleepSummary
+
+log = logging.getLogger(__name__)
 
 
 class IncomingMessage(BaseModel):
@@ -93,7 +96,8 @@ class Conversation:
                 written += self.messages.append(namespace, pending)
                 pending = []
                 if stats.messages + len(written) > self.policy.tail_turns:
-                    sleeps.append(self._sleep(namespace, last_at + self.policy.idle_gap, "idle"))
+                    slept = self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
+                    sleeps += [slept] if slept else []
                     tokens = self._buffer_tokens(namespace)
             pending.append(message)
             tokens += message.token_estimate
@@ -101,14 +105,16 @@ class Conversation:
             if auto_sleep and tokens > self.policy.buffer_share * self.policy.context_budget_tokens:
                 written += self.messages.append(namespace, pending)
                 pending = []
-                sleeps.append(self._sleep(namespace, message.at, "budget"))
+                slept = self._sleep(namespace, message.at, "budget")
+                sleeps += [slept] if slept else []
                 tokens = self._buffer_tokens(namespace)
         written += self.messages.append(namespace, pending)
         return AppendResult(messages=written, sleeps=sleeps)
 
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
         """Periodic maintenance: if the conversation has been idle for ``idle_gap`` and the
-        buffer holds more than the tail, sleep as of last message + idle_gap."""
+        buffer holds more than the tail, sleep as of last message + idle_gap (``None`` when
+        there is nothing to do or another sleep is running)."""
         stats = self.messages.buffer_stats(namespace)
         if stats.messages <= self.policy.tail_turns or stats.last_at is None:
             return None
@@ -117,8 +123,14 @@ class Conversation:
             return None
         return self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
 
-    def _sleep(self, namespace: str, now: datetime, reason: str) -> SleepSummary:
-        return self.sleeper.sleep(namespace, now, reason)  # type: ignore[arg-type]
+    def _sleep(self, namespace: str, now: datetime, reason: str) -> SleepSummary | None:
+        """A policy sleep; ``None`` when another sleep of the namespace holds the lease (that
+        one is compacting the buffer, so the append goes on instead of failing half-way)."""
+        try:
+            return self.sleeper.sleep(namespace, now, reason)  # type: ignore[arg-type]
+        except AlreadyRunning:
+            log.info("policy sleep of %s skipped: another sleep is running", namespace)
+            return None
 
     def _buffer_tokens(self, namespace: str) -> int:
         return self.messages.buffer_stats(namespace).tokens

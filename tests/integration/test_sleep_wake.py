@@ -285,6 +285,24 @@ def test_two_concurrent_sleeps_one_runs_one_is_refused(
     second.sleeper.sleep(namespace, DAY1 + timedelta(hours=2))  # the lease was released
 
 
+def test_a_policy_sleep_during_another_sleep_is_skipped_and_nothing_is_lost(
+    memory: Memory,
+) -> None:
+    wall = datetime.now(UTC)
+    memory.store.acquire_lease(
+        memory.namespace, "another-worker", wall, wall + timedelta(minutes=5)
+    )
+    words = "The lake house booking needs the deposit, the keys and the cleaning slot. "
+    items = [
+        IncomingMessage(role="user", content=words * 40, at=DAY1 + timedelta(minutes=i))
+        for i in range(8)
+    ]
+    result = memory.conversation.append(memory.namespace, items)  # over budget: a policy sleep
+    assert result.sleeps == []
+    assert len(result.messages) == 8
+    assert len(memory.messages.buffer(memory.namespace)) == 8
+
+
 class Boom(RuntimeError):
     pass
 
