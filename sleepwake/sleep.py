@@ -157,10 +157,7 @@ class Sleeper:
         plan = SleepCommit(
             namespace=namespace,
             now=now,
-            topics=[
-                TopicWrite(t, self._vector_to_write(work, tid), work.versions[tid])
-                for tid, t in work.topics.items()
-            ],
+            topics=self._topic_writes(work),
             events=[(e, v) for e, v in work.events],
             links=links,
             subjects=self._subjects(namespace, now, subjects, work),
@@ -287,16 +284,29 @@ class Sleeper:
         ]
         return work
 
-    def _vector_to_write(self, work: _Work, topic_id: str) -> list[float] | None:
-        """New topics get their vector; an existing one only if its semantic text changed."""
-        topic = work.topics[topic_id]
-        semantic = topic.semantic_text()
-        if work.versions[topic_id] is None:
-            return work.vectors[topic_id]
-        if topic.embedding is not None and topic.embedding.hash == text_hash(semantic):
-            return None
-        topic.embedding = EmbeddingMeta(model=self.embedder.model_name, hash=text_hash(semantic))
-        return self.embedder.embed([semantic])[0]
+    def _topic_writes(self, work: _Work) -> list[TopicWrite]:
+        """New topics carry their vector; an existing one a new vector only if its semantic
+        text changed (those texts are embedded together, in one call)."""
+        stale: dict[str, str] = {}
+        for tid, topic in work.topics.items():
+            if work.versions[tid] is None:
+                continue
+            semantic = topic.semantic_text()
+            if topic.embedding is not None and topic.embedding.hash == text_hash(semantic):
+                continue
+            topic.embedding = EmbeddingMeta(
+                model=self.embedder.model_name, hash=text_hash(semantic)
+            )
+            stale[tid] = semantic
+        fresh = dict(zip(stale, self.embedder.embed(list(stale.values())), strict=True))
+        return [
+            TopicWrite(
+                topic,
+                work.vectors[tid] if work.versions[tid] is None else fresh.get(tid),
+                work.versions[tid],
+            )
+            for tid, topic in work.topics.items()
+        ]
 
     # -- step 6: edges --------------------------------------------------------------------------
     def _edges(
