@@ -219,8 +219,7 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
         _update_many(tx, ns, updates, now)
         lap("update_topics")
     if plan.events:
-        rows = [{"props": e.model_dump(), "embedding": _vec(v)} for e, v in plan.events]
-        tx.run(query("create_events"), namespace=ns, rows=rows).consume()
+        tx.run(query("create_events"), namespace=ns, rows=_event_rows(plan, creates)).consume()
         lap("events")
         mentions = [
             {"topic_id": e.topic_id, "message_ids": e.source_message_ids} for e, _ in plan.events
@@ -255,6 +254,24 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
             now=now,
         ).consume()
         lap("trim")
+
+
+def _event_rows(plan: SleepCommit, creates: list[TopicWrite]) -> list[dict[str, Any]]:
+    """An event of a topic created in this commit carries the topic's own vector: it is not
+    sent twice, the statement copies it from the topic (``topic_vector``)."""
+    created = {w.topic.topic_id: w.vector for w in creates if w.vector is not None}
+    rows = []
+    for event, vector in plan.events:
+        own = created.get(event.topic_id)
+        same = vector is not None and own is not None and list(own) == list(vector)
+        rows.append(
+            {
+                "props": event.model_dump(),
+                "embedding": None if same else _vec(vector),
+                "topic_vector": same,
+            }
+        )
+    return rows
 
 
 def _update_many(tx: ManagedTransaction, ns: str, writes: list[TopicWrite], now: datetime) -> None:

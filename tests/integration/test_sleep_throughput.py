@@ -1,7 +1,8 @@
 """The sleep's faster paths against real Neo4j and the real model: the exact match scan still
 returns the exact nearest topics, one statement writes every edge type (and strengthens them on
-the next sleep), the policy's buffer figures equal the buffer, and the embedding cache returns
-what the model computes."""
+the next sleep), an event of a new topic gets the topic's vector without sending it twice, the
+policy's buffer figures equal the buffer, and the embedding cache returns what the model
+computes."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ import numpy as np
 from neo4j import Driver
 
 from graph.messages import MessageStore
-from graph.models import EdgeType, Message
-from graph.sleep import SleepCommit, SleepStore
+from graph.models import EdgeType, Message, TopicEvent
+from graph.sleep import SleepCommit, SleepStore, TopicWrite, _event_rows
 from graph.topics import LinkRequest, TopicStore
 from retrieval.embedding import MiniLMEmbedder
 from tests.conftest import T0
@@ -92,3 +93,31 @@ def test_cached_vectors_equal_what_the_model_computes(embedder: MiniLMEmbedder) 
     assert again == list(reversed(first))
     raw = embedder._model.encode(texts[:2], normalize_embeddings=True, convert_to_numpy=True)
     assert np.allclose(np.asarray(first[:2]), raw, atol=1e-6)
+
+
+def test_an_event_of_a_created_topic_gets_the_topic_vector_without_resending_it(
+    driver: Driver, embedder: MiniLMEmbedder, namespace: str
+) -> None:
+    new, old = (make_topic(namespace, f"topic {i}", f"line {i}") for i in range(2))
+    TopicStore(driver).create([old], None, T0)
+    v_new, v_event = embedder.embed(["a new topic", "an update of an old topic"])
+    events = [
+        TopicEvent(namespace=namespace, topic_id=t.topic_id, at=T0, delta_summary="x")
+        for t in (new, old)
+    ]
+    plan = SleepCommit(
+        namespace=namespace,
+        now=T0,
+        topics=[TopicWrite(new, v_new, None)],
+        events=[(events[0], list(v_new)), (events[1], v_event)],
+    )
+    rows = _event_rows(plan, plan.topics)
+    assert [r["topic_vector"] for r in rows] == [True, False]
+    assert rows[0]["embedding"] is None and rows[1]["embedding"] is not None
+    SleepStore(driver).commit(plan)
+    records, _, _ = driver.execute_query(
+        "MATCH (e:TopicEvent {namespace: $ns}) RETURN e.topic_id AS t, e.embedding AS v",
+        ns=namespace,
+    )
+    stored = {r["t"]: r["v"] for r in records}
+    assert np.allclose(stored[new.topic_id], v_new) and np.allclose(stored[old.topic_id], v_event)
