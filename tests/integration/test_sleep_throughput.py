@@ -102,7 +102,13 @@ def test_an_event_of_a_created_topic_gets_the_topic_vector_without_resending_it(
     TopicStore(driver).create([old], None, T0)
     v_new, v_event = embedder.embed(["a new topic", "an update of an old topic"])
     events = [
-        TopicEvent(namespace=namespace, topic_id=t.topic_id, at=T0, delta_summary="x")
+        TopicEvent(
+            namespace=namespace,
+            topic_id=t.topic_id,
+            at=T0,
+            delta_summary="x",
+            source_message_ids=[],
+        )
         for t in (new, old)
     ]
     plan = SleepCommit(
