@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from api.cli_agent import chat, demo
 from api.cli_analytics import analytics_app
@@ -213,19 +214,39 @@ def ingest(
     from sleepwake.conversation import parse_jsonl
 
     container = _container()
+    appended, sleeps = 0, []
     try:
         with file.open(encoding="utf-8") as fh:
             items = parse_jsonl(fh)
-        result = container.conversation.append(namespace, items, auto_sleep=not no_sleep)
+        container.conversation.validate(namespace, items)  # the whole file, before any write
+        with _progress() as bar:
+            task = bar.add_task("ingesting", total=len(items))
+            for start in range(0, len(items), INGEST_BATCH):
+                part = items[start : start + INGEST_BATCH]
+                result = container.conversation.append(namespace, part, auto_sleep=not no_sleep)
+                appended += len(result.messages)
+                sleeps += [s.model_dump(mode="json") for s in result.sleeps]
+                bar.update(task, advance=len(part), description=f"ingesting ({len(sleeps)} sleeps)")
     except SheriffError as exc:
         _fail(exc)
     finally:
         container.close()
-    summary = {
-        "appended": len(result.messages),
-        "sleeps": [s.model_dump(mode="json") for s in result.sleeps],
-    }
-    typer.echo(json.dumps(summary, indent=2))
+    typer.echo(json.dumps({"appended": appended, "sleeps": sleeps}, indent=2))
+
+
+INGEST_BATCH = 100
+
+
+def _progress() -> Progress:
+    """A progress bar on stderr (stdout stays machine-readable); gone when done."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
 
 
 @app.command()
@@ -299,9 +320,15 @@ def eval_locomo(
     try:
         container.migrate()
         samples = load_samples(data, sample)
-        with ExitStack() as stack:
+        with ExitStack() as stack, _progress() as bar:
             outs = {b: stack.enter_context(p.open("w", encoding="utf-8")) for b, p in paths.items()}
-            reports = evaluate(container, samples, outs, keep, err.print)
+            task = bar.add_task("conversations", total=len(samples))
+
+            def done(line: str) -> None:
+                bar.console.print(line)
+                bar.advance(task)
+
+            reports = evaluate(container, samples, outs, keep, done)
     except SheriffError as exc:
         _fail(exc)
     finally:

@@ -73,13 +73,19 @@ class Conversation:
         except ValidationError as exc:
             raise ValidationFailed(describe_errors("message", exc)) from exc
 
+    def validate(self, namespace: str, items: Sequence[IncomingMessage]) -> list[Message]:
+        """Every message as a stored-message model, in time order, or ``ValidationFailed``
+        naming the first bad one (no I/O): callers appending in parts check the whole first."""
+        models = [self.to_message(namespace, item) for item in items]
+        _check_order(models)
+        return models
+
     def append(
         self, namespace: str, items: Sequence[IncomingMessage], auto_sleep: bool = True
     ) -> AppendResult:
         """Validate every message first (nothing is written if one is bad), then append them
         in order, running the sleep policy between them."""
-        models = [self.to_message(namespace, item) for item in items]
-        _check_order(models)
+        models = self.validate(namespace, items)
         return self._append_with_policy(namespace, models, auto_sleep)
 
     def _append_with_policy(

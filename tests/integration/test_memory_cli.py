@@ -283,3 +283,23 @@ def test_a_now_that_is_not_a_timestamp_is_refused(env: dict[str, str], namespace
     done = sheriff(env, "sleep", "--namespace", namespace, "--now", "tomorrow morning")
     assert done.returncode != 0
     assert "not an ISO-8601 timestamp" in " ".join(done.stderr.split())
+
+
+def test_a_bad_message_late_in_a_long_file_leaves_nothing_written(
+    env: dict[str, str], namespace: str, driver: Driver, tmp_path: Path
+) -> None:
+    """The file is appended in parts (for the progress bar); all of it is checked first."""
+    lines = [
+        json.dumps({"role": "user", "content": f"note {i}",
+                    "at": (DAY1 + timedelta(minutes=i)).isoformat()})
+        for i in range(250)
+    ]  # fmt: skip
+    lines[230] = json.dumps(
+        {"role": "user", "content": "x" * 100_001, "at": (DAY1 + timedelta(hours=9)).isoformat()}
+    )
+    done = sheriff(
+        env, "ingest", str(jsonl(tmp_path / "long.jsonl", lines)), "--namespace", namespace,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "content" in " ".join(done.stderr.split())
+    assert stored(driver, namespace) == []
