@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import openai
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agent.policy import ModelPolicy
 from agent.tools import ToolContext, ToolRegistry
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from api.container import Container
 
 log = logging.getLogger(__name__)
+
+MAX_STORED_ARG = 200
 
 SYSTEM_PROMPT = """\
 You are Sheriff Claw, a long-running assistant with a durable, time-aware memory.
@@ -66,6 +68,16 @@ class ToolCallRecord(BaseModel):
     ok: bool
     duration_ms: float
     error: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+    def stored(self) -> dict[str, Any]:
+        """What the assistant message keeps: the call without long argument values (a later
+        sleep reads ``arguments.skill_id`` of ``skills_run`` for the wake packet's skills)."""
+        brief = {
+            k: v for k, v in self.arguments.items()
+            if isinstance(v, str | int | float | bool) and len(str(v)) <= MAX_STORED_ARG
+        }  # fmt: skip
+        return {**self.model_dump(), "arguments": brief}
 
 
 class ChatResult(BaseModel):
@@ -122,7 +134,7 @@ class AgentLoop:
         answer = self.c.conversation.append(
             namespace,
             [IncomingMessage(role="assistant", content=reply or "(no answer)", at=now,
-                             tool_calls=[c.model_dump() for c in calls])],
+                             tool_calls=[c.stored() for c in calls])],
         )  # fmt: skip
         return ChatResult(
             reply=reply,
@@ -156,7 +168,8 @@ class AgentLoop:
                 )  # fmt: skip
                 calls.append(
                     ToolCallRecord(call_id=fc.call_id, name=fc.name, args_hash=call.args_hash,
-                                   ok=call.ok, duration_ms=call.duration_ms, error=call.error)
+                                   ok=call.ok, duration_ms=call.duration_ms, error=call.error,
+                                   arguments=_arguments(fc.arguments))
                 )  # fmt: skip
         log.warning("chat stopped at the step limit (%d)", self.max_steps)
         return "", "step_limit", self.max_steps, model, calls
@@ -196,6 +209,14 @@ class AgentLoop:
             (time.perf_counter() - started) * 1000,
         )
         return response, model
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _user(text: str) -> dict[str, Any]:

@@ -132,6 +132,11 @@ def test_chat_calls_tools_feeds_outputs_back_and_ends_with_the_answer(
     assert [m.role for m in stored] == ["user", "assistant"]
     assert stored[1].content == result.reply
     assert [c["name"] for c in stored[1].tool_calls] == ["topics_search", "skills_run"]
+    assert stored[1].tool_calls[1]["arguments"] == {"skill_id": "debug"}  # args kept brief
+    # a later sleep puts the skill that ran into the wake packet
+    container.sleeper.sleep(namespace, NOW + timedelta(hours=1), "explicit")
+    packet = container.sleep_store.wake_packets(namespace, limit=1)[0]
+    assert "skill:debug" in packet.recent_skill_refs
 
 
 def test_a_tool_error_goes_back_to_the_model_which_recovers(
