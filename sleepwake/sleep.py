@@ -298,7 +298,8 @@ class Sleeper:
                 model=self.embedder.model_name, hash=text_hash(semantic)
             )
             stale[tid] = semantic
-        fresh = dict(zip(stale, self.embedder.embed(list(stale.values())), strict=True))
+        vectors = self.embedder.embed(list(stale.values())) if stale else []
+        fresh = dict(zip(stale, vectors, strict=True))
         return [
             TopicWrite(
                 topic,
