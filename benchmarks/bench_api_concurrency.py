@@ -1,0 +1,754 @@
+"""API under load: concurrent ``POST /v1/context`` against a 10k-topic memory over real HTTP.
+
+    .venv/bin/python benchmarks/bench_api_concurrency.py                  # 20 clients x 500, 10k topics
+    .venv/bin/python benchmarks/bench_api_concurrency.py --quick          # smoke run: 1k topics, 4 x 25
+    .venv/bin/python benchmarks/bench_api_concurrency.py --reseed         # rebuild the data first
+
+Acceptance point: 20 concurrent clients x 500 context requests against 10k topics, no errors,
+p50/p95 and throughput printed. An error is any non-200 answer or any client-side exception;
+they are counted by status and the first few bodies are printed.
+
+The server is the real one, as ``sheriff up`` runs it but without starting another Neo4j:
+``python -m uvicorn api.app:create_app --factory`` in a subprocess on a free 127.0.0.1 port, one
+worker, the real ``Container`` (the managed Neo4j or NEO4J_URI, the real all-MiniLM-L6-v2
+embedder, loaded by the app's lifespan before ``/health`` answers). The endpoint is a sync
+``def``, so FastAPI runs it (and its sync dependencies) in anyio's threadpool (40 tokens by
+default); each request uses one driver connection from its thread plus the topic search's
+shared 4-thread pool for the vector and full-text queries, well inside the driver's pool of 50.
+
+--workers N runs N uvicorn worker processes (``sheriff up`` runs one); their CPU and memory
+are summed over the process tree. Environment variables reach the server (e.g.
+OMP_NUM_THREADS=1 to give torch one intra-op thread per call).
+
+Phases, one process, same server, same data: 20 warm-up requests (not measured); a baseline of
+1 client x N sequential requests; then C clients (threads, one keep-alive ``httpx.Client``
+each, released together by a barrier) x R requests. Every request carries ``now`` = the data's
+fixed clock (2026-03-02 12:00 UTC) so "last week" resolves into the seeded data on any day, and
+a ``session_id`` per client (the suppression cache is per session, as for a real agent).
+Printed per phase: latency p50/p95/p99/max (client side, HTTP included), the server's own build
+time (``timings_ms.total`` of the answer), throughput, errors by status, the share of requests
+that ran deep retrieval, per message kind; then the concurrent/baseline p50 and p95 ratios and
+CPU seconds per process during each phase (server, Neo4j, this client, everything else on the
+machine, from /proc) so noise from other work on a shared machine is visible.
+
+Message mix (seeded RNG): plain questions about the seeded subjects (35%), questions with time
+phrases ("last week", "yesterday", "two weeks ago", "in February", ...; 30%: these fire the
+relative-time trigger and run deep retrieval with a window), statements naming people and
+topic aliases (25%: reintroduced-entity trigger), and small talk ("thanks!", 10%: class none).
+Most non-small-talk messages end with a specific ("ticket #4821", "I owe Sam 120 euros") so
+that, as with a real agent, nearly every message is new to the server (its embedder keeps an
+LRU of text -> vector; repeats across requests would flatter the figures). The number of
+distinct messages is printed.
+
+Data: namespace ``bench-api-10k`` (``bench-api-<N>`` for other sizes), reused when it holds
+exactly the expected topics, messages and mention links, rebuilt with --reseed (or when the
+counts disagree). Topics come from the retrieval benchmark's generator
+(``bench_retrieval.sentence_pool`` / ``make_topic``: 25 subjects x 10 verbs x 16 objects, first
+and last seen spread over 120 days) and each gets the real MiniLM vector of its own one-liner.
+The conversation is what a sleep would have left behind: per topic a user message stating the
+one-liner, an assistant acknowledgement and a user follow-up at the topic's last_seen (3 N
+messages in time order), each topic ``MENTIONED_IN`` its three messages, facts citing them,
+~3 RELATES_TO edges per topic and a TopicEvent for ~10% of them, so light retrieval's message
+evidence and deep retrieval's window, events and 1-hop expansion all have work to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+from bench_retrieval import (
+    FOLLOWUPS,
+    NOW,
+    OBJECTS,
+    POOL_SIZE,
+    QUESTIONS,
+    SUBJECTS,
+    make_topic,
+    percentile,
+    sentence_pool,
+)
+from neo4j import Driver
+
+from api.settings import Settings
+from graph.cypher import query
+from graph.db import connect
+from graph.events import EventStore
+from graph.keys import ApiKeyStore
+from graph.messages import MessageStore
+from graph.migrations import apply_migrations
+from graph.models import EdgeType, Fact, Message, Topic, TopicEvent, TopicTime
+from graph.server import LocalNeo4j
+from graph.topics import LinkRequest, TopicStore
+from retrieval.embedding import MiniLMEmbedder
+
+REPO = Path(__file__).resolve().parent.parent
+WARMUP = 20
+ERROR_BODIES = 5
+
+PEOPLE = ["Dana", "Sam", "Priya", "Jordan", "Alex", "Mel", "Grandma", "the accountant"]
+OPENERS = ["", "Quick update: ", "Heads up, ", "So, ", "Just so you know, ", "Ugh, "]
+ACKS = [
+    "Noted. I'll keep {alias} in mind.",
+    "Got it. Do you want a reminder about {object}?",
+    "Understood, {alias} is on the list now.",
+    "OK. Should I check back on {object} later this week?",
+    "Thanks for the update on {subject}.",
+]
+TIME_QUESTIONS = [
+    "what did we say about {subject} last week?",
+    "anything new on {alias} since yesterday?",
+    "what happened with {object} two weeks ago?",
+    "what did I decide about {subject} in February?",
+    "remind me what came up about {alias} last month",
+    "did {person} reply about {object} yesterday?",
+    "what was the plan for {subject} three days ago?",
+    "what did we discuss over the weekend about {alias}?",
+]
+ENTITY_STATEMENTS = [
+    "{person} just called about {alias}, {object} is still open.",
+    "{person} thinks {subject} can wait until after payday.",
+    "I'm meeting {person} tomorrow to go over {alias}.",
+    "{person} sent a message about {object} for {alias}.",
+    "Can you draft a note to {person} about {subject}?",
+]
+SMALL_TALK = ["thanks!", "ok", "great, thank you", "good morning", "cool", "nice"]
+# specifics that make most messages unique, as a real agent's are (so the server's text ->
+# vector cache only helps within a request); none is a time phrase, so the trigger mix holds
+DETAILS = [
+    " {person} needs it for ticket #{n}.",
+    " I owe {person} {n} euros for it.",
+    " Asking because {person} has quote {n} open.",
+    " Reference number {n}, if that helps.",
+]
+KINDS = ("question", "time", "entity", "smalltalk")
+KIND_WEIGHTS = (0.35, 0.30, 0.25, 0.10)
+
+
+# -- data ----------------------------------------------------------------------------------------
+@dataclass
+class Seed:
+    """Everything written for one namespace, generated before anything is written."""
+
+    topics: list[Topic] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    mentions: list[dict[str, Any]] = field(default_factory=list)
+    links: list[LinkRequest] = field(default_factory=list)
+    events: list[TopicEvent] = field(default_factory=list)
+
+
+def namespace_for(n: int) -> str:
+    return f"bench-api-{n // 1000}k" if n % 1000 == 0 else f"bench-api-{n}"
+
+
+def plan_topic(rng: random.Random, ns: str, pool: list[tuple[int, str, str]], seed: Seed) -> None:
+    """One topic with the three messages it came from, its mention links and maybe an event."""
+    p = rng.randrange(POOL_SIZE)
+    topic = make_topic(rng, ns, pool, p)
+    s, obj, _ = pool[p]
+    subject, aliases = SUBJECTS[s]
+    alias = rng.choice(aliases)
+    first = topic.time.first_seen_at
+    last = min(NOW, max(topic.time.last_seen_at, first + timedelta(minutes=1)))
+    opener = rng.choice(OPENERS)
+    stated = (
+        topic.one_liner
+        if not opener
+        else opener + topic.one_liner[:1].lower() + topic.one_liner[1:]
+    )
+    followup = f"About {alias}: {rng.choice(FOLLOWUPS)}"
+    ack = rng.choice(ACKS).format(alias=alias, object=obj, subject=subject)
+    said = Message(namespace=ns, role="user", content=stated, at=first)
+    acked = Message(namespace=ns, role="assistant", content=ack, at=first + timedelta(seconds=20))
+    later = Message(namespace=ns, role="user", content=followup, at=last)
+    facts = [
+        Fact(text=topic.one_liner, at=first, source_message_ids=[said.message_id]),
+        Fact(text=followup, at=last, source_message_ids=[later.message_id]),
+    ]
+    topic = topic.model_copy(
+        update={"facts": facts, "time": TopicTime(first_seen_at=first, last_seen_at=last)}
+    )
+    seed.topics.append(topic)
+    seed.messages += [said, acked, later]
+    seed.mentions.append(
+        {"topic_id": topic.topic_id, "message_ids": [m.message_id for m in (said, acked, later)]}
+    )
+    if rng.random() < 0.1:
+        seed.events.append(
+            TopicEvent(
+                namespace=ns,
+                topic_id=topic.topic_id,
+                at=last,
+                delta_summary=followup,
+                source_message_ids=[later.message_id],
+            )
+        )
+
+
+def plan(n: int, ns: str, edges: int) -> Seed:
+    rng = random.Random(2026)
+    pool = sentence_pool(rng)
+    seed = Seed()
+    for _ in range(n):
+        plan_topic(rng, ns, pool, seed)
+    ids = [t.topic_id for t in seed.topics]
+    for i in range(n):
+        for j in [j for j in rng.sample(range(n), edges + 1) if j != i][:edges]:
+            delta = round(rng.uniform(0.5, 3), 2)
+            seed.links.append(LinkRequest(ids[i], ids[j], EdgeType.RELATES_TO, delta=delta))
+    seed.messages.sort(key=lambda m: m.at)  # the conversation's seq follows time
+    return seed
+
+
+def counts(driver: Driver, database: str, ns: str) -> dict[str, int]:
+    records, _, _ = driver.execute_query(
+        "CALL { MATCH (t:Topic {namespace: $ns}) RETURN count(t) AS topics } "
+        "CALL { MATCH (m:Message {namespace: $ns}) RETURN count(m) AS messages } "
+        "CALL { MATCH (:Topic {namespace: $ns})-[r:MENTIONED_IN]->() RETURN count(r) AS mentions } "
+        "CALL { MATCH (:Topic {namespace: $ns})-[r:RELATES_TO]->() RETURN count(r) AS edges } "
+        "CALL { MATCH (e:TopicEvent {namespace: $ns}) RETURN count(e) AS events } "
+        "RETURN topics, messages, mentions, edges, events",
+        ns=ns,
+        database_=database,
+        routing_="r",
+    )
+    return {k: int(v) for k, v in dict(records[0]).items()}
+
+
+def complete(found: dict[str, int], n: int) -> bool:
+    """Events are written last, so a full count of everything before them plus some events
+    means an earlier seeding run finished."""
+    return (
+        found["topics"] == n
+        and found["messages"] == 3 * n
+        and found["mentions"] == 3 * n
+        and found["edges"] > 0
+        and found["events"] > 0
+    )
+
+
+def delete_namespace(driver: Driver, database: str, ns: str) -> None:
+    # CALL ... IN TRANSACTIONS needs an implicit (auto-commit) transaction
+    with driver.session(database=database) as session:
+        for label in ("TopicEvent", "Topic", "Message", "Conversation", "ApiKey"):
+            session.run(
+                f"MATCH (n:{label} {{namespace: $ns}}) "
+                "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS",
+                ns=ns,
+            ).consume()
+
+
+def seed_namespace(driver: Driver, database: str, ns: str, n: int, edges: int) -> None:
+    """Write the planned topics (real MiniLM vectors of their one-liners), the conversation,
+    mention links, edges and events, in that order."""
+    started = time.perf_counter()
+    seed = plan(n, ns, edges)
+    embedder = MiniLMEmbedder()
+    texts = sorted({t.semantic_text() for t in seed.topics})
+    by_text = dict(zip(texts, embedder.embed(texts), strict=True))
+    print(
+        f"  embedded {len(texts):,} distinct one-liners with {embedder.model_name} in "
+        f"{time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+    messages, topics, events = (
+        MessageStore(driver, database),
+        TopicStore(driver, database),
+        EventStore(driver, database),
+    )
+    for start in range(0, len(seed.messages), 2000):
+        messages.append(ns, seed.messages[start : start + 2000])
+    for start in range(0, n, 1000):
+        chunk = seed.topics[start : start + 1000]
+        topics.create(chunk, [by_text[t.semantic_text()] for t in chunk], NOW)
+    for start in range(0, n, 2000):
+        driver.execute_query(
+            query("link_topic_messages"),
+            namespace=ns,
+            rows=seed.mentions[start : start + 2000],
+            database_=database,
+        )
+    for start in range(0, len(seed.links), 5000):
+        topics.link(ns, seed.links[start : start + 5000], NOW)
+    for start in range(0, len(seed.events), 1000):
+        events.record(ns, seed.events[start : start + 1000])
+    driver.execute_query("CALL db.awaitIndexes(600)", database_=database)
+    print(f"  seeded in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def ensure_data(args: argparse.Namespace, driver: Driver, database: str, ns: str) -> None:
+    found = counts(driver, database, ns)
+    if not args.reseed and complete(found, args.topics):
+        print(f"data: namespace {ns} reused: " + ", ".join(f"{v:,} {k}" for k, v in found.items()))
+        return
+    why = "--reseed" if args.reseed else f"found {found}"
+    print(f"data: seeding namespace {ns} ({why})", flush=True)
+    delete_namespace(driver, database, ns)
+    seed_namespace(driver, database, ns, args.topics, args.edges)
+    found = counts(driver, database, ns)
+    print("data: " + ", ".join(f"{v:,} {k}" for k, v in found.items()))
+
+
+# -- requests ------------------------------------------------------------------------------------
+def request_texts(rng: random.Random, n: int) -> list[tuple[str, str]]:
+    """``n`` (kind, message) pairs in the realistic mix."""
+    out = []
+    for kind in rng.choices(KINDS, KIND_WEIGHTS, k=n):
+        subject, aliases = rng.choice(SUBJECTS)
+        fill = {
+            "subject": subject,
+            "alias": rng.choice(aliases),
+            "object": rng.choice(OBJECTS),
+            "person": rng.choice(PEOPLE),
+        }
+        if kind == "question":
+            text = rng.choice(QUESTIONS).format(**fill)
+        elif kind == "time":
+            text = rng.choice(TIME_QUESTIONS).format(**fill)
+        elif kind == "entity":
+            text = rng.choice(ENTITY_STATEMENTS).format(**fill)
+        else:
+            text = rng.choice(SMALL_TALK)
+        if kind != "smalltalk" and rng.random() < 0.8:
+            text += "" if text.endswith(("?", ".", "!")) else "."
+            text += rng.choice(DETAILS).format(person=rng.choice(PEOPLE), n=rng.randint(100, 9999))
+        out.append((kind, text[:1].upper() + text[1:]))
+    return out
+
+
+@dataclass
+class Outcome:
+    kind: str
+    ms: float
+    status: str  # "200", "503", ... or the exception's class name
+    deep: bool = False
+    server_ms: float | None = None
+    body: str = ""
+    steps: dict[str, float] = field(default_factory=dict)  # the answer's timings_ms
+
+
+def send(http: httpx.Client, kind: str, text: str, session: str) -> Outcome:
+    body = {"message": text, "now": NOW.isoformat(), "session_id": session, "budget": 1000}
+    started = time.perf_counter()
+    try:
+        response = http.post("/v1/context", json=body)
+        ms = (time.perf_counter() - started) * 1000
+        if response.status_code != 200:
+            return Outcome(kind, ms, str(response.status_code), body=response.text[:300])
+        data = response.json()
+        steps = {k: float(v) for k, v in data["timings_ms"].items()}
+        return Outcome(kind, ms, "200", bool(data["deep"]), steps["total"], steps=steps)
+    except Exception as exc:  # any failure is an error to count, never a crash of the run
+        ms = (time.perf_counter() - started) * 1000
+        return Outcome(kind, ms, type(exc).__name__, body=str(exc)[:300])
+
+
+# -- CPU accounting from /proc (Linux; None elsewhere) -------------------------------------------
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state is [0], ppid [1])."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (uvicorn's worker processes when --workers > 1)."""
+    children: dict[int, list[int]] = defaultdict(list)
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = _stat(int(entry.name))
+        if fields is not None:
+            children[int(fields[1])].append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo += children.get(current, [])
+    return out
+
+
+def process_cpu_s(pid: int | None, tree: bool = False) -> float | None:
+    """User + system CPU seconds of one process (all its threads), or of its whole tree."""
+    if pid is None:
+        return None
+    total, found = 0.0, False
+    for each in process_tree(pid) if tree else [pid]:
+        fields = _stat(each)
+        if fields is not None:
+            total += (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
+            found = True
+    return total if found else None
+
+
+def machine_busy_s() -> float | None:
+    try:
+        line = Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return None
+    ticks = [int(x) for x in line[1:9]]  # user nice system idle iowait irq softirq steal
+    return (sum(ticks) - ticks[3] - ticks[4]) / TICK
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and its descendants (every worker loads its own model)."""
+    total = 0.0
+    for each in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{each}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1]) / 1024
+        except OSError:
+            continue
+    return total
+
+
+@dataclass
+class CpuSample:
+    server: float | None
+    neo4j: float | None
+    client: float
+    machine: float | None
+
+    @staticmethod
+    def take(server_pid: int, neo4j_pid: int | None) -> CpuSample:
+        t = os.times()
+        return CpuSample(
+            process_cpu_s(server_pid, tree=True),
+            process_cpu_s(neo4j_pid),
+            t.user + t.system,
+            machine_busy_s(),
+        )
+
+
+def cpu_line(before: CpuSample, after: CpuSample, wall: float, requests: int) -> str:
+    """CPU seconds per process over the phase, as cores and (server, Neo4j) per request:
+    CPU time per request is steadier than wall time on a shared machine."""
+
+    def delta(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else b - a
+
+    parts = {
+        "server": delta(before.server, after.server),
+        "neo4j": delta(before.neo4j, after.neo4j),
+        "bench client": after.client - before.client,
+    }
+    machine = delta(before.machine, after.machine)
+    if machine is not None:
+        parts["everything else"] = machine - sum(v for v in parts.values() if v is not None)
+    per_request = ("server", "neo4j")
+    text = ", ".join(
+        f"{k} {v:.0f} s ({v / wall:.2f} cores"
+        + (f", {1000 * v / max(requests, 1):.0f} ms/request)" if k in per_request else ")")
+        for k, v in parts.items()
+        if v is not None
+    )
+    cores = os.cpu_count() or 1
+    if machine is not None:
+        text += f"; machine busy {100 * machine / (wall * cores):.0f}% of {cores} CPUs"
+    return text
+
+
+# -- the server ----------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class ApiServer:
+    """``uvicorn api.app:create_app --factory`` in a subprocess: the real app and container."""
+
+    def __init__(self, log: TextIO, log_path: Path, workers: int) -> None:
+        self.workers = workers
+        self.log_path = log_path
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 300.0) -> None:
+        cmd = [
+            sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory",
+            "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
+            "--log-level", "info", "--no-access-log",
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the API server exited with {self.proc.returncode}")
+            if self._started() >= self.workers and self._healthy():
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"the API server did not answer /health within {timeout_s:.0f} s")
+
+    def _started(self) -> int:
+        """Workers whose lifespan finished (migrations applied, model loaded)."""
+        self.log.flush()
+        return self.log_path.read_text().count("Application startup complete")
+
+    def _healthy(self) -> bool:
+        try:
+            return httpx.get(f"{self.url}/health", timeout=5).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+# -- phases --------------------------------------------------------------------------------------
+@dataclass
+class Phase:
+    name: str
+    clients: int
+    outcomes: list[Outcome]
+    wall_s: float
+    cpu: str
+
+    @property
+    def ok(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status == "200"]
+
+    @property
+    def errors(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.status != "200"]
+
+
+def run_phase(
+    name: str,
+    server: ApiServer,
+    key: str,
+    plans: Sequence[list[tuple[str, str]]],
+    neo4j_pid: int | None,
+) -> Phase:
+    """One client thread per plan, released together; each sends its plan's messages in turn."""
+    assert server.proc is not None
+    outcomes: list[Outcome] = []
+    barrier = threading.Barrier(len(plans) + 1)
+
+    def client(i: int, texts: list[tuple[str, str]]) -> None:
+        headers = {"Authorization": f"Bearer {key}"}
+        limits = httpx.Limits(max_connections=1)
+        with httpx.Client(base_url=server.url, headers=headers, timeout=120, limits=limits) as http:
+            barrier.wait()
+            for kind, text in texts:
+                outcomes.append(send(http, kind, text, f"{name}-{i}"))
+
+    threads = [
+        threading.Thread(target=client, args=(i, texts), daemon=True)
+        for i, texts in enumerate(plans)
+    ]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    before = CpuSample.take(server.proc.pid, neo4j_pid)
+    started = time.perf_counter()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    after = CpuSample.take(server.proc.pid, neo4j_pid)
+    cpu = cpu_line(before, after, wall, sum(len(texts) for texts in plans))
+    return Phase(name, len(plans), outcomes, wall, cpu)
+
+
+def p(values: Sequence[float], q: float) -> float:
+    return statistics.median(values) if q == 50 else percentile(values, q)
+
+
+def step_line(ok: list[Outcome]) -> str:
+    """p50 of the context builder's own steps: triggers (tail, sleep history, known names),
+    retrieve (topic search + message evidence) and the rest (candidates, packing, mark used,
+    skill routing, and the second, deep retrieval when the low-confidence trigger fires after
+    the light one)."""
+
+    def rest(o: Outcome) -> float:
+        return o.steps["total"] - o.steps.get("triggers", 0.0) - o.steps.get("retrieve", 0.0)
+
+    parts = {
+        "triggers": [o.steps.get("triggers", 0.0) for o in ok],
+        "retrieve": [o.steps.get("retrieve", 0.0) for o in ok],
+        "rest": [rest(o) for o in ok],
+    }
+    return "  ".join(f"{k} {p(v, 50):.1f} ms" for k, v in parts.items())
+
+
+def report(phase: Phase) -> None:
+    ok, errors = phase.ok, phase.errors
+    total = len(phase.outcomes)
+    print(
+        f"\n== {phase.name}: {phase.clients} client(s) x {total // phase.clients} requests "
+        f"= {total:,} in {phase.wall_s:.1f} s =="
+    )
+    if ok:
+        ms = [o.ms for o in ok]
+        server_ms = [o.server_ms for o in ok if o.server_ms is not None]
+        print(
+            f"  latency (client, HTTP incl.)  p50 {p(ms, 50):7.1f} ms  p95 {p(ms, 95):7.1f} ms  "
+            f"p99 {p(ms, 99):7.1f} ms  max {max(ms):7.1f} ms"
+        )
+        print(
+            f"  server build (timings_ms)     p50 {p(server_ms, 50):7.1f} ms  "
+            f"p95 {p(server_ms, 95):7.1f} ms"
+        )
+        print(f"  server steps p50              {step_line(ok)}")
+        print(f"  throughput                    {len(ok) / phase.wall_s:.1f} requests/s")
+        print(
+            f"  deep retrieval                {100 * sum(o.deep for o in ok) / len(ok):.0f}% of requests"
+        )
+    by_status = Counter(o.status for o in phase.outcomes)
+    print(f"  errors                        {len(errors)}  (by status: {dict(by_status)})")
+    for o in errors[:ERROR_BODIES]:
+        print(f"    {o.status} after {o.ms:.0f} ms on {o.kind!r}: {o.body}")
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for o in ok:
+        groups[o.kind].append(o)
+    for kind in KINDS:
+        g = groups.get(kind)
+        if g:
+            ms = [o.ms for o in g]
+            deep = 100 * sum(o.deep for o in g) / len(g)
+            print(
+                f"    {kind:10s} {len(g):6,}  deep {deep:4.0f}%  p50 {p(ms, 50):7.1f} ms  "
+                f"p95 {p(ms, 95):7.1f} ms"
+            )
+    print(f"  CPU during the phase: {phase.cpu}")
+
+
+# -- main ----------------------------------------------------------------------------------------
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--clients", type=int, help="concurrent clients (default 20; quick 4)")
+    parser.add_argument("--requests", type=int, help="requests per client (default 500; quick 25)")
+    parser.add_argument(
+        "--topics", type=int, help="topics in the namespace (default 10000; quick 1000)"
+    )
+    parser.add_argument(
+        "--baseline", type=int, help="sequential baseline requests (default 200; quick 20)"
+    )
+    parser.add_argument(
+        "--edges", type=int, default=3, help="RELATES_TO edges per topic when seeding"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=1, help="uvicorn worker processes (sheriff up runs 1)"
+    )
+    parser.add_argument("--reseed", action="store_true", help="delete and rebuild the namespace")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1k topics, 4 x 25")
+    args = parser.parse_args()
+    defaults = {"clients": 20, "requests": 500, "topics": 10_000, "baseline": 200}
+    quick = {"clients": 4, "requests": 25, "topics": 1_000, "baseline": 20}
+    for name, value in (quick if args.quick else defaults).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    settings = Settings()
+    database = settings.neo4j_database
+    driver = connect(*settings.connection())
+    neo4j_pid = (
+        LocalNeo4j(settings.server_config()).running_pid() if settings.uses_managed_server else None
+    )
+    apply_migrations(driver, datetime.now(UTC), database)
+    ns = namespace_for(args.topics)
+    ensure_data(args, driver, database, ns)
+    keys = ApiKeyStore(driver, database)
+    record, key = keys.create(ns, "bench_api_concurrency", datetime.now(UTC))
+    rng = random.Random(7)
+    warmup = [request_texts(rng, WARMUP)]
+    baseline = [request_texts(rng, args.baseline)]
+    concurrent = [request_texts(rng, args.requests) for _ in range(args.clients)]
+    distinct = len({text for plan in concurrent for _, text in plan})
+    print(f"requests: {args.clients} x {args.requests}, {distinct:,} distinct messages")
+    log_path = Path(tempfile.gettempdir()) / f"bench-api-{os.getpid()}.log"
+    with log_path.open("w") as log:
+        server = ApiServer(log, log_path, args.workers)
+        try:
+            measure(server, key, warmup, baseline, concurrent, neo4j_pid, log_path)
+        finally:
+            server.stop()
+            keys.revoke(record.key_id, datetime.now(UTC))
+            driver.close()
+
+
+def measure(
+    server: ApiServer,
+    key: str,
+    warmup: list[list[tuple[str, str]]],
+    baseline: list[list[tuple[str, str]]],
+    concurrent: list[list[tuple[str, str]]],
+    neo4j_pid: int | None,
+    log_path: Path,
+) -> None:
+    """Start the server, then warm-up, baseline and concurrent phases, each reported."""
+    started = time.perf_counter()
+    server.start()
+    assert server.proc is not None
+    print(
+        f"server: uvicorn api.app:create_app --factory --workers {server.workers}, pid "
+        f"{server.proc.pid}, "
+        f"{server.url}; ready in {time.perf_counter() - started:.1f} s (migrations + model "
+        f"load); RSS {rss_mb(server.proc.pid):.0f} MB; log {log_path}"
+    )
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average before "
+        + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
+    warm = run_phase("warm-up", server, key, warmup, neo4j_pid)
+    print(f"warm-up: {len(warm.outcomes)} requests, {len(warm.errors)} errors (not measured)")
+    base = run_phase("baseline", server, key, baseline, neo4j_pid)
+    report(base)
+    conc = run_phase("concurrent", server, key, concurrent, neo4j_pid)
+    report(conc)
+    summary(base, conc, server)
+
+
+def summary(base: Phase, conc: Phase, server: ApiServer) -> None:
+    assert server.proc is not None
+    print("\n== summary ==")
+    if base.ok and conc.ok:
+        b, c = [o.ms for o in base.ok], [o.ms for o in conc.ok]
+        print(
+            f"  concurrent/baseline latency: p50 {p(c, 50) / p(b, 50):.2f}x  "
+            f"p95 {p(c, 95) / p(b, 95):.2f}x; throughput "
+            f"{len(conc.ok) / conc.wall_s / (len(base.ok) / base.wall_s):.2f}x the sequential client"
+        )
+    rss = rss_mb(server.proc.pid)
+    print(
+        f"  server RSS after the run: {rss:.0f} MB; load average after: "
+        + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    )
+    errors = len(base.errors) + len(conc.errors)
+    print(f"  errors: {errors} ({'PASS' if errors == 0 else 'FAIL'}: no errors under load)")
+
+
+if __name__ == "__main__":
+    main()
