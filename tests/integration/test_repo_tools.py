@@ -126,9 +126,10 @@ def test_run_tests_timeout_kills_the_whole_process_group(ws: Path) -> None:
         "    time.sleep(60)\n"
     )
     t0 = time.monotonic()
-    result = tools(ws, test_timeout_s=3).run_tests(preset="pytest")
+    # long enough for pytest to start and spawn the grandchild on a loaded machine
+    result = tools(ws, test_timeout_s=12).run_tests(preset="pytest")
     assert result["timed_out"] is True and result["passed"] is False
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30
     grandchild = int((ws / "grandchild.pid").read_text())
     time.sleep(0.2)
     assert not _running(grandchild)
