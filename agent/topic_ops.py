@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from graph.errors import NotFound, ValidationFailed
 from graph.models import Fact, OpenLoop, Topic, TopicEvent, TopicTime, edge_type, parse
-from graph.topics import LinkRequest
 from retrieval.timephrases import TimeWindow, resolve
 from sleepwake.redact import redact
 
@@ -135,10 +134,10 @@ def link(
     c: Container, namespace: str, from_id: str, to_id: str, type_: str, delta: float, now: datetime
 ) -> dict[str, Any]:
     """Create or strengthen one typed edge; both topics must exist in this namespace."""
-    edges = c.topics.link(namespace, [LinkRequest(from_id, to_id, edge_type(type_), delta)], now)
-    if not edges:
-        raise NotFound(f"topic {from_id} or {to_id} is not in this memory")
-    return edges[0].model_dump(mode="json")
+    from api import topic_service  # the REST API's link: one place that checks both ends
+
+    edge = topic_service.link(c, namespace, from_id, to_id, edge_type(type_), delta, now)
+    return edge.model_dump(mode="json")
 
 
 def _redacted(change: TopicChange) -> TopicChange:

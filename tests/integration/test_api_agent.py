@@ -132,3 +132,19 @@ def test_chat_without_a_model_endpoint_is_503(
     with api_client(settings, embedder, tmp_path, openai_api_key=None) as c:
         r = c.post("/v1/chat", json={"message": "hi"}, headers=bearer(new_key(c, namespace)))
     assert r.status_code == 503 and "--offline" in r.json()["detail"]
+
+
+def test_topics_link_strengthens_an_edge_and_refuses_unknown_topics(
+    client: TestClient, namespace: str
+) -> None:
+    key = new_key(client, namespace)
+    a, b = _upsert(client, key, "Billing migration"), _upsert(client, key, "Invoices table")
+    args = {"from_topic_id": b, "to_topic_id": a, "type": "DEPENDS_ON", "weight_delta": None}
+    for expected in (1.0, 2.0):
+        r = client.post("/v1/tools/topics_link", json={"arguments": args, "now": NOW},
+                        headers=bearer(key))  # fmt: skip
+        assert r.status_code == 200, r.text
+        assert r.json()["output"]["weight"] == expected
+    args["to_topic_id"] = "no-such-topic"
+    r = client.post("/v1/tools/topics_link", json={"arguments": args}, headers=bearer(key))
+    assert r.status_code == 404 and "no-such-topic" in r.json()["detail"]
