@@ -75,6 +75,14 @@ def namespace(driver: Driver) -> Iterator[str]:
     driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
 
 
+@pytest.fixture
+def other_namespace(driver: Driver) -> Iterator[str]:
+    """A second namespace for isolation tests, deleted afterwards."""
+    ns = f"test-{uuid.uuid4().hex[:12]}"
+    yield ns
+    driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> MiniLMEmbedder:
     model = MiniLMEmbedder()

@@ -3,13 +3,11 @@ awake loop through the real ``openai`` client to the fake Responses server."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from neo4j import Driver
 
 from agent.fake_responses import FakeResponses, function_call, message
 from api.settings import Settings
@@ -41,13 +39,6 @@ def client(
         yield c
 
 
-@pytest.fixture
-def other(driver: Driver) -> Iterator[str]:
-    ns = f"test-{uuid.uuid4().hex[:12]}"
-    yield ns
-    driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
-
-
 def _upsert(client: TestClient, key: str, name: str) -> str:
     r = client.post(
         "/v1/tools/topics_upsert",
@@ -69,8 +60,9 @@ def test_tools_are_listed_in_responses_format(client: TestClient, namespace: str
 
 
 def test_calling_tools_stays_in_the_keys_namespace(
-    client: TestClient, namespace: str, other: str
+    client: TestClient, namespace: str, other_namespace: str
 ) -> None:
+    other = other_namespace
     mine, theirs = new_key(client, namespace), new_key(client, other)
     secret_id = _upsert(client, theirs, "Their launch plan")
     _upsert(client, mine, "My garden")

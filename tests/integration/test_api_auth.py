@@ -3,12 +3,10 @@ isolation (a key never reaches another namespace's topics or messages, even by g
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
-from neo4j import Driver
 
 from api.settings import Settings
 from retrieval.embedding import MiniLMEmbedder
@@ -23,13 +21,6 @@ def client(
 ) -> Iterator[TestClient]:
     with api_client(settings, embedder, tmp_path_factory.mktemp("ws")) as c:
         yield c
-
-
-@pytest.fixture
-def other_namespace(driver: Driver) -> Iterator[str]:
-    ns = f"test-{uuid.uuid4().hex[:12]}"
-    yield ns
-    driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
 
 
 def _assert_401(response: object, says: str) -> None:

@@ -4,7 +4,6 @@ server, structured output, validation, and the fallback to the deterministic pat
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -51,6 +50,12 @@ def _facts(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
+def twin(other_namespace: str) -> str:
+    """The namespace the same conversation is slept in with the rules only."""
+    return other_namespace
+
+
+@pytest.fixture
 def fake() -> Iterator[FakeResponses]:
     with FakeResponses() as server:
         yield server
@@ -68,13 +73,6 @@ def _container(
     if llm:
         c.openai_client.max_retries = 0  # a scripted failure is answered once, not retried
     return c
-
-
-@pytest.fixture
-def twin(driver: Driver) -> Iterator[str]:
-    ns = f"test-{uuid.uuid4().hex[:12]}"
-    yield ns
-    driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
 
 
 def _sleep(c: Container, namespace: str) -> SleepSummary:
