@@ -248,7 +248,9 @@ class LocalNeo4j:
                 f"{self.home / 'data'} holds a database but {self.password_file} is missing; "
                 "remove the data folder or restore the password file"
             )
-        password = secrets.token_urlsafe(24)
+        # Hex only: a urlsafe token can start with "-", which neo4j-admin reads as an option
+        # (about one start in 64 failed with "Missing required parameter: '<password>'").
+        password = secrets.token_hex(24)
         result = subprocess.run(
             [*self._java_cmd(ADMIN_ENTRY_POINT), "dbms", "set-initial-password", password],
             env=self._env(),
