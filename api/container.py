@@ -95,6 +95,7 @@ class Container:
             self.embedder,
             self.policy,
             self.settings.timezone,
+            weights=self.settings.merge,
             extractor=self.extractor,
         )
 
@@ -104,7 +105,7 @@ class Container:
 
     @cached_property
     def search(self) -> TopicSearch:
-        return TopicSearch(self.topics, self.events, self.embedder)
+        return TopicSearch(self.topics, self.events, self.embedder, self.settings.retrieval.search)
 
     @cached_property
     def waker(self) -> Waker:
@@ -146,6 +147,7 @@ class Container:
             self.search,
             self.sleep_history,
             self.settings.timezone,
+            config=self.settings.retrieval,
             skill_router=self.route_skills,
         )
 

@@ -15,11 +15,15 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.server import LocalNeo4j, ServerConfig
+from retrieval.config import RetrievalConfig
+from sleepwake.matching import MergeConfig
 from sleepwake.policy import SleepPolicy
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SHERIFF_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="SHERIFF_", extra="ignore", env_nested_delimiter="__"
+    )
 
     home: Path = Field(default=Path(".sheriff"), description="state folder (managed Neo4j, keys)")
     neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI"))
@@ -62,6 +66,15 @@ class Settings(BaseSettings):
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )
     timezone: str = "UTC"
+
+    retrieval: RetrievalConfig = Field(
+        default_factory=RetrievalConfig,
+        description="retrieval tuning (docs/retrieval.md), e.g. SHERIFF_RETRIEVAL__SEARCH__RRF_K",
+    )
+    merge: MergeConfig = Field(
+        default_factory=MergeConfig,
+        description="sleep's merge score (docs/sleep-and-wake.md), e.g. SHERIFF_MERGE__THRESHOLD",
+    )
 
     context_budget_tokens: int = 8000
     sleep_buffer_share: float = 0.6

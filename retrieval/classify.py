@@ -9,7 +9,8 @@ the thresholds. Class C, none: small talk or a self-contained request.
 Consult confidence (0..1), seed 003's draft weights: lexical overlap 0.30, semantic similarity
 0.25, same-task continuity 0.20, scope proximity 0.10, record-type relevance 0.05, importance and
 recency 0.05, provenance 0.05. Thresholds: < 0.55 skip; 0.55-0.72 consult (inject at most one
-summary); >= 0.72 normal injection; >= 0.82 also graph neighbours.
+summary); >= 0.72 normal injection; >= 0.82 also graph neighbours. The numbers live in
+``retrieval.config.ConsultConfig``.
 """
 
 from __future__ import annotations
@@ -18,18 +19,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-SKIP_BELOW = 0.55
-NORMAL_FROM = 0.72
-RELATED_FROM = 0.82
-WEIGHTS = {
-    "lexical": 0.30,
-    "semantic": 0.25,
-    "same_task": 0.20,
-    "scope": 0.10,
-    "record_type": 0.05,
-    "importance_recency": 0.05,
-    "provenance": 0.05,
-}
+from retrieval.config import ConsultConfig
 
 _EXPLICIT = re.compile(
     r"\b(search (?:the )?memory|look (?:it )?up in memory|remember|recall|what did we|did we (?:decide|agree)"
@@ -49,6 +39,9 @@ _QUESTION = re.compile(
     r"|were|has|have|can|tell me|remind me)\b",
     re.I,
 )
+
+
+_DEFAULT = ConsultConfig()
 
 
 class RequestClass(StrEnum):
@@ -89,15 +82,17 @@ def classify(text: str, memory_triggers: list[str], names_known: bool = False) -
     return RequestClass.IMPLICIT
 
 
-def consult(signals: ConsultSignals) -> ConsultDecision:
+def consult(signals: ConsultSignals, cfg: ConsultConfig | None = None) -> ConsultDecision:
     """Weighted consult confidence and the band it falls in."""
-    parts = {name: WEIGHTS[name] * min(1.0, max(0.0, getattr(signals, name))) for name in WEIGHTS}
+    cfg = cfg or _DEFAULT
+    weights = cfg.weights
+    parts = {name: weights[name] * min(1.0, max(0.0, getattr(signals, name))) for name in weights}
     confidence = round(sum(parts.values()), 4)
-    if confidence >= RELATED_FROM:
+    if confidence >= cfg.related_from:
         band = "related"
-    elif confidence >= NORMAL_FROM:
+    elif confidence >= cfg.normal_from:
         band = "normal"
-    elif confidence >= SKIP_BELOW:
+    elif confidence >= cfg.skip_below:
         band = "consult"
     else:
         band = "skip"

@@ -25,6 +25,7 @@ from graph.messages import MessageHit, MessageStore
 from graph.models import Message, Topic
 from graph.topics import TopicStore
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
+from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.packer import Candidate, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
@@ -34,23 +35,6 @@ from retrieval.triggers import TriggerContext, fired, low_confidence
 from sleepwake.extract import noun_phrases
 
 log = logging.getLogger(__name__)
-
-LIGHT_TOPICS, DEEP_TOPICS = 8, 20
-LIGHT_EVIDENCE, DEEP_EVIDENCE = 40, 80
-TAIL_TURNS = 6
-EVIDENCE_TOPICS = 25  # topics reached through matching messages that become candidates
-FACT_TOPICS = 5  # the best topics whose facts are read for snippets
-
-
-@dataclass(frozen=True)
-class ContextConfig:
-    topic_boost: float = 0.5  # snippets of a retrieved topic: x (1 + boost x topic strength)
-    window_boost: float = 2.0
-    outside_window: float = 0.5
-    fact_weight: float = 0.6  # snippets found only through a topic's facts (semantic path)
-    fallback_weight: float = 0.5  # a hit message none of whose sentences share a query term
-    max_sentences: int = 1  # of a message: the ones sharing most query terms, in their order
-    max_chars: int = 400
 
 
 class ContextRequest(BaseModel):
@@ -98,7 +82,7 @@ class ContextBuilder:
         search: TopicSearch,
         sleep_history: Any = None,
         tz: str = "UTC",
-        config: ContextConfig | None = None,
+        config: RetrievalConfig | None = None,
         skill_router: Callable[[str, str | None], dict[str, Any]] | None = None,
     ) -> None:
         self.topics = topics
@@ -106,7 +90,8 @@ class ContextBuilder:
         self.search = search
         self.sleep_history = sleep_history  # callable(namespace) -> SleepHistory, optional
         self.tz = tz
-        self.cfg = config or ContextConfig()
+        self.config = config or RetrievalConfig()
+        self.cfg = self.config.context
         self.skill_router = skill_router  # (message, last tool output) -> route dict
         self._sessions: dict[str, SuppressionCache] = {}
 
@@ -114,7 +99,7 @@ class ContextBuilder:
         now = ensure_utc(req.now)
         clock: dict[str, float] = {}
         mark = time.perf_counter()
-        tail = self.messages.tail(req.namespace, TAIL_TURNS)
+        tail = self.messages.tail(req.namespace, self.cfg.tail_turns)
         history = self.sleep_history(req.namespace) if self.sleep_history else SleepHistory()
         window = resolve(req.message, now, self.tz, history)
         known = self.topics.known_names(req.namespace, noun_phrases(req.message))
@@ -129,15 +114,14 @@ class ContextBuilder:
         clock["triggers"] = _lap(mark)
         got = self._gather(req, now, window, tail, deep)
         clock["retrieve"] = _lap(mark) - clock["triggers"]
-        top_scores = [h.components.get("relevance", 0.0) / 60.0 * 30 for h in got.topic_hits[:2]]
-        late = low_confidence(req.message, TriggerContext(now, top_scores=top_scores))
+        late = low_confidence(req.message, self._scores_context(now, got))
         if late and not deep:
             triggers.append(late)
             deep = True
             got = self._gather(req, now, window, tail, deep)
         qterms = terms(req.message)
         candidates, snippets = self._candidates(req, got, qterms, window)
-        decision = consult(_signals(got, qterms, snippets))
+        decision = consult(_signals(got, qterms, snippets, self.cfg), self.config.consult)
         self._apply_policy(req, now, request_class, decision, candidates)
         silent = request_class is RequestClass.NONE or (
             request_class is RequestClass.IMPLICIT and decision.band == "skip"
@@ -147,7 +131,7 @@ class ContextBuilder:
             [] if silent else snippets,
             req.budget
             if decision.band != "consult" or request_class is RequestClass.EXPLICIT
-            else min(req.budget, 250),
+            else min(req.budget, self.cfg.consult_budget),
             full_records=1 if req.full_records else 0,
         )
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
@@ -176,6 +160,18 @@ class ContextBuilder:
             timings_ms=clock,
         )
 
+    def _scores_context(self, now: datetime, got: _Gathered) -> TriggerContext:
+        """The light search's two best relevances on the low-confidence trigger's scale."""
+        scale = self.config.triggers.score_scale / self.config.search.rrf_k
+        top = [h.components.get("relevance", 0.0) * scale for h in got.topic_hits[:2]]
+        return TriggerContext(now, top_scores=top, config=self.config.triggers)
+
+    def _session(self, session_id: str) -> SuppressionCache:
+        cache = self._sessions.get(session_id)
+        if cache is None:
+            cache = self._sessions[session_id] = SuppressionCache(cfg=self.config.suppression)
+        return cache
+
     def _route_skills(self, req: ContextRequest) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Skill routing (§4.1 step 2, §5.3); a failure leaves the memory context intact."""
         if self.skill_router is None:
@@ -200,12 +196,12 @@ class ContextBuilder:
         if len(terms(query)) < 3 and tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in tail[-2:]), query])
         found = self.search.run(
-            req.namespace, query, now, k=DEEP_TOPICS if deep else LIGHT_TOPICS,
+            req.namespace, query, now, k=self.cfg.deep_topics if deep else self.cfg.light_topics,
             window=window if deep else None, expand=deep,
         )  # fmt: skip
         got.topic_hits, got.degraded = found.hits, found.degraded
         since, until = (window.start, window.end) if window and deep else (None, None)
-        k = DEEP_EVIDENCE if deep else LIGHT_EVIDENCE
+        k = self.cfg.deep_evidence if deep else self.cfg.light_evidence
         got.evidence = self.messages.search_text(req.namespace, req.message, k)
         if since or until:  # the window's own evidence, so old hits cannot crowd it out
             got.evidence += self.messages.search_text(
@@ -237,7 +233,7 @@ class ContextBuilder:
                 evidence_topics[tid] = (name, max(prev[1], base))
             boost = 1 + self.cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
             snippets[m.message_id] = self._snippet(m, base * boost, homes, qterms, window)
-        best = [h.topic.topic_id for h in got.topic_hits[:FACT_TOPICS]]
+        best = [h.topic.topic_id for h in got.topic_hits[: self.cfg.fact_topics]]
         for topic in self.topics.get(req.namespace, best) if best else []:
             for snip in self._fact_snippets(topic, qterms, strength.get(topic.topic_id, 0.0)):
                 if snip.message_id not in snippets:
@@ -248,11 +244,13 @@ class ContextBuilder:
             for h in got.topic_hits
         ]
         known = {c.record_id for c in candidates}
-        ranked = sorted(evidence_topics.items(), key=lambda kv: -kv[1][1])[:EVIDENCE_TOPICS]
+        ranked = sorted(evidence_topics.items(), key=lambda kv: -kv[1][1])
+        ranked = ranked[: self.cfg.evidence_topics]
         for tid, (name, score) in ranked:
             if tid not in known:
                 candidates.append(Candidate(
-                    record_id=tid, kind="topic", title=name, score=score * 0.5,
+                    record_id=tid, kind="topic", title=name,
+                    score=score * self.cfg.evidence_topic_factor,
                     reason_label="conversation_match",
                     reason_summary="mentioned in messages that match the request",
                     components={"evidence": score},
@@ -271,7 +269,7 @@ class ContextBuilder:
         keep = best_sentences(m.content, qterms, self.cfg.max_sentences)
         if not keep:
             keep, score = (
-                sentences(m.content)[:1] or [m.content[:300]],
+                sentences(m.content)[:1] or [m.content[: self.cfg.fallback_chars]],
                 score * self.cfg.fallback_weight,
             )
         return Snippet(
@@ -289,7 +287,7 @@ class ContextBuilder:
     ) -> list[Snippet]:
         """Facts of a semantically retrieved topic that share terms with the request."""
         out = []
-        for fact in topic.facts[-200:]:
+        for fact in topic.facts[-self.cfg.facts_scanned :]:
             share = overlap(fact.text, qterms)
             if share <= 0 or not fact.source_message_ids:
                 continue
@@ -302,12 +300,12 @@ class ContextBuilder:
                     source_id=fact.source_message_ids[0],
                     at=fact.at,
                     speaker=speaker,
-                    text=text[:600],
+                    text=text[: self.cfg.fact_chars],
                     score=self.cfg.fact_weight * strength * share,
                     record_ids=[topic.topic_id],
                 )
             )
-        return sorted(out, key=lambda s: -s.score)[:5]
+        return sorted(out, key=lambda s: -s.score)[: self.cfg.fact_snippets]
 
     def _resolve_sources(self, namespace: str, snippets: list[Snippet]) -> None:
         """Cite messages by the id the caller knows them by (external id when there is one)."""
@@ -340,7 +338,7 @@ class ContextBuilder:
         if req.full_records and candidates:
             best = max(candidates, key=lambda c: c.score)
             for topic in self.topics.get(req.namespace, [best.record_id]):
-                _full_record(best, topic)
+                _full_record(best, topic, self.cfg.full_record_facts)
         self._external_ids(req.namespace, candidates)
 
     def _external_ids(self, namespace: str, candidates: list[Candidate]) -> None:
@@ -369,11 +367,14 @@ class ContextBuilder:
     ) -> None:
         if request_class is RequestClass.IMPLICIT and decision.band == "skip":
             for c in candidates:
-                c.blocked = "consult confidence below 0.55: implicit resurfacing skipped"
+                c.blocked = (
+                    f"consult confidence below {self.config.consult.skip_below}: "
+                    "implicit resurfacing skipped"
+                )
             return
         if request_class is RequestClass.EXPLICIT or req.session_id is None:
             return
-        cache = self._sessions.setdefault(req.session_id, SuppressionCache())
+        cache = self._session(req.session_id)
         fingerprint = task_fingerprint(req.message)
         for c in candidates:
             c.blocked = c.blocked or cache.blocked(
@@ -385,7 +386,7 @@ class ContextBuilder:
     ) -> None:
         if req.session_id is None:
             return
-        cache = self._sessions.setdefault(req.session_id, SuppressionCache())
+        cache = self._session(req.session_id)
         cache.next_turn()
         fingerprint = task_fingerprint(req.message)
         for rid in used:
@@ -430,26 +431,30 @@ def _describe(c: Candidate, topic: Topic, one_liner_sources: list[str]) -> None:
     c.one_liner_sources = list(one_liner_sources)
 
 
-def _full_record(c: Candidate, topic: Topic) -> None:
+def _full_record(c: Candidate, topic: Topic, facts: int) -> None:
     """The L2 rendering of a topic: dated facts, numbers, open loops and events."""
     lines = [
         f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, "
         f"last seen {topic.time.last_seen_at:%-d %b %Y})"
     ]
-    lines += [f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in topic.facts[-20:]]
+    lines += [
+        f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in topic.facts[-facts:]
+    ]
     lines += [
         f"- number: {n.key} = {n.value:g} {n.unit or ''} ({n.at:%-d %b %Y})" for n in topic.numbers
     ]
     lines += [f"- open: {o.text}" for o in topic.open_loops]
     lines += [f"- {e.at:%-d %b %Y} event: {e.event}" for e in topic.time.notable_events]
     c.full_record = "\n".join(lines)
-    groups = (topic.facts[-20:], topic.numbers, topic.open_loops, topic.time.notable_events)
+    groups = (topic.facts[-facts:], topic.numbers, topic.open_loops, topic.time.notable_events)
     c.full_record_sources = list(
         dict.fromkeys(m for g in groups for x in g for m in x.source_message_ids)
     )
 
 
-def _signals(got: _Gathered, qterms: frozenset[str], snippets: list[Snippet]) -> ConsultSignals:
+def _signals(
+    got: _Gathered, qterms: frozenset[str], snippets: list[Snippet], cfg: ContextConfig
+) -> ConsultSignals:
     best = max(snippets, key=lambda s: s.score, default=None)
     top_topic = got.topic_hits[0].topic if got.topic_hits else None
     lexical = overlap(best.text, qterms) if best else 0.0
@@ -461,9 +466,9 @@ def _signals(got: _Gathered, qterms: frozenset[str], snippets: list[Snippet]) ->
         record_type = 1.0
     importance = got.topic_hits[0].components.get("utility_boost", 0.0) if got.topic_hits else 0.0
     return ConsultSignals(
-        lexical=min(1.0, lexical * 1.5),
+        lexical=min(1.0, lexical * cfg.lexical_gain),
         semantic=semantic,
-        same_task=0.5 if best and best.record_ids else 0.0,
+        same_task=cfg.same_task_signal if best and best.record_ids else 0.0,
         record_type=record_type,
         importance_recency=importance,
         provenance=1.0 if best else 0.0,

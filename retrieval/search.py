@@ -10,26 +10,17 @@ import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from graph.errors import EmbeddingUnavailable
 from graph.events import EventStore
 from graph.models import EdgeType, Topic
 from graph.topics import ScoredTopic, TopicStore
+from retrieval.config import SearchConfig
 from retrieval.embedding import Embedder
 from retrieval.timephrases import TimeWindow
 
-RRF_K = 60.0
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="topic-search")
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    tau: timedelta = timedelta(days=30)
-    window_boost: float = 3.0
-    event_in_window_boost: float = 1.5
-    utility_scale: float = 20.0  # utility_boost = utility / (utility + scale), in [0, 1)
-    neighbour_factor: float = 0.5
 
 
 @dataclass
@@ -48,8 +39,8 @@ class SearchResult:
     cosine: dict[str, float] = field(default_factory=dict)  # topic id -> best vector cosine
 
 
-def rrf(rankings: list[list[str]], k: float = RRF_K) -> dict[str, float]:
-    """Reciprocal rank fusion of several ranked id lists."""
+def rrf(rankings: list[list[str]], k: float) -> dict[str, float]:
+    """Reciprocal rank fusion of several ranked id lists (``k``: ``SearchConfig.rrf_k``)."""
     fused: dict[str, float] = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking):
@@ -72,7 +63,7 @@ def final_score(
     parts["score"] = (
         parts["relevance"]
         * (1 + parts["utility_boost"])
-        * (0.5 + 0.5 * parts["recency_boost"])
+        * (cfg.recency_floor + (1 - cfg.recency_floor) * parts["recency_boost"])
         * parts["time_window_boost"]
     )
     return parts
@@ -119,14 +110,14 @@ class TopicSearch:
         call = SearchResult(hits=[])
         rankings: list[list[str]] = []
         sources: dict[str, list[str]] = {}
-        fetch = max(k * 2, 12)
+        fetch = max(k * self.cfg.fetch_factor, self.cfg.min_fetch)
         for label, hits in self._candidates(namespace, text, fetch, window, call):
             rankings.append([h.topic_id for h in hits])
             for t in hits:
                 pool.setdefault(t.topic_id, t)
                 sources.setdefault(t.topic_id, []).append(label)
         in_window_ids = self._event_topics(namespace, window)
-        fused = rrf(rankings)
+        fused = rrf(rankings, self.cfg.rrf_k)
         scored = [
             self._hit(pool[tid], rel, now, window, in_window_ids, sources[tid], call.cosine)
             for tid, rel in fused.items()
@@ -159,11 +150,11 @@ class TopicSearch:
         if vector is not None:
             vec = vector
             calls["vector"] = lambda: self.topics.search_vector(
-                namespace, vec, fetch, since, until, overfetch=2, light=True
+                namespace, vec, fetch, since, until, overfetch=self.cfg.vector_overfetch, light=True
             )
             if window is not None:  # also the nearest overall, to rank against
                 calls["vector-any-time"] = lambda: self.topics.search_vector(
-                    namespace, vec, fetch, overfetch=2, light=True
+                    namespace, vec, fetch, overfetch=self.cfg.vector_overfetch, light=True
                 )
         futures = {label: _POOL.submit(call) for label, call in calls.items()}
         out: list[tuple[str, list[Topic]]] = []
@@ -196,7 +187,7 @@ class TopicSearch:
         cosine: dict[str, float],
     ) -> TopicHit:
         in_window = window is not None and _overlaps(topic, window)
-        parts = final_score(relevance * 60.0, topic, now, in_window, self.cfg)
+        parts = final_score(relevance * self.cfg.rrf_k, topic, now, in_window, self.cfg)
         parts["vector_cosine"] = cosine.get(topic.topic_id, 0.0)
         if topic.topic_id in event_ids:
             parts["event_in_window_boost"] = self.cfg.event_in_window_boost
@@ -216,13 +207,14 @@ class TopicSearch:
         cosine: dict[str, float],
     ) -> list[TopicHit]:
         known = {h.topic.topic_id: h for h in seeds}
-        for n in self.topics.neighbours(namespace, list(known), tuple(EdgeType), 5, light=True):
+        limit = self.cfg.neighbour_limit
+        for n in self.topics.neighbours(namespace, list(known), tuple(EdgeType), limit, light=True):
             if n.topic.topic_id in known:
                 continue
             seed = known.get(n.seed_id)
             base = (seed.components["relevance"] if seed else 0.0) * self.cfg.neighbour_factor
             label = [f"graph:{n.type.value}"]
-            hit = self._hit(n.topic, base / 60.0, now, window, event_ids, label, cosine)
+            hit = self._hit(n.topic, base / self.cfg.rrf_k, now, window, event_ids, label, cosine)
             hit.reason = f"{n.type.value} neighbour of '{seed.topic.name if seed else n.seed_id}'"
             known[n.topic.topic_id] = hit
         return list(known.values())

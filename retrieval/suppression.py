@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from retrieval.config import SuppressionConfig
 from retrieval.snippets import terms
-
-COOL_TURNS = 5
-COOL_TIME = timedelta(minutes=15)
-RISE = 0.15
 
 
 def task_fingerprint(message: str, active_task: str = "") -> str:
@@ -35,6 +32,7 @@ class _Entry:
 class SuppressionCache:
     entries: dict[str, _Entry] = field(default_factory=dict)
     turn: int = 0
+    cfg: SuppressionConfig = field(default_factory=SuppressionConfig)
 
     def next_turn(self) -> int:
         self.turn += 1
@@ -49,10 +47,10 @@ class SuppressionCache:
         entry = self.entries.get(record_id)
         if entry is None or entry.fingerprint != fingerprint:
             return None
-        if confidence >= entry.confidence + RISE:
+        if confidence >= entry.confidence + self.cfg.rise:
             return None
         turns_ago, age = self.turn - entry.turn, now - entry.at
-        if turns_ago < COOL_TURNS or age < COOL_TIME:
+        if turns_ago < self.cfg.cool_turns or age < self.cfg.cool_time:
             return f"suppressed: injected {turns_ago} turn(s) / {int(age.total_seconds() // 60)} min ago"
         return None
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from retrieval.config import TriggerConfig
 from retrieval.timephrases import SleepHistory, find_windows
 from sleepwake.extract import noun_phrases
 
@@ -45,6 +46,7 @@ class TriggerContext:
     tail_text: str = ""
     top_scores: Sequence[float] = ()
     known_names: frozenset[str] = frozenset()
+    config: TriggerConfig = field(default_factory=TriggerConfig)
 
 
 def memory_reference(text: str, ctx: TriggerContext) -> str | None:
@@ -73,10 +75,9 @@ def reintroduced_entity(text: str, ctx: TriggerContext) -> str | None:
     return None
 
 
-def low_confidence(
-    text: str, ctx: TriggerContext, floor: float = 0.35, gap: float = 0.05
-) -> str | None:
+def low_confidence(text: str, ctx: TriggerContext) -> str | None:
     """Top light-retrieval scores are low, or the first two are too close to tell apart."""
+    floor, gap = ctx.config.low_confidence_floor, ctx.config.low_confidence_gap
     scores = sorted(ctx.top_scores, reverse=True)
     if not scores:
         return None

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from sleepwake.candidates import Candidate
 
 _SUFFIXES = ("ings", "ing", "ions", "ion", "ed", "es", "s")
@@ -25,17 +27,20 @@ _STOP = frozenset("of for and or to in on at with the a an my our your his her t
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-@dataclass(frozen=True)
-class MatchWeights:
-    alias: float = 3.0
-    embedding: float = 3.0
-    entity: float = 1.5
-    time: float = 2.0
-    threshold: float = 4.0
-    cos_floor: float = 0.3  # cosine at or below this adds nothing
-    cos_full: float = 0.9  # cosine at or above this adds the full embedding weight
-    time_scale_days: float = 7.0
-    event_veto_days: float = 14.0
+class MergeConfig(BaseModel):
+    """The merge score's weights and threshold (``SHERIFF_MERGE__THRESHOLD=4.5`` etc.)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    alias: float = Field(default=3.0, ge=0)
+    embedding: float = Field(default=3.0, ge=0)
+    entity: float = Field(default=1.5, ge=0)
+    time: float = Field(default=2.0, ge=0)
+    threshold: float = Field(default=4.0, gt=0, description="a score at or above merges")
+    cos_floor: float = Field(default=0.3, ge=-1, le=1, description="cosine adding nothing")
+    cos_full: float = Field(default=0.9, ge=-1, le=1, description="cosine adding it all")
+    time_scale_days: float = Field(default=7.0, gt=0)
+    event_veto_days: float = Field(default=14.0, gt=0)
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ def stems(phrase: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _WORD.findall(phrase.lower()) if w not in _STOP)
 
 
-def alias_score(key: str, names: tuple[str, ...], w: MatchWeights) -> float:
+def alias_score(key: str, names: tuple[str, ...], w: MergeConfig) -> float:
     if key in names:
         return w.alias
     mine = stems(key)
@@ -99,12 +104,12 @@ def shared_words(key: str, names: tuple[str, ...]) -> int:
     return max((len(mine & stems(name)) for name in names), default=0)
 
 
-def embedding_score(cosine: float, w: MatchWeights) -> float:
+def embedding_score(cosine: float, w: MergeConfig) -> float:
     span = w.cos_full - w.cos_floor
     return w.embedding * min(1.0, max(0.0, (cosine - w.cos_floor) / span))
 
 
-def entity_score(cand: Candidate, topic: PoolTopic, w: MatchWeights) -> float:
+def entity_score(cand: Candidate, topic: PoolTopic, w: MergeConfig) -> float:
     if not cand.co_entities:
         return 0.0
     shared = sum(1 for e in cand.co_entities if e and re.search(rf"\b{re.escape(e)}\b", topic.text))
@@ -119,7 +124,7 @@ def days_outside(when: datetime, start: datetime, end: datetime) -> float:
     return abs((when - edge).total_seconds()) / 86400.0
 
 
-def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MatchWeights) -> MatchScore:
+def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
     """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
     alias = alias_score(cand.key, topic.names, w)
     entity = entity_score(cand, topic, w)
@@ -139,7 +144,7 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MatchWeights) -> 
     )
 
 
-def best_match(scores: list[MatchScore], w: MatchWeights) -> MatchScore | None:
+def best_match(scores: list[MatchScore], w: MergeConfig) -> MatchScore | None:
     """The highest-scoring topic at or over the threshold, if any. Ties go to the topic that
     shares more of the candidate's words, then to the lowest id (stable)."""
     eligible = [s for s in scores if not s.vetoed and s.total >= w.threshold]

@@ -46,7 +46,7 @@ from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
 from sleepwake.extract import Extraction, extract
 from sleepwake.extract import InProgress as ExtractedProgress
 from sleepwake.llm_extract import ResponsesExtractor
-from sleepwake.matching import MatchWeights, PoolTopic, alias_score, best_match, score
+from sleepwake.matching import MergeConfig, PoolTopic, alias_score, best_match, score
 from sleepwake.normalise import merge_candidate, new_topic, stable_id
 from sleepwake.policy import SleepPolicy, SleepReason, select_slice
 from sleepwake.subjects import SubjectHint, compute_subjects
@@ -99,7 +99,7 @@ class Sleeper:
         embedder: Embedder,
         policy: SleepPolicy | None = None,
         tz: str = "UTC",
-        weights: MatchWeights | None = None,
+        weights: MergeConfig | None = None,
         lease_clock: Clock | None = None,
         faults: Callable[[str], None] | None = None,
         extractor: ResponsesExtractor | None = None,
@@ -109,7 +109,7 @@ class Sleeper:
         self.embedder = embedder
         self.policy = policy or SleepPolicy()
         self.tz = tz
-        self.weights = weights or MatchWeights()
+        self.weights = weights or MergeConfig()
         self.lease_clock = lease_clock or SystemClock()
         self.faults = faults
         self.extractor = extractor
@@ -385,7 +385,7 @@ class Sleeper:
             active_subject_hints=[s.label for s in subjects[:5]],
             top_topic_ids=ranked[:TOP_TOPICS],
             recent_skill_refs=_skill_refs(buffer),
-            in_progress=_in_progress(cands, tail, work),
+            in_progress=_in_progress(cands, tail, work, self.weights),
         )
 
     def _subjects(
@@ -509,7 +509,9 @@ def _skill_refs(messages: list[Message]) -> list[str]:
     return refs[:5]
 
 
-def _in_progress(cands: SliceCandidates, tail: list[Message], work: _Work) -> InProgress:
+def _in_progress(
+    cands: SliceCandidates, tail: list[Message], work: _Work, weights: MergeConfig
+) -> InProgress:
     """The latest mid-task statement in the slice or the tail, as a resume hint."""
     latest = cands.in_progress
     for m in tail:
@@ -521,13 +523,14 @@ def _in_progress(cands: SliceCandidates, tail: list[Message], work: _Work) -> In
         return InProgress()
     found, _message = latest
     hint = found.goal + (f"; next step: {found.next_step}" if found.next_step else "")
-    return InProgress(status="running", resume_hint=hint[:1000], topic_id=_goal_topic(found, work))
+    return InProgress(
+        status="running", resume_hint=hint[:1000], topic_id=_goal_topic(found, work, weights)
+    )
 
 
-def _goal_topic(found: ExtractedProgress, work: _Work) -> str | None:
+def _goal_topic(found: ExtractedProgress, work: _Work, weights: MergeConfig) -> str | None:
     """The topic the unfinished task is about: the best name/alias overlap with its goal."""
     goal = found.goal.lower()
-    weights = MatchWeights()
     best: tuple[float, str] | None = None
     for tid, topic in work.topics.items():
         overlap = alias_score(goal, _pool(topic).names, weights)

@@ -12,19 +12,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from retrieval.classify import (
-    NORMAL_FROM,
-    RELATED_FROM,
-    SKIP_BELOW,
-    WEIGHTS,
-    ConsultSignals,
-    RequestClass,
-    classify,
-    consult,
-)
+from retrieval.classify import ConsultSignals, RequestClass, classify, consult
+from retrieval.config import DEFAULT
 from retrieval.packer import GENERAL, Candidate, Packed, Snippet, pack, tokens
 from retrieval.snippets import matching_sentences, overlap, sentences, terms
-from retrieval.suppression import COOL_TIME, COOL_TURNS, SuppressionCache, task_fingerprint
+from retrieval.suppression import SuppressionCache, task_fingerprint
 from retrieval.timephrases import SleepHistory
 from retrieval.triggers import (
     TriggerContext,
@@ -36,6 +28,11 @@ from retrieval.triggers import (
     reintroduced_entity,
     relative_time,
 )
+
+WEIGHTS = DEFAULT.consult.weights
+SKIP_BELOW, NORMAL_FROM = DEFAULT.consult.skip_below, DEFAULT.consult.normal_from
+RELATED_FROM = DEFAULT.consult.related_from
+COOL_TURNS, COOL_TIME = DEFAULT.suppression.cool_turns, DEFAULT.suppression.cool_time
 
 NOW = datetime(2026, 3, 11, 12, tzinfo=UTC)  # a Wednesday
 CTX = TriggerContext(now=NOW)

@@ -37,7 +37,7 @@ from sleepwake.conversation import parse_jsonl
 from sleepwake.export import export_memory, topic_entry
 from sleepwake.matching import (
     MatchScore,
-    MatchWeights,
+    MergeConfig,
     PoolTopic,
     alias_score,
     best_match,
@@ -59,7 +59,7 @@ from sleepwake.tiers import DECAY_PER_DAY, bucket, decayed, recency
 from sleepwake.wake import resume_plan
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
-W = MatchWeights()
+W = MergeConfig()
 Role = Literal["user", "assistant", "system", "tool"]
 
 

@@ -1,0 +1,161 @@
+"""Every tuning number of retrieval in one frozen config (docs/retrieval.md, "Tuning").
+
+``RetrievalConfig`` groups search (hybrid topic search, §8.2), context (light/deep sizes, snippet
+weights, packing), consult (seed 003's weights and bands), suppression (the session cache) and
+triggers (the low-confidence trigger). ``Settings.retrieval`` builds it from the environment with
+``__`` as the nesting separator, e.g. ``SHERIFF_RETRIEVAL__SEARCH__WINDOW_BOOST=2.5`` or
+``SHERIFF_RETRIEVAL__CONSULT__SKIP_BELOW=0.5``; code receives it from the composition root and
+never reads a bare number of its own. Pure: no Neo4j, no model.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class SearchConfig(BaseModel):
+    """Topic search (§8.2): relevance x (1 + utility) x recency x window boosts."""
+
+    model_config = _FROZEN
+
+    rrf_k: float = Field(default=60.0, gt=0, description="reciprocal rank fusion constant")
+    tau_days: float = Field(default=30.0, gt=0, description="recency decay time constant")
+    window_boost: float = Field(default=3.0, ge=1, description="topic seen inside the window")
+    event_in_window_boost: float = Field(default=1.5, ge=1, description="topic event in window")
+    utility_scale: float = Field(default=20.0, gt=0, description="utility/(utility+scale)")
+    neighbour_factor: float = Field(default=0.5, ge=0, le=1, description="1-hop share of seed")
+    neighbour_limit: int = Field(default=5, ge=0, description="neighbours per seed (deep)")
+    fetch_factor: int = Field(default=2, ge=1, description="candidates per ranking = k x this")
+    min_fetch: int = Field(default=12, ge=1, description="...and at least this many")
+    vector_overfetch: int = Field(
+        default=2, ge=1, description="vector index over-fetch before the namespace filter"
+    )
+    recency_floor: float = Field(
+        default=0.5, ge=0, le=1, description="share of the score an old topic keeps"
+    )
+
+    @property
+    def tau(self) -> timedelta:
+        return timedelta(days=self.tau_days)
+
+
+class ContextConfig(BaseModel):
+    """The context of one message: sizes of the light and deep gathers, snippet weights."""
+
+    model_config = _FROZEN
+
+    light_topics: int = Field(default=8, ge=1)
+    deep_topics: int = Field(default=20, ge=1)
+    light_evidence: int = Field(default=40, ge=1, description="matching messages (light)")
+    deep_evidence: int = Field(default=80, ge=1, description="matching messages (deep)")
+    tail_turns: int = Field(default=6, ge=0, description="recent turns read for triggers")
+    evidence_topics: int = Field(default=25, ge=0, description="topics reached via messages")
+    fact_topics: int = Field(default=5, ge=0, description="best topics whose facts are read")
+    fact_snippets: int = Field(default=5, ge=0, description="fact snippets per topic")
+    topic_boost: float = Field(default=0.5, ge=0, description="x(1 + boost x topic strength)")
+    evidence_topic_factor: float = Field(
+        default=0.5, ge=0, description="score of a topic reached only through its messages"
+    )
+    window_boost: float = Field(default=2.0, ge=1)
+    outside_window: float = Field(default=0.5, ge=0, le=1)
+    fact_weight: float = Field(default=0.6, ge=0, description="snippets found through facts")
+    fallback_weight: float = Field(default=0.5, ge=0, description="hit with no shared term")
+    max_sentences: int = Field(default=1, ge=1, description="sentences kept of a message")
+    max_chars: int = Field(default=400, ge=40, description="characters of a message snippet")
+    fallback_chars: int = Field(default=300, ge=40, description="a hit with no shared term")
+    facts_scanned: int = Field(default=200, ge=1, description="newest facts read per topic")
+    full_record_facts: int = Field(default=20, ge=1, description="facts in an L2 record")
+    fact_chars: int = Field(default=600, ge=40, description="characters of a fact snippet")
+    consult_budget: int = Field(
+        default=250, ge=1, description="token budget of the 'consult' band (one summary)"
+    )
+    lexical_gain: float = Field(default=1.5, ge=0, description="lexical signal = overlap x gain")
+    same_task_signal: float = Field(default=0.5, ge=0, le=1, description="snippet with a topic")
+
+
+SIGNALS = (
+    "lexical",
+    "semantic",
+    "same_task",
+    "scope",
+    "record_type",
+    "importance_recency",
+    "provenance",
+)
+
+
+class ConsultConfig(BaseModel):
+    """Consult confidence (seed 003): weighted signals and the bands they fall in."""
+
+    model_config = _FROZEN
+
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {
+            "lexical": 0.30,
+            "semantic": 0.25,
+            "same_task": 0.20,
+            "scope": 0.10,
+            "record_type": 0.05,
+            "importance_recency": 0.05,
+            "provenance": 0.05,
+        }
+    )
+    skip_below: float = Field(default=0.55, ge=0, le=1)
+    normal_from: float = Field(default=0.72, ge=0, le=1)
+    related_from: float = Field(default=0.82, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ConsultConfig:
+        if not self.skip_below <= self.normal_from <= self.related_from:
+            raise ValueError("consult bands must satisfy skip_below <= normal_from <= related_from")
+        unknown = sorted(set(self.weights) - set(SIGNALS))
+        if unknown:
+            raise ValueError(f"unknown consult signal(s) {unknown}; known: {list(SIGNALS)}")
+        if any(w < 0 for w in self.weights.values()):
+            raise ValueError("consult weights must not be negative")
+        return self
+
+
+class SuppressionConfig(BaseModel):
+    """A record injected is not injected again for ``cool_turns`` or ``cool_minutes``."""
+
+    model_config = _FROZEN
+
+    cool_turns: int = Field(default=5, ge=0)
+    cool_minutes: float = Field(default=15.0, ge=0)
+    rise: float = Field(default=0.15, ge=0, description="confidence rise that lifts suppression")
+
+    @property
+    def cool_time(self) -> timedelta:
+        return timedelta(minutes=self.cool_minutes)
+
+
+class TriggerConfig(BaseModel):
+    """The low-confidence trigger (§5.2 trigger 4) over the light search's top scores."""
+
+    model_config = _FROZEN
+
+    score_scale: float = Field(
+        default=30.0, gt=0, description="raw RRF relevance x scale = the trigger's score"
+    )
+    low_confidence_floor: float = Field(default=0.35, ge=0)
+    low_confidence_gap: float = Field(default=0.05, ge=0)
+
+
+class RetrievalConfig(BaseModel):
+    """All of retrieval's tuning, one frozen object built from ``Settings``."""
+
+    model_config = _FROZEN
+
+    search: SearchConfig = Field(default_factory=SearchConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    consult: ConsultConfig = Field(default_factory=ConsultConfig)
+    suppression: SuppressionConfig = Field(default_factory=SuppressionConfig)
+    triggers: TriggerConfig = Field(default_factory=TriggerConfig)
+
+
+DEFAULT = RetrievalConfig()
