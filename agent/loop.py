@@ -27,13 +27,12 @@ from agent.policy import ModelPolicy
 from agent.tools import ToolContext, ToolRegistry
 from graph.clock import ensure_utc
 from graph.errors import SheriffError
-from retrieval.context import ContextRequest, ContextResult
+from retrieval.context import ContextResult
+from service.services import Services
 from sleepwake.conversation import IncomingMessage
 
 if TYPE_CHECKING:
     from openai import OpenAI
-
-    from api.container import Container
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,7 @@ class ChatResult(BaseModel):
 class AgentLoop:
     def __init__(
         self,
-        container: Container,
+        services: Services,
         client: OpenAI,
         registry: ToolRegistry,
         policy: ModelPolicy | None = None,
@@ -103,7 +102,7 @@ class AgentLoop:
         tail_turns: int = 6,
         budget: int = 1500,
     ) -> None:
-        self.c = container
+        self.services = services
         self.client = client
         self.registry = registry
         self.policy = policy or ModelPolicy()
@@ -114,16 +113,13 @@ class AgentLoop:
     def chat(
         self, namespace: str, text: str, now: datetime, session_id: str | None = None
     ) -> ChatResult:
-        """One user turn: context, model calls and tool calls, the stored reply."""
+        """One user turn: context, model calls and tool calls, the stored reply. ``session_id``
+        is the caller's name for the session (kept apart per namespace)."""
         now = ensure_utc(now)
-        tail = self.c.messages.tail(namespace, self.tail_turns)
-        ctx = self.c.context.build(
-            ContextRequest(
-                namespace=namespace, message=text, now=now, budget=self.budget,
-                session_id=session_id,
-            )
-        )  # fmt: skip
-        stored = self.c.conversation.append(
+        conversation = self.services.conversation
+        tail = conversation.tail(namespace, self.tail_turns)
+        ctx = self.services.context.build(namespace, text, now, self.budget, session_id)
+        stored = conversation.append(
             namespace, [IncomingMessage(role="user", content=text, at=now)]
         )
         user_ids = [m.message_id for m in stored.messages]
@@ -131,7 +127,7 @@ class AgentLoop:
         items: list[Any] = [*_tail_items(tail), *_memory_items(ctx), _user(text)]
         tool_ctx = ToolContext(namespace=namespace, now=now, message_ids=user_ids)
         reply, stopped, steps, model, calls = self._run(items, effort, tool_ctx, ctx)
-        answer = self.c.conversation.append(
+        answer = conversation.append(
             namespace,
             [IncomingMessage(role="assistant", content=reply or "(no answer)", at=now,
                              tool_calls=[c.stored() for c in calls])],

@@ -3,7 +3,8 @@ and the REST API.
 
 Each tool has a name the API accepts (``topics_search``, not ``topics.search``), a pydantic
 parameter model from which its JSON schema is generated (strict where possible, see
-:mod:`agent.schema`), and a handler ``(deps, ctx, params) -> JSON-ready value``.
+:mod:`agent.schema`), and a handler ``(services, ctx, params) -> JSON-ready value`` that calls the application services
+(:mod:`service`), the same ones the REST routes call.
 
 ``ToolRegistry.invoke`` raises (unknown tool -> :class:`ToolNotFound`, bad arguments ->
 ``ValidationFailed``, anything the stores refuse -> their ``SheriffError``); the REST API maps
@@ -25,13 +26,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent import topic_ops
 from graph.errors import NotFound, SheriffError, ValidationFailed
-from graph.models import describe_errors
+from graph.models import describe_errors, edge_type
 from graph.strict_schema import tool_parameters
+from retrieval.search import TopicHit
+from service.services import Services
+from service.topics import TopicChange
 
 if TYPE_CHECKING:
-    from api.container import Container
     from skills.tools import RepoTools
 
 log = logging.getLogger(__name__)
@@ -127,7 +129,7 @@ class RepoRunTests(_Params):
 
 
 # -- the registry -----------------------------------------------------------------------------
-Handler = Callable[["Container", ToolContext, Any], Any]
+Handler = Callable[[Services, ToolContext, Any], Any]
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ class ToolCall:
 
 @dataclass
 class ToolRegistry:
-    deps: Container
+    services: Services
     tools: dict[str, Tool] = field(default_factory=dict)
 
     def names(self) -> list[str]:
@@ -205,7 +207,7 @@ class ToolRegistry:
     def invoke(self, name: str, arguments: str | dict[str, Any] | None, ctx: ToolContext) -> Any:
         """Run a tool; raises on an unknown tool, bad arguments or a refused operation."""
         params = self.parse_args(name, arguments)
-        return self.get(name).handler(self.deps, ctx, params)
+        return self.get(name).handler(self.services, ctx, params)
 
     def call_for_model(
         self, name: str, arguments: str | dict[str, Any] | None, ctx: ToolContext
@@ -236,36 +238,71 @@ class ToolRegistry:
 
 
 # -- handlers ---------------------------------------------------------------------------------
-def _search(c: Container, ctx: ToolContext, p: TopicsSearch) -> dict[str, Any]:
-    return topic_ops.search(c, ctx.namespace, p.query, ctx.now, p.time_window, p.k or 8)
+SNIPPET_FACTS = 3  # facts and open loops shown per topic in a search snippet
 
 
-def _get(c: Container, ctx: ToolContext, p: TopicsGet) -> list[dict[str, Any]]:
-    return topic_ops.get_full(c, ctx.namespace, p.topic_ids)
+def _search(s: Services, ctx: ToolContext, p: TopicsSearch) -> dict[str, Any]:
+    found = s.topics.search_full(ctx.namespace, p.query, ctx.now, p.time_window, p.k or 8)
+    window = found.window
+    return {
+        "time_window": window.as_dict() if window else None,
+        "degraded": found.result.degraded,
+        "topics": [_snippet(h) for h in found.result.hits],
+    }
 
 
-def _upsert(c: Container, ctx: ToolContext, p: TopicsUpsert) -> dict[str, Any]:
-    change = topic_ops.TopicChange(
+def _snippet(h: TopicHit) -> dict[str, Any]:
+    t = h.topic
+    return {
+        "topic_id": t.topic_id,
+        "name": t.name,
+        "one_liner": t.one_liner,
+        "first_seen_at": t.time.first_seen_at.isoformat(),
+        "last_seen_at": t.time.last_seen_at.isoformat(),
+        "facts": [f.text for f in t.facts[-SNIPPET_FACTS:]],
+        "open_loops": [o.text for o in t.open_loops[:SNIPPET_FACTS]],
+        "score": round(h.score, 4),
+        "why": h.reason,
+    }
+
+
+def _get(s: Services, ctx: ToolContext, p: TopicsGet) -> list[dict[str, Any]]:
+    topics = s.topics.get_many(ctx.namespace, p.topic_ids)
+    events: dict[str, list[dict[str, Any]]] = {}
+    for e in s.topics.events_of(ctx.namespace, p.topic_ids):
+        events.setdefault(e.topic_id, []).append(e.model_dump(mode="json"))
+    return [
+        {**t.model_dump(mode="json", exclude={"namespace"}), "events": events.get(t.topic_id, [])}
+        for t in topics
+    ]
+
+
+def _upsert(s: Services, ctx: ToolContext, p: TopicsUpsert) -> dict[str, Any]:
+    change = TopicChange(
         name=p.name,
         one_liner=p.one_liner,
         facts=p.facts or [],
         aliases=p.aliases or [],
         open_loops=p.open_loops or [],
     )
-    return topic_ops.upsert(c, ctx.namespace, p.topic_id, change, ctx.now, ctx.message_ids)
+    done = s.topics.upsert(ctx.namespace, p.topic_id, change, ctx.now, ctx.message_ids)
+    return {"topic_id": done.topic.topic_id, "created": done.created, "version": done.topic.version}
 
 
-def _link(c: Container, ctx: ToolContext, p: TopicsLink) -> dict[str, Any]:
+def _link(s: Services, ctx: ToolContext, p: TopicsLink) -> dict[str, Any]:
     delta = 1.0 if p.weight_delta is None else p.weight_delta
-    return topic_ops.link(c, ctx.namespace, p.from_topic_id, p.to_topic_id, p.type, delta, ctx.now)
+    edge = s.topics.link(
+        ctx.namespace, p.from_topic_id, p.to_topic_id, edge_type(p.type), delta, ctx.now
+    )
+    return edge.model_dump(mode="json")
 
 
-def _sleep(c: Container, ctx: ToolContext, _: MemorySleep) -> dict[str, Any]:
-    return c.sleeper.sleep(ctx.namespace, ctx.now, "explicit").model_dump(mode="json")
+def _sleep(s: Services, ctx: ToolContext, _: MemorySleep) -> dict[str, Any]:
+    return s.sleepwake.sleep(ctx.namespace, ctx.now, "explicit").model_dump(mode="json")
 
 
-def _wake(c: Container, ctx: ToolContext, p: MemoryWake) -> dict[str, Any]:
-    result = c.waker.wake(ctx.namespace, p.message, ctx.now)
+def _wake(s: Services, ctx: ToolContext, p: MemoryWake) -> dict[str, Any]:
+    result = s.sleepwake.wake(ctx.namespace, p.message, ctx.now)
     return {
         "resume": result.resume.model_dump(mode="json"),
         "topics": [t.model_dump(mode="json") for t in result.topics],
@@ -274,36 +311,37 @@ def _wake(c: Container, ctx: ToolContext, p: MemoryWake) -> dict[str, Any]:
     }
 
 
-def _skills_search(c: Container, ctx: ToolContext, p: SkillsSearch) -> list[dict[str, Any]]:
-    return c.skills_for(ctx.namespace).search(p.query, p.k or 3)
+def _skills_search(s: Services, ctx: ToolContext, p: SkillsSearch) -> list[dict[str, Any]]:
+    return s.skills.get(ctx.namespace).search(p.query, p.k or 3)
 
 
-def _skills_run(c: Container, ctx: ToolContext, p: SkillsRun) -> dict[str, Any]:
-    return c.skills_for(ctx.namespace).run(p.skill_id, p.args, p.ctx_refs).model_dump(mode="json")
+def _skills_run(s: Services, ctx: ToolContext, p: SkillsRun) -> dict[str, Any]:
+    run = s.skills.get(ctx.namespace).run(p.skill_id, p.args, p.ctx_refs)
+    return run.model_dump(mode="json")
 
 
-def _list_files(c: Container, ctx: ToolContext, p: RepoListFiles) -> list[str]:
-    return _repo(c, ctx).list_files(p.pattern or "**/*")
+def _list_files(s: Services, ctx: ToolContext, p: RepoListFiles) -> list[str]:
+    return _repo(s, ctx).list_files(p.pattern or "**/*")
 
 
-def _read_file(c: Container, ctx: ToolContext, p: RepoReadFile) -> dict[str, Any]:
-    return {"path": p.path, "content": _repo(c, ctx).read_file(p.path)}
+def _read_file(s: Services, ctx: ToolContext, p: RepoReadFile) -> dict[str, Any]:
+    return {"path": p.path, "content": _repo(s, ctx).read_file(p.path)}
 
 
-def _write_file(c: Container, ctx: ToolContext, p: RepoWriteFile) -> dict[str, Any]:
-    return _repo(c, ctx).write_file(p.path, p.content)
+def _write_file(s: Services, ctx: ToolContext, p: RepoWriteFile) -> dict[str, Any]:
+    return _repo(s, ctx).write_file(p.path, p.content)
 
 
-def _run_tests(c: Container, ctx: ToolContext, p: RepoRunTests) -> dict[str, Any]:
-    return _repo(c, ctx).run_tests(p.command, p.preset)
+def _run_tests(s: Services, ctx: ToolContext, p: RepoRunTests) -> dict[str, Any]:
+    return _repo(s, ctx).run_tests(p.command, p.preset)
 
 
-def _repo(c: Container, ctx: ToolContext) -> RepoTools:
-    return c.skills_for(ctx.namespace).host.repo
+def _repo(s: Services, ctx: ToolContext) -> RepoTools:
+    return s.skills.get(ctx.namespace).host.repo
 
 
-def build_registry(deps: Container) -> ToolRegistry:
-    """Every host tool of spec §7.3, bound to the composition root ``deps``."""
+def build_registry(services: Services) -> ToolRegistry:
+    """Every host tool of spec §7.3, bound to the application ``services``."""
     tools = [
         Tool("topics_search", "Search memory topics by meaning, name or alias; a time phrase "
              "filters and boosts by when topics were seen. Returns compact topic snippets.",
@@ -330,4 +368,4 @@ def build_registry(deps: Container) -> ToolRegistry:
         Tool("repo_run_tests", "Run an allow-listed test preset or command in the workspace.",
              RepoRunTests, _run_tests, writes=True),
     ]  # fmt: skip
-    return ToolRegistry(deps, {t.name: t for t in tools})
+    return ToolRegistry(services, {t.name: t for t in tools})

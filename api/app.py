@@ -21,7 +21,6 @@ from api.metrics import Metrics, MetricsMiddleware
 from api.routers import V1_ROUTERS, health
 from api.routers.common import V1_ERRORS
 from api.settings import Settings
-from api.skill_runs import NamespaceSkills
 
 DESCRIPTION = """Time-aware graph memory for LLM agents.
 
@@ -30,11 +29,9 @@ Authenticate with `Authorization: Bearer <key>` (or `X-API-Key: <key>`); create 
 Errors are `{"error": kind, "detail": what was wrong}`; see docs/api.md."""
 
 
-def create_app(
-    container: Container | None = None, skills: NamespaceSkills | None = None
-) -> FastAPI:
+def create_app(container: Container | None = None) -> FastAPI:
     """Build the app. A ``container`` passed in (tests, ``sheriff up``) stays the caller's to
-    close; one built here is closed when the app shuts down. ``skills`` is injectable too."""
+    close; one built here is closed when the app shuts down."""
     settings = container.settings if container is not None else Settings()
     metrics = Metrics()
 
@@ -45,9 +42,6 @@ def create_app(
         c.embedder.embed(["warm-up"])  # load the model before the first request
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
-        if skills is not None:
-            c.namespace_skills = skills  # the tools and the skills routes share it
-        app.state.skills = c.namespace_skills
         yield
         if container is None:
             c.close()

@@ -40,8 +40,8 @@ def demo(
     """Replay a bundled 3-day conversation, sleep, wake (fresh and stale), ask time-phrase
     questions and run the Responses loop with an offline stand-in model; no API key needed.
     The namespace is emptied first."""
-    from agent.demo import ASKED_AT, run_demo
     from api.container import Container
+    from api.demo import ASKED_AT, run_demo
     from graph.clock import FixedClock
 
     settings = Settings()

@@ -41,7 +41,10 @@ def search(
         raise typer.Exit(2) from exc
     container = Container(Settings())
     try:
-        result = search_topics(container, namespace, request)
+        services = container.services
+        result = search_topics(
+            services.topics, services.windows, namespace, request, services.clock.now()
+        )
     except SheriffError as exc:
         err.print(f"error: {exc}", highlight=False)
         raise typer.Exit(1) from exc

@@ -1,8 +1,14 @@
-"""The composition root: builds the driver, stores and embedder once from ``Settings``."""
+"""The composition root: builds the driver, stores, embedder, pipelines and application
+services once from ``Settings``, and nothing else (no use case lives here: those are in
+:mod:`service`).
+
+Parts a caller already has (tests: the session's driver and loaded model; replays: a policy)
+are passed to the constructor and used instead of building new ones; nothing is swapped after
+construction.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +18,6 @@ from agent.loop import AgentLoop, AgentUnavailable
 from agent.policy import ModelPolicy
 from agent.tools import ToolRegistry, build_registry
 from api.settings import Settings
-from api.skill_runs import NamespaceSkills
 from graph.clock import Clock, SystemClock
 from graph.db import connect
 from graph.events import EventStore
@@ -24,8 +29,13 @@ from graph.topics import TopicStore
 from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder, build_embedder
 from retrieval.search import TopicSearch
-from retrieval.timephrases import SleepHistory
+from service.memory import ContextService, ConversationService, SleepWakeService
+from service.services import Services
+from service.skills import NamespaceSkills
+from service.topics import TopicService
+from service.windows import WindowResolver
 from skills.config import SkillSettings
+from skills.llm import build_llm
 from skills.service import SkillService
 from sleepwake.conversation import Conversation
 from sleepwake.llm_extract import ResponsesExtractor
@@ -37,11 +47,24 @@ if TYPE_CHECKING:
     from openai import OpenAI
 
 
-@dataclass
 class Container:
-    settings: Settings
-    clock: Clock = field(default_factory=SystemClock)
-    skill_settings: SkillSettings = field(default_factory=SkillSettings)
+    def __init__(
+        self,
+        settings: Settings,
+        clock: Clock | None = None,
+        skill_settings: SkillSettings | None = None,
+        *,
+        driver: Driver | None = None,
+        embedder: Embedder | None = None,
+        policy: SleepPolicy | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock()
+        self.skill_settings = skill_settings or SkillSettings()
+        given = {"driver": driver, "embedder": embedder, "policy": policy}
+        for name, part in given.items():
+            if part is not None:  # seeds the cached property: the given part is used, not built
+                self.__dict__[name] = part
 
     @cached_property
     def driver(self) -> Driver:
@@ -130,11 +153,21 @@ class Container:
     @cached_property
     def namespace_skills(self) -> NamespaceSkills:
         """One skill service per namespace (its runs and topic searches stay in it)."""
-        return NamespaceSkills(self, self.skill_settings)
+        return NamespaceSkills(self._skills_in)
 
-    def skills_for(self, namespace: str) -> SkillService:
-        """The skill service whose skills, runs and topic tool are in ``namespace``."""
-        return self.namespace_skills.get(namespace)
+    def _skills_in(self, namespace: str) -> SkillService:
+        settings = self.skill_settings.model_copy(update={"namespace": namespace})
+        llm = build_llm(
+            self.settings.openai_api_key, self.settings.openai_base_url, settings.llm_model
+        )
+        return SkillService(
+            settings,
+            store=SkillStore(self.driver, self.settings.neo4j_database),
+            embedder=self.embedder,
+            topics=self.topics,
+            llm=llm,
+            clock=self.clock,
+        )
 
     def route_skills(self, text: str, last_tool_output: str | None) -> dict[str, Any]:
         return self.skills.route(text, last_tool_output).to_dict()
@@ -145,16 +178,33 @@ class Container:
             self.topics,
             self.messages,
             self.search,
-            self.sleep_history,
+            self.windows.history,
             self.settings.timezone,
             config=self.settings.retrieval,
             skill_router=self.route_skills,
         )
 
     @cached_property
+    def windows(self) -> WindowResolver:
+        return WindowResolver(self.sleep_store, self.settings.timezone)
+
+    @cached_property
+    def services(self) -> Services:
+        """The application services every surface calls."""
+        return Services(
+            topics=TopicService(self.topics, self.events, self.search, self.embedder, self.windows),
+            conversation=ConversationService(self.conversation, self.messages),
+            context=ContextService(self.context),
+            sleepwake=SleepWakeService(self.sleeper, self.waker, self.sleep_store),
+            skills=self.namespace_skills,
+            windows=self.windows,
+            clock=self.clock,
+        )
+
+    @cached_property
     def tools(self) -> ToolRegistry:
-        """The host tools, shared by the awake loop and the REST API."""
-        return build_registry(self)
+        """The host tools, shared by the awake loop, the REST API and MCP."""
+        return build_registry(self.services)
 
     @cached_property
     def openai_client(self) -> OpenAI:
@@ -173,22 +223,13 @@ class Container:
     def agent(self) -> AgentLoop:
         s = self.settings
         return AgentLoop(
-            self,
+            self.services,
             self.openai_client,
             self.tools,
             ModelPolicy(model=s.agent_model, fallback_model=s.agent_fallback_model),
             max_steps=s.agent_max_steps,
             budget=s.agent_context_budget,
         )
-
-    def sleep_history(self, namespace: str) -> SleepHistory:
-        """Sleep times for time phrases ("before you slept", "since we last talked")."""
-        packets = self.sleep_store.wake_packets(namespace, limit=1)
-        if not packets:
-            return SleepHistory()
-        packet = packets[0]
-        last_turn = packet.conversation_tail[-1].at if packet.conversation_tail else None
-        return SleepHistory(slept_at=packet.slept_at, previous_session_end=last_turn)
 
     def migrate(self) -> MigrationReport:
         return apply_migrations(self.driver, self.clock.now(), self.settings.neo4j_database)

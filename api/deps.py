@@ -1,4 +1,7 @@
-"""FastAPI dependencies: the container, the authenticated namespace, and the clock.
+"""FastAPI dependencies: one per application service, the authenticated namespace, the clock.
+
+Routes ask for the service they use (``TopicsDep``, ``ContextDep`` ...), never for the container;
+tests replace one with ``app.dependency_overrides[get_topics] = ...``.
 
 The namespace of every ``/v1`` request comes from its API key and from nothing else: no route
 takes a namespace parameter, so a key can never reach another namespace.
@@ -13,9 +16,16 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
+from agent.loop import AgentLoop
+from agent.tools import ToolRegistry
 from api.auth import ApiKeys, AuthFailed
 from api.container import Container
 from api.metrics import Metrics
+from service.memory import ContextService, ConversationService, SleepWakeService
+from service.services import Services
+from service.skills import NamespaceSkills
+from service.topics import TopicService
+from service.windows import WindowResolver
 
 bearer = HTTPBearer(
     auto_error=False, description="`Authorization: Bearer <key>` (create one: sheriff keys create)"
@@ -33,9 +43,46 @@ class Principal:
     namespace: str
 
 
-def get_container(request: Request) -> Container:
+def _container(request: Request) -> Container:
     container: Container = request.app.state.container
     return container
+
+
+def get_services(request: Request) -> Services:
+    return _container(request).services
+
+
+def get_topics(request: Request) -> TopicService:
+    return get_services(request).topics
+
+
+def get_conversation(request: Request) -> ConversationService:
+    return get_services(request).conversation
+
+
+def get_context(request: Request) -> ContextService:
+    return get_services(request).context
+
+
+def get_sleepwake(request: Request) -> SleepWakeService:
+    return get_services(request).sleepwake
+
+
+def get_skills(request: Request) -> NamespaceSkills:
+    return get_services(request).skills
+
+
+def get_windows(request: Request) -> WindowResolver:
+    return get_services(request).windows
+
+
+def get_tools(request: Request) -> ToolRegistry:
+    return _container(request).tools
+
+
+def get_agent(request: Request) -> AgentLoop:
+    """The awake loop; ``AgentUnavailable`` (503) when no Responses endpoint is configured."""
+    return _container(request).agent
 
 
 def authenticate(
@@ -63,11 +110,18 @@ def namespace_of(principal: Annotated[Principal, Depends(authenticate)]) -> str:
     return principal.namespace
 
 
-def clock_now(c: Annotated[Container, Depends(get_container)]) -> datetime:
-    return c.clock.now()
+def clock_now(request: Request) -> datetime:
+    return get_services(request).clock.now()
 
 
-ContainerDep = Annotated[Container, Depends(get_container)]
+TopicsDep = Annotated[TopicService, Depends(get_topics)]
+ConversationDep = Annotated[ConversationService, Depends(get_conversation)]
+ContextDep = Annotated[ContextService, Depends(get_context)]
+SleepWakeDep = Annotated[SleepWakeService, Depends(get_sleepwake)]
+SkillsDep = Annotated[NamespaceSkills, Depends(get_skills)]
+WindowsDep = Annotated[WindowResolver, Depends(get_windows)]
+ToolsDep = Annotated[ToolRegistry, Depends(get_tools)]
+AgentDep = Annotated[AgentLoop, Depends(get_agent)]
 PrincipalDep = Annotated[Principal, Depends(authenticate)]
 NamespaceDep = Annotated[str, Depends(namespace_of)]
 NowDep = Annotated[datetime, Depends(clock_now)]

@@ -7,29 +7,27 @@ carries its score components and the reason it was found.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from datetime import datetime
 
 from api.schemas import SearchHitPublic, SearchPublic, TopicSearch
-from api.windows import public, query_window, request_window
+from api.windows import public
 from retrieval.search import TopicHit
+from service.topics import TopicService
+from service.windows import WindowResolver
 
-if TYPE_CHECKING:
-    from api.container import Container
 
-
-def search_topics(c: Container, namespace: str, q: TopicSearch) -> SearchPublic:
+def search_topics(
+    topics: TopicService, windows: WindowResolver, namespace: str, q: TopicSearch, now: datetime
+) -> SearchPublic:
     """Ranked topics of ``namespace`` for ``q``, with why each was found."""
-    now = q.now or c.clock.now()
-    window = request_window(c, namespace, q.window, q.from_, q.to, now)
-    if window is None:
-        window = query_window(c, namespace, q.query, now)
-    expand = q.expand if q.expand is not None else window is not None
-    result = c.search.run(namespace, q.query, now, k=q.k, window=window, expand=expand)
+    now = q.now or now
+    window = windows.request(namespace, q.window, q.from_, q.to, now)
+    found = topics.search(namespace, q.query, now, q.k, window, q.expand)
     return SearchPublic(
         query=q.query,
-        time_window=public(window),
-        degraded=result.degraded,
-        hits=[_hit(h) for h in result.hits],
+        time_window=public(found.window),
+        degraded=found.result.degraded,
+        hits=[_hit(h) for h in found.result.hits],
     )
 
 

@@ -12,7 +12,7 @@ from pydantic import AwareDatetime, BaseModel, Field
 
 from agent.loop import ChatResult
 from agent.tools import ToolContext
-from api.deps import ContainerDep, NamespaceDep
+from api.deps import AgentDep, NamespaceDep, NowDep, ToolsDep
 from api.routers.common import errors
 
 router = APIRouter(tags=["agent"])
@@ -41,23 +41,24 @@ class ChatCreate(BaseModel):
 
 
 @router.get("/tools")
-def list_tools(c: ContainerDep) -> ToolsPublic:
+def list_tools(tools: ToolsDep) -> ToolsPublic:
     """Every host tool as a Responses API function tool, ready for ``tools=[...]``."""
-    return ToolsPublic(tools=c.tools.specs())
+    return ToolsPublic(tools=tools.specs())
 
 
 @router.post("/tools/{name}", responses=errors(403, 404, 409, 502))
-def call_tool(name: str, body: ToolCallCreate, c: ContainerDep, ns: NamespaceDep) -> ToolCallPublic:
+def call_tool(
+    name: str, body: ToolCallCreate, tools: ToolsDep, ns: NamespaceDep, now: NowDep
+) -> ToolCallPublic:
     """Run one tool in your namespace: 404 for an unknown tool, 422 naming each bad argument,
     the tool's own error status otherwise."""
-    now: datetime = body.now or c.clock.now()
-    output = c.tools.invoke(name, body.arguments, ToolContext(namespace=ns, now=now))
+    when: datetime = body.now or now
+    output = tools.invoke(name, body.arguments, ToolContext(namespace=ns, now=when))
     return ToolCallPublic(name=name, output=output)
 
 
 @router.post("/chat", responses=errors(409, 502))
-def chat(body: ChatCreate, c: ContainerDep, ns: NamespaceDep) -> ChatResult:
+def chat(body: ChatCreate, agent: AgentDep, ns: NamespaceDep, now: NowDep) -> ChatResult:
     """One user turn through the awake loop (memory context, model, tool calls); 503 when no
     Responses API endpoint is configured."""
-    session = f"{ns}/{body.session_id}" if body.session_id else None
-    return c.agent.chat(ns, body.message, body.now or c.clock.now(), session)
+    return agent.chat(ns, body.message, body.now or now, body.session_id)

@@ -6,22 +6,24 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from api.deps import ContainerDep, NamespaceDep
+from api.deps import ConversationDep, NamespaceDep, NowDep, WindowsDep
 from api.routers.common import errors
 from api.schemas import MessageList, MessagePublic, MessagesAppended, MessagesCreate, WindowQuery
-from api.windows import public, request_window
+from api.windows import public
 from sleepwake.conversation import IncomingMessage
 
 router = APIRouter(prefix="/messages", tags=["messages"])
 
 
 @router.post("", status_code=201, responses=errors(409))
-def append_messages(body: MessagesCreate, c: ContainerDep, ns: NamespaceDep) -> MessagesAppended:
+def append_messages(
+    body: MessagesCreate, conversation: ConversationDep, ns: NamespaceDep
+) -> MessagesAppended:
     """Append messages in time order. Unless ``auto_sleep`` is false the production sleep
     policy runs between them (a full buffer or a long silence starts a sleep). All messages are
     validated before any is written."""
     items = [IncomingMessage.model_validate(m.model_dump()) for m in body.messages]
-    result = c.conversation.append(ns, items, auto_sleep=body.auto_sleep)
+    result = conversation.append(ns, items, auto_sleep=body.auto_sleep)
     return MessagesAppended(
         appended=len(result.messages),
         messages=[MessagePublic.model_validate(m) for m in result.messages],
@@ -31,16 +33,18 @@ def append_messages(body: MessagesCreate, c: ContainerDep, ns: NamespaceDep) -> 
 
 @router.get("")
 def list_messages(
-    q: Annotated[WindowQuery, Query()], c: ContainerDep, ns: NamespaceDep
+    q: Annotated[WindowQuery, Query()],
+    conversation: ConversationDep,
+    windows: WindowsDep,
+    ns: NamespaceDep,
+    now: NowDep,
 ) -> MessageList:
     """Messages in a window (``window=last week`` or ``from``/``to``), oldest first; with no
     window, the conversation from its start. At most ``limit``; ``truncated`` says if more."""
-    now = q.now or c.clock.now()
-    window = request_window(c, ns, q.window, q.from_, q.to, now)
-    since, until = (window.start, window.end) if window else (None, None)
-    found = c.messages.in_range(ns, since, until, limit=q.limit + 1)
+    window = windows.request(ns, q.window, q.from_, q.to, q.now or now)
+    page = conversation.in_window(ns, window, q.limit)
     return MessageList(
         time_window=public(window),
-        messages=[MessagePublic.model_validate(m) for m in found[: q.limit]],
-        truncated=len(found) > q.limit,
+        messages=[MessagePublic.model_validate(m) for m in page.messages],
+        truncated=page.truncated,
     )

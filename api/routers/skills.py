@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
-from api.deps import NamespaceDep
+from api.deps import NamespaceDep, SkillsDep
 from api.routers.common import errors
 from api.schemas import SkillHits, SkillList, SkillProblem, SkillPublic, SkillRunCreate, SkillSearch
-from api.skill_runs import NamespaceSkills
 from skills.runner import SkillResult
-from skills.service import SkillService
 
 router = APIRouter(prefix="/skills", tags=["skills"])
 
 
-def _service(request: Request, namespace: str) -> SkillService:
-    skills: NamespaceSkills = request.app.state.skills
-    return skills.get(namespace)
-
-
 @router.get("")
-def list_skills(request: Request, ns: NamespaceDep) -> SkillList:
+def list_skills(skills: SkillsDep, ns: NamespaceDep) -> SkillList:
     """The skills found in the skill folders, and folders that could not be loaded."""
-    registry = _service(request, ns).registry
+    registry = skills.get(ns).registry
     return SkillList(
         skills=[
             SkillPublic(
@@ -41,13 +34,13 @@ def list_skills(request: Request, ns: NamespaceDep) -> SkillList:
 
 
 @router.post("/search")
-def search_skills(body: SkillSearch, request: Request, ns: NamespaceDep) -> SkillHits:
+def search_skills(body: SkillSearch, skills: SkillsDep, ns: NamespaceDep) -> SkillHits:
     """Compact manifests best first (embedding similarity plus shared tags)."""
-    return SkillHits(skills=_service(request, ns).search(body.query, body.k))
+    return SkillHits(skills=skills.get(ns).search(body.query, body.k))
 
 
 @router.post("/run", responses=errors(404))
-def run_skill(body: SkillRunCreate, request: Request, ns: NamespaceDep) -> SkillResult:
+def run_skill(body: SkillRunCreate, skills: SkillsDep, ns: NamespaceDep) -> SkillResult:
     """Run a skill (its own process, declared tools only, a timeout). Bad args: 422 listing
     each violation; a skill that ran and failed: 200 with ``ok: false``."""
-    return _service(request, ns).run(body.name, body.args, timeout_s=body.timeout_s)
+    return skills.get(ns).run(body.name, body.args, timeout_s=body.timeout_s)

@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from api import topic_service
-from api.deps import ContainerDep, NamespaceDep, NowDep
+from api.deps import NamespaceDep, NowDep, TopicsDep, WindowsDep
 from api.routers.common import errors
 from api.schemas import (
     EdgePublic,
+    EventPublic,
     LinkCreate,
     NeighbourPublic,
     SearchPublic,
@@ -21,64 +21,95 @@ from api.schemas import (
     TopicUpdate,
 )
 from api.search import search_topics
-from graph.models import EdgeType
+from graph.models import EdgeType, Topic
 
 router = APIRouter(prefix="/topics", tags=["topics"])
 
 TopicIdPath = Annotated[str, Path(min_length=1, max_length=64, description="the topic's id")]
 
 
+def public(topic: Topic) -> TopicPublic:
+    return TopicPublic(
+        **topic.model_dump(exclude={"namespace", "embedding", "schema_version"}),
+        embedding_model=topic.embedding.model if topic.embedding else None,
+    )
+
+
 @router.post("", status_code=201)
-def create_topic(body: TopicCreate, c: ContainerDep, ns: NamespaceDep, now: NowDep) -> TopicPublic:
+def create_topic(
+    body: TopicCreate, topics: TopicsDep, ns: NamespaceDep, now: NowDep
+) -> TopicPublic:
     """Create a topic; its one-liner (or name) is embedded. Secrets in text are redacted."""
-    return topic_service.public(topic_service.create(c, ns, body, now))
+    return public(topics.create(ns, body, now))
 
 
 @router.get("/search")
 def search_get(
-    q: Annotated[TopicSearch, Query()], c: ContainerDep, ns: NamespaceDep
+    q: Annotated[TopicSearch, Query()],
+    topics: TopicsDep,
+    windows: WindowsDep,
+    ns: NamespaceDep,
+    now: NowDep,
 ) -> SearchPublic:
     """Ranked topics for ``query``; a window (phrase, range, or a phrase in the query) filters
     and boosts. Each hit says why it was found."""
-    return search_topics(c, ns, q)
+    return search_topics(topics, windows, ns, q, now)
 
 
 @router.post("/search")
-def search_post(body: TopicSearch, c: ContainerDep, ns: NamespaceDep) -> SearchPublic:
+def search_post(
+    body: TopicSearch, topics: TopicsDep, windows: WindowsDep, ns: NamespaceDep, now: NowDep
+) -> SearchPublic:
     """The same search with a JSON body."""
-    return search_topics(c, ns, body)
+    return search_topics(topics, windows, ns, body, now)
 
 
 @router.get("/{topic_id}", responses=errors(404))
-def get_topic(topic_id: TopicIdPath, c: ContainerDep, ns: NamespaceDep) -> TopicDetail:
+def get_topic(topic_id: TopicIdPath, topics: TopicsDep, ns: NamespaceDep) -> TopicDetail:
     """The whole topic with its events (oldest first) and its typed edges."""
-    return topic_service.detail(c, ns, topic_id)
+    found = topics.detail(ns, topic_id)
+    return TopicDetail(
+        **public(found.topic).model_dump(),
+        events=[EventPublic.model_validate(e) for e in found.events],
+        edges=[EdgePublic.model_validate(e) for e in found.edges],
+    )
 
 
 @router.patch("/{topic_id}", responses=errors(404, 409))
 def update_topic(
-    topic_id: TopicIdPath, body: TopicUpdate, c: ContainerDep, ns: NamespaceDep, now: NowDep
+    topic_id: TopicIdPath, body: TopicUpdate, topics: TopicsDep, ns: NamespaceDep, now: NowDep
 ) -> TopicPublic:
     """Replace the fields given; ``version`` must be the one you read, else 409."""
-    return topic_service.public(topic_service.update(c, ns, topic_id, body, now))
+    return public(topics.update(ns, topic_id, body, now))
 
 
 @router.get("/{topic_id}/neighbours", responses=errors(404))
 def get_neighbours(
     topic_id: TopicIdPath,
-    c: ContainerDep,
+    topics: TopicsDep,
     ns: NamespaceDep,
     types: Annotated[list[EdgeType] | None, Query(description="edge types (default all)")] = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 10,
 ) -> list[NeighbourPublic]:
     """Topics one typed edge away, strongest edge first."""
-    return topic_service.neighbours(c, ns, topic_id, types or [], limit)
+    return [
+        NeighbourPublic(
+            topic_id=n.topic.topic_id,
+            name=n.topic.name,
+            one_liner=n.topic.one_liner,
+            last_seen_at=n.topic.time.last_seen_at,
+            type=n.type,
+            weight=n.weight,
+            direction="out" if n.outgoing else "in",
+        )
+        for n in topics.neighbours(ns, topic_id, types or [], limit)
+    ]
 
 
 @router.post("/{topic_id}/links", responses=errors(404))
 def link_topics(
-    topic_id: TopicIdPath, body: LinkCreate, c: ContainerDep, ns: NamespaceDep, now: NowDep
+    topic_id: TopicIdPath, body: LinkCreate, topics: TopicsDep, ns: NamespaceDep, now: NowDep
 ) -> EdgePublic:
     """Create the edge ``topic_id -[type]-> to`` or add ``weight`` to it."""
-    edge = topic_service.link(c, ns, topic_id, body.to, body.type, body.weight, now)
+    edge = topics.link(ns, topic_id, body.to, body.type, body.weight, now)
     return EdgePublic.model_validate(edge)

@@ -14,7 +14,6 @@ from api.app import create_app
 from api.auth import ApiKeys
 from api.container import Container
 from api.settings import Settings
-from api.skill_runs import NamespaceSkills
 from retrieval.embedding import Embedder
 from skills.config import SkillSettings
 
@@ -24,11 +23,13 @@ def api_client(
     settings: Settings, embedder: Embedder, workspace: Path, **overrides: Any
 ) -> Iterator[TestClient]:
     """A TestClient over the real app; skills run in ``workspace``; ``overrides`` patch Settings."""
-    container = Container(settings.model_copy(update=overrides))
-    container.embedder = embedder  # type: ignore[misc]  # replaces the cached property
-    skills = NamespaceSkills(container, SkillSettings(workspace=workspace))
+    container = Container(
+        settings.model_copy(update=overrides),
+        skill_settings=SkillSettings(workspace=workspace),
+        embedder=embedder,
+    )
     try:
-        with TestClient(create_app(container, skills)) as client:
+        with TestClient(create_app(container)) as client:
             yield client
     finally:
         container.close()

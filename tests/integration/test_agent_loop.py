@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from neo4j import Driver
 
-from agent import topic_ops
 from agent.fake_responses import Fail, FakeResponses, function_call, function_outputs, message
+from agent.tools import ToolContext
 from api.container import Container
 from api.settings import Settings
 from graph.clock import FixedClock
@@ -59,9 +59,9 @@ def container(
         s,
         clock=FixedClock(NOW),
         skill_settings=SkillSettings(workspace=tmp_path, namespace=namespace),
+        driver=driver,
+        embedder=embedder,
     )
-    c.driver = driver
-    c.embedder = embedder
     day = datetime(2026, 3, 3, 18, 0, tzinfo=UTC)
     turns = [
         ("user", "I'm planning Maya's surprise birthday party at the lake house on March 14."),
@@ -190,7 +190,8 @@ def test_topics_upsert_from_the_model_cites_the_user_turn(
     )  # fmt: skip
     result = container.agent.chat(namespace, "remember: never deploy on a Friday", NOW)
     assert result.tool_calls[0].ok
-    hits = topic_ops.search(container, namespace, "deploy friday", NOW, None, 3)["topics"]
+    search = {"query": "deploy friday", "k": 3}
+    hits = container.tools.invoke("topics_search", search, ToolContext(namespace, NOW))["topics"]
     topic = container.topics.get(namespace, [hits[0]["topic_id"]])[0]
     assert topic.name == "Deploy freeze"
     assert topic.facts[0].source_message_ids == [result.message_ids[0]]
@@ -199,10 +200,17 @@ def test_topics_upsert_from_the_model_cites_the_user_turn(
 def test_a_tight_context_budget_makes_the_turn_sleep_first(
     container: Container, fake: FakeResponses, namespace: str
 ) -> None:
-    container.policy = container.settings.model_copy(  # type: ignore[misc]
+    tight = container.settings.model_copy(
         update={"context_budget_tokens": 500, "sleep_buffer_share": 0.5}
     ).sleep_policy()
-    container.__dict__.pop("conversation", None)  # rebuilt with the tight policy
+    container = Container(
+        container.settings,
+        clock=container.clock,
+        skill_settings=container.skill_settings,
+        driver=container.driver,
+        embedder=container.embedder,
+        policy=tight,
+    )
     fake.enqueue([message("ok")])
     long_turn = "Here is the full plan for the lake house weekend. " * 30
     result = container.agent.chat(namespace, long_turn, NOW)

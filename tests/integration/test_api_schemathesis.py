@@ -27,7 +27,6 @@ from agent.offline_model import offline_model
 from api.app import create_app
 from api.container import Container
 from api.settings import Settings
-from api.skill_runs import NamespaceSkills
 from retrieval.embedding import MiniLMEmbedder
 from skills.config import SkillSettings
 from tests.integration.api_support import bearer
@@ -61,15 +60,16 @@ def app(
     settings: Settings, embedder: MiniLMEmbedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[FastAPI]:
     with FakeResponses(script=offline_model) as fake:  # /v1/chat talks to a model over HTTP
+        workspace = tmp_path_factory.mktemp("ws")  # generated skill runs may write files here
         container = Container(
             settings.model_copy(
                 update={"openai_api_key": "sk-test", "openai_base_url": fake.base_url,
                         "extractor": "deterministic"}
-            )
+            ),
+            skill_settings=SkillSettings(workspace=workspace),
+            embedder=embedder,
         )  # fmt: skip
-        container.embedder = embedder  # type: ignore[misc]
-        workspace = tmp_path_factory.mktemp("ws")  # generated skill runs may write files here
-        yield create_app(container, NamespaceSkills(container, SkillSettings(workspace=workspace)))
+        yield create_app(container)
         container.close()
 
 

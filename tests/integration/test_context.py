@@ -111,11 +111,10 @@ class Stack:
 
 
 def build(settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str) -> Stack:
-    container = Container(settings, clock=FixedClock(DAY1))
     # the session's driver and loaded model instead of a second connection and model load
-    container.driver = driver  # type: ignore[misc]
-    container.embedder = embedder  # type: ignore[misc]
-    container.policy = POLICY  # type: ignore[misc]
+    container = Container(
+        settings, clock=FixedClock(DAY1), driver=driver, embedder=embedder, policy=POLICY
+    )
     return Stack(namespace, container)
 
 
@@ -279,7 +278,7 @@ def test_an_implicit_request_below_the_consult_threshold_injects_nothing(
 def _degraded_builder(stack: Stack) -> ContextBuilder:
     c = stack.container
     search = TopicSearch(c.topics, c.events, UnavailableEmbedder())
-    return ContextBuilder(c.topics, c.messages, search, c.sleep_history)
+    return ContextBuilder(c.topics, c.messages, search, c.windows.history)
 
 
 def test_without_the_embedding_model_lexical_results_still_come_back(
@@ -388,7 +387,7 @@ def test_a_broken_skill_router_leaves_the_memory_context_intact(
         raise RuntimeError("skills store down")
 
     c = stack.container
-    builder = ContextBuilder(c.topics, c.messages, c.search, c.sleep_history, skill_router=broken)
+    builder = ContextBuilder(c.topics, c.messages, c.search, c.windows.history, skill_router=broken)
     req = ContextRequest(
         namespace=stack.namespace, message="how's the party planning going?", now=NOW
     )

@@ -7,8 +7,8 @@ import io
 from neo4j import Driver
 from rich.console import Console
 
-from agent.demo import ASKED_AT, run_demo
 from api.container import Container
+from api.demo import ASKED_AT, run_demo
 from api.settings import Settings
 from graph.clock import FixedClock
 from retrieval.embedding import MiniLMEmbedder
@@ -17,9 +17,7 @@ from retrieval.embedding import MiniLMEmbedder
 def test_the_demo_recalls_resolves_and_resumes(
     settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
 ) -> None:
-    c = Container(settings, clock=FixedClock(ASKED_AT))
-    c.driver = driver
-    c.embedder = embedder
+    c = Container(settings, clock=FixedClock(ASKED_AT), driver=driver, embedder=embedder)
     buf = io.StringIO()
     report = run_demo(c, namespace, Console(file=buf, width=160))
     printed = buf.getvalue()

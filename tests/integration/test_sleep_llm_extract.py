@@ -67,9 +67,9 @@ def _container(
     update: dict[str, Any] = {"tail_turns": 2, "extractor": "llm" if llm else "deterministic"}
     if llm:
         update |= {"openai_api_key": "sk-test", "openai_base_url": fake.base_url}
-    c = Container(settings.model_copy(update=update), clock=FixedClock(DAY))
-    c.driver = driver
-    c.embedder = embedder
+    c = Container(
+        settings.model_copy(update=update), clock=FixedClock(DAY), driver=driver, embedder=embedder
+    )
     if llm:
         c.openai_client.max_retries = 0  # a scripted failure is answered once, not retried
     return c

@@ -142,7 +142,7 @@ def _chat(c: Container, namespace: str, out: Console) -> ChatResult:
     out.rule(f"The Responses loop, offline stand-in model: {CHAT_QUESTION!r}")
     with FakeResponses(script=offline_model) as fake:
         client = OpenAI(api_key="offline-demo", base_url=fake.base_url, max_retries=0)
-        loop = AgentLoop(c, client, c.tools, ModelPolicy(fallback_model=None))
+        loop = AgentLoop(c.services, client, c.tools, ModelPolicy(fallback_model=None))
         result = loop.chat(namespace, CHAT_QUESTION, ASKED_AT)
     for call in result.tool_calls:
         out.print(f"tool call: {call.name} ({'ok' if call.ok else call.error}, "

@@ -1,0 +1,108 @@
+"""The conversation and its memory context as callers use them: append messages (the sleep
+policy runs between them), read messages by time, build the context of one user message, sleep
+and wake."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from graph.errors import NotFound
+from graph.messages import MessageStore
+from graph.models import Message, WakePacket
+from graph.sleep import SleepStore
+from retrieval.context import ContextBuilder, ContextRequest, ContextResult
+from retrieval.timephrases import TimeWindow
+from sleepwake.conversation import AppendResult, Conversation, IncomingMessage
+from sleepwake.policy import SleepReason
+from sleepwake.sleep import Sleeper, SleepSummary
+from sleepwake.wake import Waker, WakeResult
+
+
+@dataclass(frozen=True)
+class MessagePage:
+    messages: list[Message]
+    truncated: bool
+
+
+class ConversationService:
+    """The one continuous conversation of each namespace."""
+
+    def __init__(self, conversation: Conversation, messages: MessageStore) -> None:
+        self.conversation = conversation
+        self.messages = messages
+
+    def append(
+        self, namespace: str, items: Sequence[IncomingMessage], auto_sleep: bool = True
+    ) -> AppendResult:
+        """Append in time order; every message is validated before any is written."""
+        return self.conversation.append(namespace, items, auto_sleep=auto_sleep)
+
+    def in_window(self, namespace: str, window: TimeWindow | None, limit: int) -> MessagePage:
+        """Messages in the window (all when None), oldest first, at most ``limit``."""
+        since, until = (window.start, window.end) if window else (None, None)
+        found = self.messages.in_range(namespace, since, until, limit=limit + 1)
+        return MessagePage(found[:limit], len(found) > limit)
+
+    def tail(self, namespace: str, n: int) -> list[Message]:
+        return self.messages.tail(namespace, n)
+
+
+class ContextService:
+    """The memory context of one user message (light retrieval always, deep on a trigger)."""
+
+    def __init__(self, builder: ContextBuilder) -> None:
+        self.builder = builder
+
+    def build(
+        self,
+        namespace: str,
+        message: str,
+        now: datetime,
+        budget: int,
+        session_id: str | None = None,
+        explicit: bool = False,
+        full_records: bool = False,
+        last_tool_output: str | None = None,
+    ) -> ContextResult:
+        """Packed context with its trace. Sessions are the caller's names, kept apart per
+        namespace (the suppression cache is keyed by session)."""
+        return self.builder.build(
+            ContextRequest(
+                namespace=namespace,
+                message=message,
+                now=now,
+                budget=budget,
+                session_id=f"{namespace}/{session_id}" if session_id else None,
+                explicit=explicit,
+                full_records=full_records,
+                last_tool_output=last_tool_output,
+            )
+        )
+
+
+class SleepWakeService:
+    """Sleep (compact the buffer into topics, write a wake packet) and wake (restore)."""
+
+    def __init__(self, sleeper: Sleeper, waker: Waker, store: SleepStore) -> None:
+        self.sleeper = sleeper
+        self.waker = waker
+        self.store = store
+
+    def sleep(
+        self, namespace: str, now: datetime, reason: SleepReason = "explicit"
+    ) -> SleepSummary:
+        """Sleep now; ``SleepInProgress`` (409) while another sleep of the namespace runs."""
+        return self.sleeper.sleep(namespace, now, reason)
+
+    def wake(self, namespace: str, message: str, now: datetime, k: int = 8) -> WakeResult:
+        """The packet, whether to resume, and the topics the message recalls."""
+        return self.waker.wake(namespace, message, now, k=k)
+
+    def latest_packet(self, namespace: str) -> WakePacket:
+        """The newest wake packet; ``NotFound`` before the first sleep."""
+        packets = self.store.wake_packets(namespace, limit=1)
+        if not packets:
+            raise NotFound("no wake packet yet: this namespace has never slept")
+        return packets[0]

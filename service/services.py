@@ -1,0 +1,25 @@
+"""The application services of one deployment, as one value the surfaces receive."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graph.clock import Clock
+from service.memory import ContextService, ConversationService, SleepWakeService
+from service.skills import NamespaceSkills
+from service.topics import TopicService
+from service.windows import WindowResolver
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the REST routes, the tools, the awake loop, the CLI and MCP may call: services
+    only, no stores, drivers or models."""
+
+    topics: TopicService
+    conversation: ConversationService
+    context: ContextService
+    sleepwake: SleepWakeService
+    skills: NamespaceSkills
+    windows: WindowResolver
+    clock: Clock

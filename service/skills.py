@@ -1,0 +1,38 @@
+"""Skills for callers, scoped to the caller's namespace.
+
+An API key must never reach another namespace, so each namespace gets its own ``SkillService``
+(same skill folders, same limits) whose skills, runs and topic tool are all in that namespace.
+Services are built on first use (syncing the skills in, which embeds only what changed) and the
+most recently used few are kept; how one is built is the composition root's business.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+from skills.service import SkillService
+
+
+class NamespaceSkills:
+    """The skill service of each namespace, built by ``build(namespace)`` on first use."""
+
+    def __init__(self, build: Callable[[str], SkillService], keep: int = 32) -> None:
+        self.build = build
+        self.keep = keep
+        self._services: OrderedDict[str, SkillService] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, namespace: str) -> SkillService:
+        """The namespace's skill service, built and synced on first use."""
+        with self._lock:
+            service = self._services.get(namespace)
+            if service is None:
+                service = self.build(namespace)
+                service.sync()
+                self._services[namespace] = service
+                while len(self._services) > self.keep:
+                    self._services.popitem(last=False)
+            self._services.move_to_end(namespace)
+            return service
