@@ -16,7 +16,6 @@ contract test pins what the fakes and Neo4j agree on.
 from __future__ import annotations
 
 import copy
-import math
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -24,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
@@ -90,13 +91,29 @@ class FakeGraph:
     def transaction(self) -> Iterator[None]:
         """All or nothing: on an exception every change made inside is rolled back."""
         with self.lock:
-            saved = {k: copy.deepcopy(v) for k, v in vars(self).items() if k != "lock"}
+            saved = self._snapshot()
             try:
                 yield
             except BaseException:
                 for key, value in saved.items():
                     setattr(self, key, value)
                 raise
+
+    def _snapshot(self) -> dict[str, Any]:
+        """Copies of everything a write may change. Messages, events, subjects and packets are
+        replaced, never changed in place, so copying their maps is enough; topic properties,
+        edges and leases are changed in place and copied one level deeper."""
+        return {
+            "messages": dict(self.messages),
+            "next_seq": dict(self.next_seq),
+            "topics": {k: TopicNode(dict(n.props), n.embedding) for k, n in self.topics.items()},
+            "edges": {k: copy.copy(e) for k, e in self.edges.items()},
+            "events": dict(self.events),
+            "mentions": set(self.mentions),
+            "subjects": dict(self.subjects),
+            "wake_packets": dict(self.wake_packets),
+            "leases": {k: copy.copy(lease) for k, lease in self.leases.items()},
+        }
 
     # -- reads shared by the fake stores ---------------------------------------------------------
     def topic_nodes(self, namespace: str, topic_ids: Sequence[str]) -> list[TopicNode]:
@@ -144,9 +161,9 @@ def seen_in(props: dict[str, Any], since: datetime | None, until: datetime | Non
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Plain cosine in [-1, 1]."""
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norm if norm else 0.0
 
 
 def similarity(a: Sequence[float], b: Sequence[float]) -> float:

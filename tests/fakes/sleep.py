@@ -66,10 +66,9 @@ class FakeSleepStore:
         pool = [n for n in live if n.embedding is not None]
         hits: list[tuple[int, str, float]] = []
         for row in rows:
-            best: dict[str, float] = {}
-            nearest = sorted(pool, key=lambda n: -similarity(n.embedding or [], row["vector"]))
-            for node in nearest[:k]:
-                best[node.props["topic_id"]] = similarity(node.embedding or [], row["vector"])
+            scores = [(similarity(n.embedding or [], row["vector"]), n) for n in pool]
+            scores.sort(key=lambda pair: -pair[0])
+            best = {n.props["topic_id"]: s for s, n in scores[:k]}
             for node in live:
                 if _named(node, row["names"]):
                     s = similarity(node.embedding, row["vector"]) if node.embedding else 0.5
