@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from graph.clock import ensure_utc
-from graph.messages import MessageHit, MessageStore
+from graph.messages import MessageHit
 from graph.models import Message, Topic
-from graph.topics import TopicStore
+from graph.protocols import MessageStoreProtocol, TopicStoreProtocol
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.packer import Candidate, Snippet, pack
@@ -77,8 +77,8 @@ class _Gathered:
 class ContextBuilder:
     def __init__(
         self,
-        topics: TopicStore,
-        messages: MessageStore,
+        topics: TopicStoreProtocol,
+        messages: MessageStoreProtocol,
         search: TopicSearch,
         sleep_history: Any = None,
         tz: str = "UTC",

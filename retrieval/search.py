@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from graph.errors import EmbeddingUnavailable
-from graph.events import EventStore
 from graph.models import EdgeType, Topic
-from graph.topics import ScoredTopic, TopicStore
+from graph.protocols import EventStoreProtocol, TopicStoreProtocol
+from graph.topics import ScoredTopic
 from retrieval.config import SearchConfig
 from retrieval.embedding import Embedder
 from retrieval.timephrases import TimeWindow
@@ -72,8 +72,8 @@ def final_score(
 class TopicSearch:
     def __init__(
         self,
-        topics: TopicStore,
-        events: EventStore,
+        topics: TopicStoreProtocol,
+        events: EventStoreProtocol,
         embedder: Embedder | None,
         config: SearchConfig | None = None,
     ) -> None:

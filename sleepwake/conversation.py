@@ -20,8 +20,9 @@ from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, ensure_utc
 from graph.errors import AlreadyRunning, ValidationFailed
-from graph.messages import BufferStats, MessageStore
+from graph.messages import BufferStats
 from graph.models import Message, describe_errors
+from graph.protocols import MessageStoreProtocol
 from sleepwake.policy import SleepPolicy, estimate_tokens
 from sleepwake.sleep import Sleeper, SleepSummary
 
@@ -47,7 +48,7 @@ class AppendResult(BaseModel):
 class Conversation:
     def __init__(
         self,
-        messages: MessageStore,
+        messages: MessageStoreProtocol,
         sleeper: Sleeper,
         clock: Clock,
         policy: SleepPolicy | None = None,
@@ -172,6 +173,6 @@ def _check_order(models: list[Message]) -> None:
             )
 
 
-def _last_at(messages: MessageStore, namespace: str) -> datetime | None:
+def _last_at(messages: MessageStoreProtocol, namespace: str) -> datetime | None:
     tail = messages.tail(namespace, 1)
     return tail[-1].at if tail else None

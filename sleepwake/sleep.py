@@ -26,7 +26,6 @@ from pydantic import BaseModel
 
 from graph.clock import Clock, SystemClock, ensure_utc
 from graph.errors import VersionConflict
-from graph.messages import MessageStore
 from graph.models import (
     EdgeType,
     EmbeddingMeta,
@@ -38,7 +37,8 @@ from graph.models import (
     TopicEvent,
     WakePacket,
 )
-from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, SleepStore, TopicWrite
+from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
+from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, TopicWrite
 from graph.topics import LinkRequest
 from retrieval.embedding import Embedder, text_hash
 from sleepwake import tiers
@@ -94,8 +94,8 @@ class _Work:
 class Sleeper:
     def __init__(
         self,
-        messages: MessageStore,
-        store: SleepStore,
+        messages: MessageStoreProtocol,
+        store: SleepStoreProtocol,
         embedder: Embedder,
         policy: SleepPolicy | None = None,
         tz: str = "UTC",

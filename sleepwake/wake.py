@@ -14,9 +14,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from graph.clock import ensure_utc
-from graph.messages import MessageStore
 from graph.models import TailTurn, Topic, WakePacket
-from graph.sleep import SleepStore
+from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
 from retrieval.search import TopicSearch
 from retrieval.timephrases import SleepHistory, resolve
 from sleepwake.policy import SleepPolicy
@@ -55,8 +54,8 @@ class WakeResult(BaseModel):
 class Waker:
     def __init__(
         self,
-        store: SleepStore,
-        messages: MessageStore,
+        store: SleepStoreProtocol,
+        messages: MessageStoreProtocol,
         search: TopicSearch,
         policy: SleepPolicy | None = None,
         tz: str = "UTC",
@@ -150,7 +149,7 @@ def _previous_end(packet: WakePacket | None) -> datetime | None:
     return last or packet.slept_at
 
 
-def _tail(messages: MessageStore, namespace: str, policy: SleepPolicy) -> list[TailTurn]:
+def _tail(messages: MessageStoreProtocol, namespace: str, policy: SleepPolicy) -> list[TailTurn]:
     return [
         TailTurn(role=m.role, content=m.content, at=m.at, message_id=m.message_id)
         for m in messages.tail(namespace, policy.tail_turns)

@@ -1,0 +1,170 @@
+"""What the pipelines need of the stores, as structural types (``typing.Protocol``).
+
+``Conversation``, ``Sleeper``, ``Waker``, ``TopicSearch`` and ``ContextBuilder`` take these
+instead of the Neo4j classes, so a test can hand them the in-memory fakes of ``tests/fakes/``.
+Each protocol lists only the methods the pipelines call, with the concrete store's signature;
+the stores in ``graph/`` satisfy them without naming them (mypy checks that wherever a concrete
+store is passed, e.g. in ``api/container.py``), and ``tests/integration/test_store_contracts.py``
+runs one table of operations against both the real store and its fake.
+
+Pure at run time: the record types the methods return live beside their stores and are imported
+for type checking only, so importing this module imports no driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from graph.models import EdgeType, Message, Topic, TopicEvent, WakePacket
+
+if TYPE_CHECKING:
+    from graph.messages import BufferStats, MessageHit
+    from graph.sleep import PoolHit, SleepCommit
+    from graph.topics import Neighbour, ScoredTopic
+
+
+class MessageStoreProtocol(Protocol):
+    """The conversation log of a namespace (``graph.messages.MessageStore``)."""
+
+    def append(self, namespace: str, messages: Sequence[Message]) -> list[Message]:
+        """Append in order, in one transaction; the returned copies carry their ``seq``."""
+        ...
+
+    def tail(self, namespace: str, n: int) -> list[Message]:
+        """The last ``n`` messages (compacted or not), oldest first."""
+        ...
+
+    def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
+        """Messages not yet compacted by a sleep, oldest first."""
+        ...
+
+    def buffer_stats(self, namespace: str) -> BufferStats:
+        """Size, token estimate and newest time of the buffer."""
+        ...
+
+    def get(self, namespace: str, message_ids: Sequence[str]) -> list[Message]:
+        """Messages by id within the namespace, oldest first."""
+        ...
+
+    def search_text(
+        self,
+        namespace: str,
+        text: str,
+        k: int = 50,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        """Lexical hits over content and speaker, best first, with the topics they feed."""
+        ...
+
+
+class TopicStoreProtocol(Protocol):
+    """Topic reads and searches, and the use mark (``graph.topics.TopicStore``)."""
+
+    def get(self, namespace: str, topic_ids: Sequence[str]) -> list[Topic]:
+        """Whole topics by id, in the order asked; unknown ids are left out."""
+        ...
+
+    def summaries(self, namespace: str, topic_ids: Sequence[str]) -> list[tuple[Topic, list[str]]]:
+        """Topics without their heavy lists, with the message ids of the one-liner."""
+        ...
+
+    def known_names(self, namespace: str, names: Sequence[str]) -> set[str]:
+        """The phrases (lower-cased) that are a live topic's name or alias."""
+        ...
+
+    def mark_used(self, namespace: str, topic_ids: Sequence[str], now: datetime) -> int:
+        """Record that the topics reached a context the model saw."""
+        ...
+
+    def search_text(
+        self,
+        namespace: str,
+        text: str,
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        fuzzy: bool = True,
+        light: bool = False,
+    ) -> list[ScoredTopic]:
+        """Full-text hits over name, aliases and one-liner, best first."""
+        ...
+
+    def search_vector(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        overfetch: int = 5,
+        light: bool = False,
+    ) -> list[ScoredTopic]:
+        """Nearest topics by embedding, score (1 + cosine) / 2, best first."""
+        ...
+
+    def neighbours(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        types: Sequence[EdgeType | str] = tuple(EdgeType),
+        limit_per_seed: int = 10,
+        light: bool = False,
+    ) -> list[Neighbour]:
+        """1-hop neighbours over the given edge types, strongest edge first per seed."""
+        ...
+
+
+class EventStoreProtocol(Protocol):
+    """Topic events by time (``graph.events.EventStore``)."""
+
+    def in_window(
+        self,
+        namespace: str,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int = 1000,
+    ) -> list[TopicEvent]:
+        """Events with ``since <= at < until`` (either bound open), oldest first."""
+        ...
+
+
+class SleepStoreProtocol(Protocol):
+    """The graph side of a sleep: lease, match pool, one atomic commit, wake packets
+    (``graph.sleep.SleepStore``)."""
+
+    def acquire_lease(
+        self, namespace: str, holder: str, now: datetime, expires_at: datetime
+    ) -> None:
+        """Take the namespace's sleep lease or raise ``AlreadyRunning``."""
+        ...
+
+    def release_lease(self, namespace: str, holder: str) -> None:
+        """Give the lease back (a no-op for anyone but its holder)."""
+        ...
+
+    def match_pool(
+        self, namespace: str, rows: list[dict[str, Any]], k: int = 5, overfetch: int = 4
+    ) -> list[PoolHit]:
+        """Per candidate row: its nearest topics plus the topics it names exactly."""
+        ...
+
+    def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
+        """Whole topics by id (the ones a sleep will rewrite)."""
+        ...
+
+    def top_topic_scores(
+        self, namespace: str, limit: int = 20
+    ) -> list[tuple[str, float, datetime]]:
+        """(topic_id, utility_score, last_seen_at) of the most useful live topics."""
+        ...
+
+    def wake_packets(self, namespace: str, limit: int = 2) -> list[WakePacket]:
+        """The newest wake packets first."""
+        ...
+
+    def commit(self, plan: SleepCommit) -> None:
+        """Write the whole sleep, all or nothing."""
+        ...

@@ -1,0 +1,125 @@
+"""In-memory ``MessageStoreProtocol``: the conversation log as ``graph.messages.MessageStore``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from graph.clock import ensure_utc
+from graph.errors import ValidationFailed
+from graph.messages import BufferStats, MessageHit
+from graph.models import Message
+from tests.fakes.graph import FakeGraph, english_terms, query_words, term_score
+
+
+class FakeMessageStore:
+    """Messages of every namespace in one ``FakeGraph``; ``seq`` counts from 0 per namespace."""
+
+    def __init__(self, graph: FakeGraph | None = None) -> None:
+        self.graph = graph if graph is not None else FakeGraph()
+
+    def append(self, namespace: str, messages: Sequence[Message]) -> list[Message]:
+        """Append in order, all or nothing; an id already stored (in any namespace) is refused."""
+        if not messages:
+            return []
+        if any(m.namespace != namespace for m in messages):
+            raise ValidationFailed("every message must belong to the namespace it is appended to")
+        ids = [m.message_id for m in messages]
+        with self.graph.transaction():
+            taken = [i for i in ids if i in self.graph.messages]
+            if taken or len(set(ids)) != len(ids):
+                raise ValidationFailed(f"a message with one of these ids already exists: {taken}")
+            base = self.graph.next_seq.get(namespace, 0)
+            self.graph.next_seq[namespace] = base + len(messages)
+            stored = [m.model_copy(update={"seq": base + i}) for i, m in enumerate(messages)]
+            self.graph.messages.update((m.message_id, m) for m in stored)
+        return [m.model_copy() for m in stored]
+
+    def tail(self, namespace: str, n: int) -> list[Message]:
+        """The last ``n`` messages, oldest first."""
+        ordered = self._ordered(namespace)
+        return ordered[len(ordered) - max(0, n) :] if n > 0 else []
+
+    def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
+        """Messages not yet compacted by a sleep, oldest first."""
+        return [m for m in self._ordered(namespace) if m.compacted_at is None][:limit]
+
+    def buffer_stats(self, namespace: str) -> BufferStats:
+        """Size, tokens and newest time of the buffer."""
+        buffer = self.buffer(namespace)
+        return BufferStats(
+            len(buffer), sum(m.token_estimate for m in buffer), buffer[-1].at if buffer else None
+        )
+
+    def in_range(
+        self,
+        namespace: str,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int = 10_000,
+    ) -> list[Message]:
+        """Messages with ``since <= at < until`` (either bound open), oldest first."""
+        s = ensure_utc(since, "since") if since else None
+        u = ensure_utc(until, "until") if until else None
+        inside = [
+            m
+            for m in self._ordered(namespace)
+            if (s is None or m.at >= s) and (u is None or m.at < u)
+        ]
+        return inside[:limit]
+
+    def get(self, namespace: str, message_ids: Sequence[str]) -> list[Message]:
+        """Messages by id within the namespace, oldest first (an id asked twice comes twice)."""
+        found = [self.graph.messages.get(mid) for mid in message_ids]
+        kept = [m.model_copy() for m in found if m is not None and m.namespace == namespace]
+        return sorted(kept, key=lambda m: m.seq or 0)
+
+    def search_text(
+        self,
+        namespace: str,
+        text: str,
+        k: int = 50,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        """Messages holding the query's terms (content and speaker, English analysis), best
+        first, with the live topics they are mentioned in."""
+        words = query_words(text)
+        if not words:
+            return []
+        query = english_terms(" ".join(words))
+        s = ensure_utc(since, "since") if since else None
+        u = ensure_utc(until, "until") if until else None
+        scored = []
+        for m in self._ordered(namespace):
+            if (s is not None and m.at < s) or (u is not None and m.at >= u):
+                continue
+            score = term_score(query, english_terms(f"{m.content} {m.speaker or ''}"))
+            if score > 0:
+                scored.append((score, m))
+        scored.sort(key=lambda pair: -pair[0])
+        return [MessageHit(m.model_copy(), score, self._topics_of(m)) for score, m in scored[:k]]
+
+    def mark_compacted(self, namespace: str, message_ids: Sequence[str], now: datetime) -> int:
+        """Mark messages compacted (they leave the buffer; nothing is deleted)."""
+        when = ensure_utc(now)
+        marked = 0
+        with self.graph.transaction():
+            for mid in message_ids:
+                m = self.graph.messages.get(mid)
+                if m is not None and m.namespace == namespace and m.compacted_at is None:
+                    self.graph.messages[mid] = m.model_copy(update={"compacted_at": when})
+                    marked += 1
+        return marked
+
+    def _ordered(self, namespace: str) -> list[Message]:
+        with self.graph.lock:
+            mine = [m for m in self.graph.messages.values() if m.namespace == namespace]
+        return [m.model_copy() for m in sorted(mine, key=lambda m: m.seq or 0)]
+
+    def _topics_of(self, message: Message) -> tuple[tuple[str, str], ...]:
+        out = []
+        for tid, node in self.graph.topics.items():
+            if (tid, message.message_id) in self.graph.mentions and node.live(message.namespace):
+                out.append((tid, str(node.props["name"])))
+        return tuple(out)

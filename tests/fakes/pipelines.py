@@ -1,0 +1,97 @@
+"""The pipelines wired on the fakes, as ``api/container.py`` wires them on Neo4j.
+
+Passing the fakes to the protocol-typed constructors here is also the static check that every
+fake satisfies its protocol (mypy runs over ``tests/fakes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from graph.clock import FixedClock
+from retrieval.context import ContextBuilder
+from retrieval.embedding import Embedder
+from retrieval.search import TopicSearch
+from retrieval.timephrases import SleepHistory
+from sleepwake.conversation import Conversation, IncomingMessage
+from sleepwake.policy import SleepPolicy
+from sleepwake.sleep import Sleeper
+from sleepwake.wake import Waker
+from tests.fakes import FakeStores, FakeTopicStore, HashEmbedder
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
+
+
+@dataclass
+class Memory:
+    """One namespace's memory on fakes: the stores, a fixed clock and every pipeline."""
+
+    namespace: str
+    stores: FakeStores
+    clock: FixedClock
+    embedder: Embedder
+    sleeper: Sleeper
+    conversation: Conversation
+    search: TopicSearch
+    waker: Waker
+    context: ContextBuilder
+
+    @property
+    def topics(self) -> FakeTopicStore:
+        return self.stores.topics
+
+    def say(self, at: datetime, *turns: tuple[str, str], auto_sleep: bool = False) -> None:
+        """Append turns one minute apart from ``at`` (no policy sleep unless asked)."""
+        items = [
+            IncomingMessage.model_validate(
+                {"role": role, "content": text, "at": at + timedelta(minutes=i)}
+            )
+            for i, (role, text) in enumerate(turns)
+        ]
+        self.conversation.append(self.namespace, items, auto_sleep=auto_sleep)
+
+
+def sleep_history(stores: FakeStores) -> Callable[[str], SleepHistory]:
+    """Sleep times for time phrases, from the newest wake packet (as the container does)."""
+
+    def history(namespace: str) -> SleepHistory:
+        packets = stores.sleep.wake_packets(namespace, limit=1)
+        if not packets:
+            return SleepHistory()
+        tail = packets[0].conversation_tail
+        return SleepHistory(
+            slept_at=packets[0].slept_at, previous_session_end=tail[-1].at if tail else None
+        )
+
+    return history
+
+
+def wire(
+    policy: SleepPolicy | None = None,
+    *,
+    namespace: str = "unit",
+    start: datetime = T0,
+    embedder: Embedder | None = None,
+    stores: FakeStores | None = None,
+) -> Memory:
+    """Every pipeline over fresh fakes (or ``stores``), with a clock fixed at ``start``; the
+    sleep lease is read off the same clock."""
+    stores = stores if stores is not None else FakeStores()
+    policy = policy or SleepPolicy()
+    embedder = embedder if embedder is not None else HashEmbedder()
+    clock = FixedClock(start)
+    sleeper = Sleeper(stores.messages, stores.sleep, embedder, policy, lease_clock=clock)
+    search = TopicSearch(stores.topics, stores.events, embedder)
+    return Memory(
+        namespace=namespace,
+        stores=stores,
+        clock=clock,
+        embedder=embedder,
+        sleeper=sleeper,
+        conversation=Conversation(stores.messages, sleeper, clock, policy),
+        search=search,
+        waker=Waker(stores.sleep, stores.messages, search, policy),
+        context=ContextBuilder(stores.topics, stores.messages, search, sleep_history(stores)),
+    )

@@ -1,0 +1,702 @@
+"""The fakes of ``tests/fakes/`` against the Neo4j stores: one table of operations, both sides.
+
+Every scenario runs once on the real stores (a fresh namespace of the test database) and once on
+the in-memory fakes, and must observe the same: returned models, order, errors, and what a later
+read sees. Full-text scores are not compared (Lucene's BM25 against a term count), only which
+items come back and, where one item clearly matches more of the query, which comes first. The
+last scenarios run the whole sleep pipeline on both sides with the same deterministic embedder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from neo4j import Driver
+from pydantic import BaseModel
+
+from graph.events import EventStore
+from graph.messages import MessageStore
+from graph.models import (
+    EdgeType,
+    InProgress,
+    Message,
+    OpenLoop,
+    Subject,
+    TailTurn,
+    Topic,
+    TopicEvent,
+    WakePacket,
+    parse,
+)
+from graph.sleep import DecayParams, SleepCommit, SleepStore, TopicWrite
+from graph.topics import LinkRequest, TopicStore
+from sleepwake import tiers
+from sleepwake.policy import SleepPolicy
+from sleepwake.sleep import Sleeper
+from sleepwake.wake import resume_plan
+from tests.conftest import T0
+from tests.fakes import FakeStores, HashEmbedder
+
+EMBED = HashEmbedder()
+
+
+@dataclass
+class Side:
+    """One implementation of the four stores."""
+
+    name: str
+    messages: Any
+    topics: Any
+    events: Any
+    sleep: Any
+
+
+Scenario = Callable[[Side, str, str], Any]
+
+
+class Near(float):
+    """A score that equals another within 0.05: Neo4j 5.26's vector index quantizes vectors
+    (int8), so its scores are a little off the exact cosine the fake (and the exact scan) use;
+    the order of the hits is compared exactly."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, float) and abs(self - other) <= 0.05
+
+    __hash__ = float.__hash__
+
+    def __repr__(self) -> str:
+        return f"~{float(self):.4f}"
+
+
+@pytest.fixture
+def sides(driver: Driver) -> tuple[Side, Side]:
+    fake = FakeStores()
+    return (
+        Side(
+            "neo4j",
+            MessageStore(driver),
+            TopicStore(driver),
+            EventStore(driver),
+            SleepStore(driver),
+        ),
+        Side("fake", fake.messages, fake.topics, fake.events, fake.sleep),
+    )
+
+
+def plain(value: Any) -> Any:
+    """A comparable rendering: models as dicts, floats rounded, times in UTC ISO form."""
+    if isinstance(value, BaseModel):
+        return plain(value.model_dump())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(plain(v) for v in value)
+    if isinstance(value, Near):
+        return value
+    if isinstance(value, float):
+        return round(value, 5)
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat()
+    return value
+
+
+def outcome(call: Callable[[], Any]) -> Any:
+    """The call's result, or the name of the error it raised."""
+    try:
+        return plain(call())
+    except Exception as exc:
+        return f"raises {type(exc).__name__}"
+
+
+def message(ns: str, i: int, text: str, role: str = "user", **extra: Any) -> Message:
+    data = {
+        "message_id": f"{ns}-m{i}",
+        "namespace": ns,
+        "role": role,
+        "content": text,
+        "at": T0 + timedelta(hours=i),
+        "token_estimate": len(text) // 4,
+        **extra,
+    }
+    return parse(Message, data)
+
+
+def topic(ns: str, key: str, name: str, one_liner: str = "", days: int = 0, **extra: Any) -> Topic:
+    at = T0 + timedelta(days=days)
+    data = {
+        "topic_id": f"{ns}-{key}",
+        "namespace": ns,
+        "name": name,
+        "one_liner": one_liner,
+        "time": {"first_seen_at": at, "last_seen_at": at},
+        **extra,
+    }
+    return parse(Topic, data)
+
+
+def seed_topics(s: Side, ns: str, topics: list[Topic], with_vectors: bool = True) -> None:
+    vectors = [EMBED.vector(t.semantic_text()) if with_vectors else None for t in topics]
+    s.topics.create(topics, vectors, T0)
+
+
+# -- messages --------------------------------------------------------------------------------------
+def append_numbers_each_namespace_from_zero(s: Side, ns: str, other: str) -> Any:
+    first = s.messages.append(ns, [message(ns, i, f"turn {i}") for i in range(3)])
+    elsewhere = s.messages.append(other, [message(other, 0, "elsewhere")])
+    more = s.messages.append(ns, [message(ns, i, f"turn {i}") for i in range(3, 5)])
+    return {
+        "seqs": [m.seq for m in first + elsewhere + more],
+        "tail": plain(s.messages.tail(ns, 10)),
+        "last_two": [m.content for m in s.messages.tail(ns, 2)],
+        "none": s.messages.tail(ns, 0),
+        "empty": s.messages.append(ns, []),
+    }
+
+
+def append_refuses_a_foreign_or_taken_id_and_writes_nothing(s: Side, ns: str, other: str) -> Any:
+    s.messages.append(ns, [message(ns, 0, "kept")])
+    foreign = [message(ns, 1, "mine"), message(other, 2, "not mine")]
+    taken = [message(ns, 3, "new"), message(ns, 0, "same id again")]
+    return {
+        "foreign": outcome(lambda: s.messages.append(ns, foreign)),
+        "taken": outcome(lambda: s.messages.append(ns, taken)),
+        "stored": [m.content for m in s.messages.tail(ns, 10)],
+        "next_seq": s.messages.append(ns, [message(ns, 4, "after")])[0].seq,
+    }
+
+
+def compaction_leaves_the_buffer_and_keeps_the_message(s: Side, ns: str, other: str) -> Any:
+    stored = s.messages.append(ns, [message(ns, i, "x" * (8 * i + 4)) for i in range(4)])
+    s.messages.append(other, [message(other, 0, "theirs")])
+    ids = [m.message_id for m in stored[:2]] + [f"{other}-m0"]
+    return {
+        "before": plain(s.messages.buffer_stats(ns)),
+        "marked": s.messages.mark_compacted(ns, ids, T0 + timedelta(days=1)),
+        "again": s.messages.mark_compacted(ns, ids, T0 + timedelta(days=2)),
+        "buffer": [m.seq for m in s.messages.buffer(ns)],
+        "first_of_buffer": [m.seq for m in s.messages.buffer(ns, limit=1)],
+        "after": plain(s.messages.buffer_stats(ns)),
+        "theirs": plain(s.messages.buffer_stats(other)),
+        "empty": plain(s.messages.buffer_stats(ns + "-nobody")),
+        "kept": plain(s.messages.tail(ns, 10)),
+    }
+
+
+def get_and_range_stay_in_the_namespace_in_seq_order(s: Side, ns: str, other: str) -> Any:
+    s.messages.append(ns, [message(ns, i, f"turn {i}") for i in range(5)])
+    s.messages.append(other, [message(other, 0, "theirs")])
+    ids = [f"{ns}-m3", f"{ns}-m1", "missing", f"{other}-m0"]
+    return {
+        "get": [m.content for m in s.messages.get(ns, ids)],
+        "range": [
+            m.content
+            for m in s.messages.in_range(ns, T0 + timedelta(hours=1), T0 + timedelta(hours=3))
+        ],
+        "open_end": [m.content for m in s.messages.in_range(ns, T0 + timedelta(hours=3), None)],
+        "open_start": [m.content for m in s.messages.in_range(ns, None, T0 + timedelta(hours=1))],
+    }
+
+
+def message_search_stems_filters_and_ranks(s: Side, ns: str, other: str) -> Any:
+    s.messages.append(
+        ns,
+        [
+            message(ns, 0, "I painted the fence green yesterday."),
+            message(ns, 1, "Caroline paints landscapes on weekends.", speaker="Caroline"),
+            message(ns, 2, "The weather was cold and grey."),
+            message(ns, 3, "Painting the green fence took all day, the fence needed two coats."),
+        ],
+    )
+    s.messages.append(other, [message(other, 0, "I painted the shed.")])
+
+    def ids(text: str, **kw: Any) -> list[str]:
+        return sorted(h.message.message_id for h in s.messages.search_text(ns, text, **kw))
+
+    window = {"since": T0 + timedelta(hours=1), "until": T0 + timedelta(hours=3)}
+    return {
+        "stemmed": ids("painting"),
+        "speaker": ids("caroline"),
+        "window": ids("painting", **window),
+        "k": len(s.messages.search_text(ns, "painting", k=2)),
+        "stop_words_only": ids("the was"),
+        "no_words": ids("!! ?"),
+        "best_first": s.messages.search_text(ns, "green fence coats")[0].message.message_id,
+        "no_topics_yet": [h.topics for h in s.messages.search_text(ns, "weather")],
+    }
+
+
+# -- topics ----------------------------------------------------------------------------------------
+def topics_by_id_in_the_order_asked_with_related(s: Side, ns: str, other: str) -> Any:
+    seed_topics(
+        s,
+        ns,
+        [
+            topic(ns, "a", "Alpha", "the alpha project"),
+            topic(ns, "b", "Beta", "the beta project"),
+            topic(ns, "c", "Gamma"),
+        ],
+    )
+    seed_topics(s, other, [topic(other, "x", "Theirs")])
+    s.topics.link(
+        ns,
+        [
+            LinkRequest(f"{ns}-a", f"{ns}-b", EdgeType.RELATES_TO, 0.5),
+            LinkRequest(f"{ns}-c", f"{ns}-a", EdgeType.DEPENDS_ON),
+        ],
+        T0,
+    )
+    asked = [f"{ns}-c", f"{ns}-a", "missing", f"{other}-x", f"{ns}-b"]
+    return {
+        "get": plain(s.topics.get(ns, asked)),
+        "summaries": plain(s.topics.summaries(ns, asked)),
+        "no_summaries": s.topics.summaries(ns, []),
+        "missing_one": outcome(lambda: s.topics.get_one(ns, f"{other}-x")),
+        "duplicate": outcome(lambda: seed_topics(s, ns, [topic(ns, "a", "Again")])),
+        "short_vector": outcome(lambda: s.topics.create([topic(ns, "d", "D")], [[0.1] * 3], T0)),
+        "self_link": outcome(
+            lambda: s.topics.link(ns, [LinkRequest(f"{ns}-a", f"{ns}-a", EdgeType.NEXT)], T0)
+        ),
+    }
+
+
+def summaries_carry_the_one_liner_sources_not_the_lists(s: Side, ns: str, other: str) -> Any:
+    rich = topic(
+        ns,
+        "r",
+        "Rich",
+        "Rich has a fact.",
+        facts=[
+            {"text": "Rich has a fact.", "source_message_ids": ["m1", "m2"]},
+            {"text": "Another fact.", "source_message_ids": ["m3"]},
+        ],
+        open_loops=[{"text": "Ask about Rich.", "source_message_ids": ["m3"]}],
+        numbers=[{"key": "guests", "value": 30, "at": T0, "source_message_ids": ["m1"]}],
+    )
+    seed_topics(s, ns, [rich])
+    return {
+        "summary": plain(s.topics.summaries(ns, [rich.topic_id])),
+        "whole": plain(s.topics.get(ns, [rich.topic_id])),
+    }
+
+
+def names_aliases_archive_and_use(s: Side, ns: str, other: str) -> Any:
+    seed_topics(
+        s,
+        ns,
+        [
+            topic(ns, "l", "Lake House", aliases=["the cabin"]),
+            topic(ns, "p", "Party Planning", days=1),
+            topic(ns, "o", "Old Plan", aliases=["lake house"], days=2),
+        ],
+    )
+    seed_topics(s, other, [topic(other, "q", "Quiet")])
+    names = ["LAKE HOUSE", " the cabin ", "party planning", "old plan", "quiet", "nothing", ""]
+    before = s.topics.known_names(ns, names)
+    archived = s.topics.archive(ns, f"{ns}-o", T0 + timedelta(days=3))
+    return {
+        "known": before,
+        "archived_version": archived,
+        "archive_twice": s.topics.archive(ns, f"{ns}-o", T0 + timedelta(days=4)),
+        "archive_missing": outcome(lambda: s.topics.archive(ns, f"{other}-q", T0)),
+        "known_after": s.topics.known_names(ns, names),
+        "alias": [t.topic_id for t in s.topics.find_by_alias(ns, " Lake House ")],
+        "alias_all": [t.topic_id for t in s.topics.find_by_alias(ns, "lake house", True)],
+        "live": [t.topic_id for t in s.topics.list_live(ns)],
+        "marked": s.topics.mark_used(
+            ns, [f"{ns}-l", f"{ns}-p", f"{ns}-l", f"{other}-q"], T0 + timedelta(days=5)
+        ),
+        "used": plain([t.stats for t in s.topics.get(ns, [f"{ns}-l", f"{ns}-p"])]),
+        "theirs": plain(s.topics.get(other, [f"{other}-q"])[0].stats),
+        "none": s.topics.mark_used(ns, [], T0),
+    }
+
+
+def full_text_search_of_topics(s: Side, ns: str, other: str) -> Any:
+    seed_topics(
+        s,
+        ns,
+        [
+            topic(ns, "lake", "Lake House", "The lake house by the pines.", aliases=["the cabin"]),
+            topic(
+                ns,
+                "bill",
+                "Billing Migration",
+                "Moving billing to Postgres.",
+                days=10,
+                aliases=["payments move"],
+            ),
+            topic(ns, "rome", "Roman Aqueducts", "A book about aqueducts.", days=20),
+            topic(ns, "gone", "Lake Trip", "A lake trip that was cancelled.", days=5),
+        ],
+    )
+    seed_topics(s, other, [topic(other, "lake", "Lake Other", "Another lake.")])
+    s.topics.archive(ns, f"{ns}-gone", T0)
+
+    def ids(text: str, **kw: Any) -> list[str]:
+        return sorted(h.topic.topic_id for h in s.topics.search_text(ns, text, **kw))
+
+    return {
+        "name": ids("lake", fuzzy=False),
+        "alias": ids("payments", fuzzy=False),
+        "one_liner": ids("postgres", fuzzy=False),
+        "typo_fuzzy": ids("biling", fuzzy=True),
+        "typo_exact": ids("biling", fuzzy=False),
+        "window": ids(
+            "lake billing aqueducts", since=T0 + timedelta(days=5), until=T0 + timedelta(days=15)
+        ),
+        "best_first": s.topics.search_text(ns, "billing postgres lake")[0].topic.topic_id,
+        "light": plain(s.topics.search_text(ns, "lake", light=True)[0].topic.facts),
+        "source": {h.source for h in s.topics.search_text(ns, "lake")},
+        "empty": outcome(lambda: s.topics.search_text(ns, "x")),
+        "bad_window": outcome(
+            lambda: s.topics.search_text(ns, "lake", since=T0, until=T0 - timedelta(days=1))
+        ),
+    }
+
+
+def vector_search_of_topics(s: Side, ns: str, other: str) -> Any:
+    texts = [
+        "planning the surprise party at the lake",
+        "billing migration to postgres",
+        "a book about roman aqueducts",
+        "the lake house needs new windows",
+    ]
+    topics = [topic(ns, f"t{i}", f"Topic {i}", text, days=5 * i) for i, text in enumerate(texts)]
+    seed_topics(s, ns, topics)
+    seed_topics(s, ns, [topic(ns, "novec", "No Vector", texts[0])], with_vectors=False)
+    seed_topics(s, other, [topic(other, "t0", "Theirs", texts[0])])
+    query = EMBED.vector("party at the lake house")
+
+    def hits(**kw: Any) -> list[Any]:
+        return [
+            (h.topic.topic_id, Near(h.score), h.source)
+            for h in s.topics.search_vector(ns, query, **kw)
+        ]
+
+    everything = hits(k=10)
+    s.topics.archive(ns, f"{ns}-t3", T0)
+    return {
+        "all": everything,
+        "k": hits(k=2),
+        "window": hits(k=10, since=T0 + timedelta(days=4), until=T0 + timedelta(days=11)),
+        "until_only": hits(k=10, until=T0 + timedelta(days=6)),
+        "archived": hits(k=10),
+        "light": plain(s.topics.search_vector(ns, query, light=True)[0].topic.facts),
+        "bad_vector": outcome(lambda: s.topics.search_vector(ns, [0.0] * 384)),
+    }
+
+
+def neighbours_strongest_first_per_seed(s: Side, ns: str, other: str) -> Any:
+    seed_topics(s, ns, [topic(ns, k, k.upper()) for k in ("a", "b", "c", "d", "e")])
+    s.topics.link(
+        ns,
+        [
+            LinkRequest(f"{ns}-a", f"{ns}-b", EdgeType.RELATES_TO, 0.5),
+            LinkRequest(f"{ns}-c", f"{ns}-a", EdgeType.DEPENDS_ON, 2.0),
+            LinkRequest(f"{ns}-a", f"{ns}-d", EdgeType.NEXT, 1.0),
+            LinkRequest(f"{ns}-d", f"{ns}-a", EdgeType.PREV, 1.5),
+            LinkRequest(f"{ns}-a", f"{ns}-e", EdgeType.RELATES_TO, 3.0),
+            LinkRequest(f"{ns}-a", f"{ns}-b", EdgeType.RELATES_TO, 0.25),
+        ],
+        T0,
+    )
+    s.topics.archive(ns, f"{ns}-e", T0)
+
+    def around(ids: list[str], **kw: Any) -> list[Any]:
+        return [
+            (n.seed_id, n.topic.topic_id, n.type.value, n.weight, n.outgoing)
+            for n in s.topics.neighbours(ns, ids, **kw)
+        ]
+
+    return {
+        "all": around([f"{ns}-a"]),
+        "typed": around([f"{ns}-a"], types=["depends_on", EdgeType.RELATES_TO]),
+        "limited": around([f"{ns}-a"], limit_per_seed=2),
+        "two_seeds": sorted(around([f"{ns}-b", f"{ns}-c"])),
+        "edges": sorted(
+            (e.from_topic_id, e.to_topic_id, e.type.value, e.weight)
+            for e in s.topics.edges(ns, f"{ns}-a")
+        ),
+        "other_namespace": s.topics.neighbours(other, [f"{ns}-a"]),
+        "bad_type": outcome(lambda: s.topics.neighbours(ns, [f"{ns}-a"], types=["LIKES"])),
+    }
+
+
+# -- events ----------------------------------------------------------------------------------------
+def event(ns: str, key: str, topic_key: str, hours: int) -> TopicEvent:
+    return TopicEvent(
+        event_id=f"{ns}-{key}",
+        namespace=ns,
+        topic_id=f"{ns}-{topic_key}",
+        at=T0 + timedelta(hours=hours),
+        delta_summary=f"event {key}",
+        source_message_ids=[f"{ns}-m{hours}"],
+    )
+
+
+def events_by_window_and_topic(s: Side, ns: str, other: str) -> Any:
+    seed_topics(s, ns, [topic(ns, "a", "A"), topic(ns, "b", "B")])
+    seed_topics(s, other, [topic(other, "a", "Theirs")])
+    s.events.record(ns, [event(ns, "e3", "a", 3), event(ns, "e1", "b", 1), event(ns, "e2", "a", 2)])
+    s.events.record(other, [event(other, "e1", "a", 1)])
+    first = event(ns, "e1", "a", 9)  # the same id again: the first write stands
+    return {
+        "again": s.events.record(ns, [first]),
+        "window": [
+            e.event_id
+            for e in s.events.in_window(ns, T0 + timedelta(hours=1), T0 + timedelta(hours=3))
+        ],
+        "open": plain(s.events.in_window(ns, None, None)),
+        "limit": [e.event_id for e in s.events.in_window(ns, None, None, limit=1)],
+        "topic": [e.event_id for e in s.events.for_topics(ns, [f"{ns}-a"])],
+        "missing_topic": outcome(
+            lambda: s.events.record(ns, [event(ns, "e4", "b", 4), event(ns, "e5", "zz", 5)])
+        ),
+        "after_missing": [e.event_id for e in s.events.in_window(ns, None, None)],
+        "foreign": outcome(lambda: s.events.record(ns, [event(other, "e9", "a", 1)])),
+    }
+
+
+# -- sleep -----------------------------------------------------------------------------------------
+def the_lease_admits_one_holder_until_it_expires(s: Side, ns: str, other: str) -> Any:
+    t = T0
+
+    def take(holder: str, at: datetime, minutes: int = 15) -> str:
+        return (
+            outcome(lambda: s.sleep.acquire_lease(ns, holder, at, at + timedelta(minutes=minutes)))
+            or "ok"
+        )
+
+    return [
+        take("one", t),
+        take("two", t + timedelta(minutes=5)),
+        take("one", t + timedelta(minutes=6)),  # the holder may renew
+        outcome(lambda: s.sleep.acquire_lease(other, "two", t, t + timedelta(minutes=15))) or "ok",
+        outcome(lambda: s.sleep.release_lease(ns, "two")) or "ok",  # not the holder: no effect
+        take("two", t + timedelta(minutes=7)),
+        take("two", t + timedelta(minutes=22)),  # one's lease ended at 21
+        outcome(lambda: s.sleep.release_lease(ns, "two")) or "ok",
+        take("three", t + timedelta(minutes=23)),
+    ]
+
+
+def match_pool_nearest_and_named(s: Side, ns: str, other: str) -> Any:
+    seed_topics(
+        s,
+        ns,
+        [
+            topic(ns, "party", "Party", "planning the surprise party", aliases=["do"]),
+            topic(ns, "bill", "Billing", "billing migration to postgres"),
+            topic(ns, "rome", "Rome", "a book about roman aqueducts"),
+            topic(ns, "gone", "Party Old", "planning the surprise party"),
+        ],
+    )
+    seed_topics(s, ns, [topic(ns, "novec", "Lake House")], with_vectors=False)
+    seed_topics(s, other, [topic(other, "party", "Party", "planning the surprise party")])
+    s.topics.archive(ns, f"{ns}-gone", T0)
+    rows = [
+        {"idx": 0, "vector": EMBED.vector("the surprise party"), "names": ["party"]},
+        {"idx": 1, "vector": EMBED.vector("postgres billing"), "names": ["lake house", "do"]},
+    ]
+    hits = s.sleep.match_pool(ns, rows, k=2)
+    return {
+        "hits": sorted((h.idx, h.fields.topic_id, round(h.cosine, 4)) for h in hits),
+        "fields": sorted({h.fields.topic_id: plain(h.fields) for h in hits}.items()),
+        "none": s.sleep.match_pool(ns, []),
+        "rows_annotated": sorted(rows[1]),
+    }
+
+
+def a_commit(ns: str, existing_version: int) -> SleepCommit:
+    now = T0 + timedelta(days=2)
+    old = topic(ns, "old", "Old Topic", "was here", days=-20)
+    old.one_liner, old.version = "was here and changed", existing_version
+    created = [
+        topic(
+            ns,
+            "n1",
+            "New One",
+            "first new",
+            days=1,
+            stats={"utility_score": 2.0},
+            open_loops=[OpenLoop(text="Still open.", source_message_ids=[f"{ns}-m1"])],
+        ),
+        topic(ns, "n2", "New Two", "second new", days=1, stats={"utility_score": 5.0}),
+    ]
+    return SleepCommit(
+        namespace=ns,
+        now=now,
+        topics=[TopicWrite(t, EMBED.vector(t.one_liner), None) for t in created]
+        + [TopicWrite(old, EMBED.vector(old.one_liner), existing_version)],
+        events=[
+            (event(ns, "ev1", "n1", 1), EMBED.vector("first new")),
+            (event(ns, "ev0", "old", 0), None),
+        ],
+        links=[
+            LinkRequest(f"{ns}-n1", f"{ns}-n2", EdgeType.RELATES_TO, 0.5),
+            LinkRequest(f"{ns}-n1", f"{ns}-n2", EdgeType.RELATES_TO, 0.5),
+            LinkRequest(f"{ns}-n2", f"{ns}-old", EdgeType.NEXT, 1.0),
+        ],
+        subjects=[
+            Subject(
+                subject_id=f"{ns}-s1",
+                namespace=ns,
+                label="new things",
+                salience=1.0,
+                created_at=now,
+                expires_at=now + timedelta(days=7),
+                topic_ids=[f"{ns}-n1", f"{ns}-n2"],
+            )
+        ],
+        wake_packet=WakePacket(
+            packet_id=f"{ns}-w1",
+            namespace=ns,
+            slept_at=now,
+            conversation_tail=[TailTurn(role="user", content="bye", at=now)],
+            top_topic_ids=[f"{ns}-n1"],
+            in_progress=InProgress(status="running", resume_hint="do it"),
+        ),
+        compacted_message_ids=[f"{ns}-m0", f"{ns}-m1"],
+        decay=DecayParams(
+            tiers.DECAY_MIN_HOURS,
+            tiers.DECAY_PER_DAY,
+            tiers.HOT_DAYS,
+            tiers.WARM_DAYS,
+            tiers.HOT_UTILITY,
+            tiers.WARM_UTILITY,
+        ),
+    )
+
+
+def a_commit_writes_everything_or_nothing(s: Side, ns: str, other: str) -> Any:
+    s.messages.append(ns, [message(ns, i, f"first new turn {i}") for i in range(3)])
+    old = topic(ns, "old", "Old Topic", "was here", days=-20, stats={"utility_score": 8.0})
+    seed_topics(s, ns, [old])
+    stale = outcome(lambda: s.sleep.commit(a_commit(ns, existing_version=7)))
+    after_stale = {
+        "buffer": len(s.messages.buffer(ns)),
+        "packets": s.sleep.wake_packets(ns),
+        "topics": [t.topic_id for t in s.topics.list_live(ns)],
+    }
+    s.sleep.commit(a_commit(ns, existing_version=1))
+    ids = [f"{ns}-n1", f"{ns}-n2", f"{ns}-old"]
+    return {
+        "stale": stale,
+        "after_stale": plain(after_stale),
+        "topics": plain(s.sleep.get_topics(ns, ids)),
+        "scores": plain(s.sleep.top_topic_scores(ns)),
+        "events": [e.event_id for e in s.events.for_topics(ns, ids)],
+        "edges": sorted(
+            (e.from_topic_id, e.to_topic_id, e.type.value, e.weight)
+            for e in s.topics.edges(ns, f"{ns}-n2")
+        ),
+        "packets": plain(s.sleep.wake_packets(ns)),
+        "buffer": [m.message_id for m in s.messages.buffer(ns)],
+        "mentions": sorted(
+            (h.message.message_id, h.topics) for h in s.messages.search_text(ns, "turn")
+        ),
+        "vector": [
+            h.topic.topic_id for h in s.topics.search_vector(ns, EMBED.vector("first new"), k=1)
+        ],
+    }
+
+
+PLANNING = [
+    ("user", "We're planning Mel's surprise party at the lake house for Saturday with Anna."),
+    ("assistant", "Nice! How many guests are you expecting for the party?"),
+    ("user", "About 30 guests. We still need to book the caterer."),
+    ("user", "Never use plastic plates, we prefer real dishes."),
+    ("user", "We chose Postgres over MySQL for the billing migration because of JSONB support."),
+    ("user", "The billing migration depends on the schema review."),
+    ("user", "We're halfway through migrating the billing tables; next step is the invoices."),
+    ("assistant", "Understood."),
+    ("user", "Let's pause here."),
+    ("assistant", "Sure, talk later."),
+]
+LATER = [
+    ("user", "Quick update on the billing migration: the invoices table is done."),
+    ("user", "The caterer for the lake house party is Rosa's Kitchen."),
+    ("assistant", "Great."),
+    ("user", "ok"),
+    ("assistant", "ok"),
+]
+
+
+def sleep_twice(s: Side, ns: str, other: str) -> Any:
+    """The whole pipeline: two sessions, two sleeps (create, then merge, update and decay)."""
+    policy = SleepPolicy(tail_turns=3)
+    sleeper = Sleeper(s.messages, s.sleep, HashEmbedder(), policy)
+    out = []
+    for day, turns in ((0, PLANNING), (3, LATER)):
+        at = T0 + timedelta(days=day)
+        s.messages.append(
+            ns,
+            [
+                message(ns, 100 * day + i, text, role, at=at + timedelta(minutes=i))
+                for i, (role, text) in enumerate(turns)
+            ],
+        )
+        summary = sleeper.sleep(ns, at + timedelta(hours=2))
+        packet = s.sleep.wake_packets(ns, limit=1)[0]
+        resume = resume_plan(packet, at + timedelta(hours=3), policy)
+        out.append(plain([summary.model_dump(exclude={"duration_ms", "step_ms"}), resume]))
+    live = s.topics.list_live(ns)
+    return {
+        "summaries": out,
+        "topics": [
+            (t.topic_id, t.name, t.version, t.facts, t.stats, t.aliases, t.time)
+            for t in sorted(live, key=lambda t: t.topic_id)
+        ],
+        "edges": sorted(
+            {
+                (e.from_topic_id, e.to_topic_id, e.type.value, e.weight)
+                for t in live
+                for e in s.topics.edges(ns, t.topic_id)
+            }
+        ),
+        "events": sorted(
+            (e.at, e.event_id, e.topic_id, e.delta_summary, e.source_message_ids)
+            for e in s.events.in_window(ns, None, None)
+        ),
+        "packets": plain(s.sleep.wake_packets(ns, limit=5)),
+        "buffer": [m.content for m in s.messages.buffer(ns)],
+    }
+
+
+SCENARIOS: list[Scenario] = [
+    append_numbers_each_namespace_from_zero,
+    append_refuses_a_foreign_or_taken_id_and_writes_nothing,
+    compaction_leaves_the_buffer_and_keeps_the_message,
+    get_and_range_stay_in_the_namespace_in_seq_order,
+    message_search_stems_filters_and_ranks,
+    topics_by_id_in_the_order_asked_with_related,
+    summaries_carry_the_one_liner_sources_not_the_lists,
+    names_aliases_archive_and_use,
+    full_text_search_of_topics,
+    vector_search_of_topics,
+    neighbours_strongest_first_per_seed,
+    events_by_window_and_topic,
+    the_lease_admits_one_holder_until_it_expires,
+    match_pool_nearest_and_named,
+    a_commit_writes_everything_or_nothing,
+    sleep_twice,
+]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
+def test_the_fake_observes_what_neo4j_observes(
+    scenario: Scenario, sides: tuple[Side, Side], namespace: str, other_namespace: str
+) -> None:
+    real, fake = sides
+    expected = plain(scenario(real, namespace, other_namespace))
+    assert expected  # the scenario observed something
+    assert plain(scenario(fake, namespace, other_namespace)) == expected

@@ -1,0 +1,250 @@
+"""The context stages (retrieval/context.py, spec §4.1, §5, seed 003) on the in-memory fakes:
+request class and consult confidence decide whether anything is injected, the packer stays within
+the token budget and its trace says why each candidate was kept or dropped, a session does not get
+the same memory twice, time phrases pick a window, packed topics are marked used, and a model
+outage or a broken skill router degrades instead of failing. Two days of conversation are slept
+with the hashed embedder first; which topic a paraphrase finds is the integration tests' job.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from retrieval.context import ContextBuilder, ContextRequest, ContextResult
+from retrieval.search import TopicSearch
+from sleepwake.policy import SleepPolicy
+from tests.fakes import DownEmbedder
+from tests.fakes.pipelines import T0, Memory, sleep_history, wire
+
+NOW = T0 + timedelta(days=9)
+PARTY = "how's the party planning going?"
+IMPLICIT = "I should book the caterer for the lake house party soon"
+OFF_TOPIC = "I painted the fence green and watered the tomatoes, then cleaned my bike"
+
+DAY1 = [
+    (
+        "user",
+        "We're planning Mel's surprise party at the lake house for Saturday with Anna and Ben.",
+    ),
+    ("assistant", "Nice! How many guests are you expecting for the party?"),
+    ("user", "About 30 guests. We still need to book the caterer for the Party Planning."),
+    ("user", "The caterer is Rosa's Kitchen; they want a deposit by Thursday."),
+    ("assistant", "Noted: Rosa's Kitchen, deposit by Thursday."),
+    ("user", "Separately, my bike needs new brake pads before the spring ride."),
+    ("assistant", "Good idea to do that early."),
+    ("user", "ok, that's all for today"),
+    ("assistant", "Talk tomorrow."),
+]
+DAY2 = [
+    ("user", "We chose Postgres for the billing migration because of JSONB support."),
+    ("assistant", "Makes sense for the billing migration."),
+    ("user", "I'm also reading a book about Roman aqueducts."),
+    ("assistant", "Sounds fascinating."),
+    ("user", "enough for today"),
+    ("assistant", "Bye."),
+]
+
+
+def remembered() -> Memory:
+    """Two days of conversation, each slept in the evening."""
+    m = wire(SleepPolicy(tail_turns=2))
+    for day, turns in enumerate([DAY1, DAY2]):
+        at = T0 + timedelta(days=day)
+        m.say(at, *turns)
+        m.sleeper.sleep(m.namespace, at + timedelta(hours=10))
+    return m
+
+
+@pytest.fixture(scope="module")
+def shared() -> Memory:
+    """One memory for the tests that only read (each build marks packed topics used)."""
+    return remembered()
+
+
+def build(m: Memory, message: str, **kw: Any) -> ContextResult:
+    now = kw.pop("now", NOW)
+    return m.context.build(ContextRequest(namespace=m.namespace, message=message, now=now, **kw))
+
+
+def topic_ids(result: ContextResult) -> list[str]:
+    return [i["record_id"] for i in result.items if i["kind"] == "topic"]
+
+
+def why(result: ContextResult) -> dict[str, str]:
+    return {e["record_id"]: str(e.get("why", "")) for e in result.trace}
+
+
+# -- whether anything is injected ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("message", "explicit", "request_class", "injects"),
+    [
+        ("thanks!", False, "C", False),  # small talk
+        (PARTY, False, "A", True),  # names a topic memory knows
+        (OFF_TOPIC, False, "B", False),  # implicit, below the consult threshold
+        (OFF_TOPIC, True, "A", True),  # the same words as an explicit search
+    ],
+    ids=["small-talk", "known-topic", "implicit-skip", "explicit"],
+)
+def test_the_request_class_and_consult_confidence_decide_what_is_injected(
+    shared: Memory, message: str, explicit: bool, request_class: str, injects: bool
+) -> None:
+    result = build(shared, message, explicit=explicit)
+    assert result.request_class == request_class
+    assert bool(result.items) is injects
+    assert bool(result.context_text) is injects and (result.used_tokens > 0) is injects
+    if request_class == "B" and not injects:
+        assert result.consult["band"] == "skip" and result.consult["confidence"] < 0.55
+        # nothing is packed, so nothing is traced either (the blocked reason stays internal)
+        assert all(e["decision"] == "excluded" for e in result.trace)
+
+
+def test_a_question_about_a_known_topic_brings_it_back_first(shared: Memory) -> None:
+    result = build(shared, PARTY)
+    titles = [i["title"].lower() for i in result.items]
+    assert any("party" in t for t in titles), titles
+    assert "caterer" in result.context_text or "lake house" in result.context_text
+    assert "bike" not in titles[:3] and "billing migration" not in titles[:3]
+
+
+# -- the budget and the trace ----------------------------------------------------------------------
+@pytest.mark.parametrize("budget", [40, 60, 120, 250, 1000])
+def test_the_context_fits_the_budget_and_the_trace_explains_every_candidate(
+    shared: Memory, budget: int
+) -> None:
+    result = build(shared, PARTY, budget=budget)
+    assert result.budget == budget and 0 < result.used_tokens <= budget
+    assert math.ceil(len(result.context_text) / 4) <= budget
+    assert result.trace
+    for entry in result.trace:
+        assert entry["decision"] in {"included", "excluded"}, entry
+        if entry["decision"] == "excluded":
+            assert entry["why"], entry
+        else:
+            assert entry["layer"] in {"L0", "L1", "L2"}
+    included = {e["record_id"] for e in result.trace if e["decision"] == "included"}
+    assert included == set(topic_ids(result))
+    scores = [e["score"] for e in result.trace]
+    assert scores == sorted(scores, reverse=True)  # best candidates first
+
+
+def test_a_smaller_budget_keeps_fewer_items_and_says_the_budget_dropped_them(
+    shared: Memory,
+) -> None:
+    results = [build(shared, PARTY, budget=b) for b in (40, 120, 1000)]
+    kept = [len(r.items) for r in results]
+    assert kept == sorted(kept) and kept[0] < kept[-1]
+    dropped = [w for w in why(results[0]).values() if w.startswith("budget")]
+    assert dropped, why(results[0])
+    assert len(dropped) > len([w for w in why(results[-1]).values() if w.startswith("budget")])
+
+
+def test_every_item_cites_stored_messages_and_l2_comes_only_when_asked(shared: Memory) -> None:
+    stored = {m.message_id for m in shared.stores.messages.tail(shared.namespace, 1000)}
+    plain = build(shared, "what did we choose for billing?", explicit=True)
+    full = build(shared, "what did we choose for billing?", explicit=True, full_records=True)
+    assert "L2" not in {i["layer"] for i in plain.items}
+    assert full.items[0]["layer"] == "L2"
+    assert "billing" in full.items[0]["title"].lower()
+    for item in plain.items + full.items:
+        sources = item["provenance"]["source_ids"]
+        assert sources and set(sources) <= stored, item["title"]
+
+
+# -- sessions, use and time ------------------------------------------------------------------------
+def test_a_session_gets_a_memory_once_unless_it_searches_for_it() -> None:
+    m = remembered()
+    first = build(m, IMPLICIT, session_id="s1")
+    injected = set(topic_ids(first))
+    assert first.request_class == "B" and injected
+    again = build(m, IMPLICIT, session_id="s1", now=NOW + timedelta(minutes=1))
+    assert not injected & set(topic_ids(again))
+    assert all(why(again)[rid].startswith("suppressed") for rid in injected)
+    other = build(m, IMPLICIT, session_id="s2", now=NOW + timedelta(minutes=1))
+    assert injected <= set(topic_ids(other))  # another session is not suppressed
+    explicit = build(m, IMPLICIT, session_id="s1", explicit=True, now=NOW + timedelta(minutes=2))
+    assert injected <= set(topic_ids(explicit))
+
+
+def test_packed_topics_are_marked_used_and_dropped_ones_are_not() -> None:
+    m = remembered()
+    result = build(m, PARTY, budget=60)
+    packed = set(topic_ids(result))
+    cut = {rid for rid, w in why(result).items() if w.startswith("budget")}
+    assert packed and cut
+    stats = {t.topic_id: t.stats for t in m.topics.get(m.namespace, [*packed, *cut])}
+    assert all(stats[t].usage_count == 1 and stats[t].last_used_at == NOW for t in packed)
+    assert all(stats[t].usage_count == 0 and stats[t].last_used_at is None for t in cut)
+
+
+@pytest.mark.parametrize(
+    ("message", "window", "trigger"),
+    [
+        (PARTY, None, None),
+        (
+            "what did we choose for billing last week?",
+            {"phrase": "last week", "kind": "last_week",
+             "start": (NOW - timedelta(days=7)).isoformat(), "end": NOW.isoformat()},
+            "relative_time: 'last week'",
+        ),
+        (
+            "what were we doing before you slept?",
+            {"phrase": "before you slept", "kind": "before_sleep", "start": None,
+             "end": (T0 + timedelta(days=1, hours=10)).isoformat()},
+            "relative_time: 'before you slept'",
+        ),
+    ],
+    ids=["no-phrase", "last-week", "before-sleep"],
+)  # fmt: skip
+def test_a_time_phrase_resolves_to_a_window_and_goes_deep(
+    shared: Memory, message: str, window: dict[str, Any] | None, trigger: str | None
+) -> None:
+    result = build(shared, message)
+    if window is None:
+        assert result.time_window is None
+        return
+    assert result.time_window is not None
+    assert {k: result.time_window[k] for k in ("phrase", "start", "end")} == {
+        k: window[k] for k in ("phrase", "start", "end")
+    }
+    assert trigger in result.triggers and result.deep
+
+
+# -- degraded paths --------------------------------------------------------------------------------
+def test_without_the_model_the_lexical_paths_still_answer(shared: Memory) -> None:
+    s = shared.stores
+    search = TopicSearch(s.topics, s.events, DownEmbedder())
+    builder = ContextBuilder(s.topics, s.messages, search, sleep_history(s))
+    result = builder.build(ContextRequest(namespace=shared.namespace, message=PARTY, now=NOW))
+    assert result.degraded is True
+    assert result.items and "party" in result.context_text.lower()
+    assert all(e["components"].get("vector_cosine", 0.0) == 0.0 for e in result.trace)
+
+
+def broken(text: str, last: str | None) -> dict[str, Any]:
+    raise RuntimeError("skills store down")
+
+
+def docs(text: str, last: str | None) -> dict[str, Any]:
+    return {"skills": [{"skill_id": "write_docs"}], "intent": "docs", "mode": "light",
+            "triggers": [], "trace": ["docs intent"], "ignored": "not passed on"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("router", "mode", "skills"),
+    [(None, "off", []), (broken, "error", []), (docs, "light", [{"skill_id": "write_docs"}])],
+    ids=["no-router", "broken-router", "router"],
+)
+def test_skills_ride_along_and_a_broken_router_leaves_the_memory_intact(
+    shared: Memory, router: Any, mode: str, skills: list[dict[str, Any]]
+) -> None:
+    s = shared.stores
+    builder = ContextBuilder(s.topics, s.messages, shared.search, sleep_history(s),
+                             skill_router=router)  # fmt: skip
+    result = builder.build(ContextRequest(namespace=shared.namespace, message=PARTY, now=NOW))
+    assert result.skill_routing["mode"] == mode and result.skills == skills
+    assert "ignored" not in result.skill_routing
+    assert result.items  # the memory context is there whatever the router did

@@ -1,0 +1,171 @@
+"""The conversation and its sleep policy (sleepwake/conversation.py, spec §4.2 triggers) on the
+in-memory fakes with a fixed clock: a sleep starts when the buffer goes over its share of the
+context budget or after an idle gap, never otherwise; it is dated as the policy says; nothing the
+caller sent is lost, and a bad batch writes nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graph.errors import ValidationFailed
+from sleepwake.conversation import IncomingMessage
+from sleepwake.policy import SleepPolicy
+from tests.fakes.pipelines import T0, Memory, wire
+
+# budget share = 0.5 x 500 = 250 tokens; the last 2 turns stay verbatim; idle after 6 h
+POLICY = SleepPolicy(context_budget_tokens=500, buffer_share=0.5, tail_turns=2)
+IDLE = 6 * 60  # minutes
+
+
+def text(tokens: int) -> str:
+    """A message of exactly ``tokens`` estimated tokens (ceil(chars / 4))."""
+    return ("We need the lake house deposit and the keys. " * 40)[: 4 * tokens]
+
+
+def incoming(minute: int, tokens: int) -> IncomingMessage:
+    return IncomingMessage(role="user", content=text(tokens), at=T0 + timedelta(minutes=minute))
+
+
+def memory() -> Memory:
+    return wire(POLICY)
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        ([(0, 100), (1, 100)], []),
+        ([(0, 125), (1, 125)], []),  # at the budget is not over it
+        ([(0, 125), (1, 126)], [("budget", 1)]),
+        ([(0, 10), (1, 10), (2, 10), (2 + IDLE - 1, 10)], []),  # a minute short of idle
+        ([(0, 10), (1, 10), (2, 10), (2 + IDLE, 10)], [("idle", 2 + IDLE)]),
+        ([(0, 10), (1, 10), (1 + IDLE * 3, 10)], []),  # idle, but only the tail is buffered
+        (
+            [(0, 10), (1, 10), (2, 10), (400, 150), (401, 150)],
+            [("idle", 2 + IDLE), ("budget", 401)],
+        ),
+    ],
+    ids=[
+        "under-budget",
+        "at-budget",
+        "one-token-over",
+        "short-gap",
+        "idle-gap",
+        "idle-tail-only",
+        "idle-then-budget",
+    ],
+)
+def test_the_policy_sleeps_over_budget_or_after_an_idle_gap_and_not_otherwise(
+    turns: list[tuple[int, int]], expected: list[tuple[str, int]]
+) -> None:
+    m = memory()
+    result = m.conversation.append(m.namespace, [incoming(at, size) for at, size in turns])
+    slept = [(s.reason, s.slept_at) for s in result.sleeps]
+    assert slept == [(reason, T0 + timedelta(minutes=at)) for reason, at in expected]
+    assert [msg.seq for msg in result.messages] == list(range(len(turns)))
+    assert len(m.stores.messages.tail(m.namespace, 100)) == len(turns)  # nothing lost
+
+
+def test_auto_sleep_off_never_sleeps() -> None:
+    m = memory()
+    result = m.conversation.append(
+        m.namespace, [incoming(0, 200), incoming(1, 200), incoming(IDLE * 2, 200)], auto_sleep=False
+    )
+    assert result.sleeps == []
+    assert len(m.stores.messages.buffer(m.namespace)) == 3
+
+
+def test_a_budget_sleep_compacts_all_but_the_tail_before_the_next_message() -> None:
+    m = memory()
+    result = m.conversation.append(
+        m.namespace, [incoming(i, 60) for i in range(5)] + [incoming(5, 10)]
+    )
+    assert [s.reason for s in result.sleeps] == ["budget"]
+    assert result.sleeps[0].messages_compacted == 3  # 5 buffered at the crossing, 2 kept
+    buffer = m.stores.messages.buffer(m.namespace)
+    assert [msg.seq for msg in buffer] == [3, 4, 5]
+    assert m.stores.sleep.wake_packets(m.namespace)[0].slept_at == T0 + timedelta(minutes=4)
+
+
+def test_the_idle_gap_counts_from_messages_stored_by_an_earlier_append() -> None:
+    m = memory()
+    m.conversation.append(m.namespace, [incoming(i, 10) for i in range(3)])
+    later = m.conversation.append(m.namespace, [incoming(2 + IDLE + 30, 10)])
+    assert [(s.reason, s.slept_at) for s in later.sleeps] == [
+        ("idle", T0 + timedelta(minutes=2 + IDLE))
+    ]
+    assert later.messages[0].seq == 3
+
+
+@pytest.mark.parametrize(
+    ("buffered", "hours_idle", "sleeps"),
+    [(3, 5.9, False), (3, 6.0, True), (3, 48.0, True), (2, 48.0, False), (0, 48.0, False)],
+)
+def test_maintenance_sleeps_an_idle_buffer_longer_than_the_tail(
+    buffered: int, hours_idle: float, sleeps: bool
+) -> None:
+    m = memory()
+    m.conversation.append(m.namespace, [incoming(i, 10) for i in range(buffered)], False)
+    last = T0 + timedelta(minutes=max(buffered - 1, 0))
+    summary = m.conversation.maintain(m.namespace, last + timedelta(hours=hours_idle))
+    assert (summary is not None) is sleeps
+    if summary is not None:
+        assert summary.reason == "idle" and summary.slept_at == last + POLICY.idle_gap
+        assert len(m.stores.messages.buffer(m.namespace)) == POLICY.tail_turns
+
+
+def test_a_policy_sleep_while_another_sleep_holds_the_lease_is_skipped_and_nothing_is_lost() -> (
+    None
+):
+    m = memory()
+    wall = m.clock.now()
+    m.stores.sleep.acquire_lease(m.namespace, "another-worker", wall, wall + timedelta(minutes=5))
+    result = m.conversation.append(m.namespace, [incoming(i, 100) for i in range(6)])
+    assert result.sleeps == []
+    assert len(result.messages) == 6
+    assert len(m.stores.messages.buffer(m.namespace)) == 6
+    assert m.conversation.maintain(m.namespace, T0 + timedelta(days=1)) is None
+
+
+def test_a_message_without_a_time_takes_the_clock() -> None:
+    m = memory()
+    m.clock.set(T0 + timedelta(hours=3))
+    result = m.conversation.append(m.namespace, [IncomingMessage(role="user", content="hi")])
+    assert result.messages[0].at == T0 + timedelta(hours=3)
+    assert result.messages[0].token_estimate == 1
+
+
+@pytest.mark.parametrize(
+    ("items", "error"),
+    [
+        ([incoming(5, 10), incoming(4, 10)], "time order"),
+        (
+            [incoming(0, 10), IncomingMessage(role="user", content="x", at=datetime(2026, 3, 2))],
+            "timezone-aware",
+        ),
+        (
+            [incoming(0, 10), IncomingMessage(role="user", content="x", speaker="s" * 101)],
+            "speaker",
+        ),
+    ],
+    ids=["out-of-order", "naive-time", "speaker-too-long"],
+)
+def test_a_bad_message_refuses_the_whole_batch_and_writes_nothing(
+    items: list[IncomingMessage], error: str
+) -> None:
+    m = memory()
+    with pytest.raises(ValidationFailed, match=error):
+        m.conversation.append(m.namespace, items)
+    assert m.stores.messages.tail(m.namespace, 10) == []
+    assert m.stores.sleep.wake_packets(m.namespace) == []
+
+
+def test_a_replayed_conversation_keeps_its_own_dates() -> None:
+    m = memory()
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    result = m.conversation.append(
+        m.namespace, [IncomingMessage(role="user", content="old news", at=when)]
+    )
+    assert result.messages[0].at == when != m.clock.now()

@@ -1,0 +1,263 @@
+"""Topic search (retrieval/search.py) on the in-memory fakes: reciprocal rank fusion of the vector
+and full-text lists, the §8.2 score, time windows, events in the window, 1-hop expansion and the
+lexical fallback when the model is down. Vectors are chosen by hand (``Lookup``), so which topic
+is "nearest" is fixed by the test, not by a model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, parse
+from graph.topics import LinkRequest
+from retrieval.config import SearchConfig
+from retrieval.search import TopicSearch, final_score, rrf
+from retrieval.timephrases import TimeWindow
+from tests.fakes import DownEmbedder, FakeStores
+from tests.fakes.pipelines import T0
+
+NS = "unit"
+NOW = T0 + timedelta(days=30)
+LAST_WEEK = TimeWindow(NOW - timedelta(days=7), NOW, "last week", "relative")
+
+
+def axis(*weights: float) -> list[float]:
+    """A unit vector with ``weights`` on the first axes."""
+    values = [*weights, *[0.0] * (EMBEDDING_DIMENSIONS - len(weights))]
+    norm = math.sqrt(sum(v * v for v in values))
+    return [v / norm for v in values]
+
+
+class Lookup:
+    """An embedder that maps each query text to a vector the test chose."""
+
+    model_name = "test/lookup"
+    dimensions = EMBEDDING_DIMENSIONS
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self.table.get(t, axis(0, 0, 0, 0, 0, 1)) for t in texts]
+
+
+def make(key: str, name: str, one_liner: str, seen_days_ago: float, **extra: Any) -> Topic:
+    at = NOW - timedelta(days=seen_days_ago)
+    data = {"topic_id": key, "namespace": NS, "name": name, "one_liner": one_liner,
+            "time": {"first_seen_at": at, "last_seen_at": at}, **extra}  # fmt: skip
+    return parse(Topic, data)
+
+
+# key -> (name, one-liner, days since last seen, vector)
+CORPUS = {
+    "lake": ("Lake House", "The cabin by the lake", 2, axis(1, 0, 0)),
+    "trip": ("Lake Trip", "A weekend trip to the lake", 20, axis(0.6, 0.8, 0)),
+    "bill": ("Billing Migration", "Moving billing to Postgres", 3, axis(0, 0, 1)),
+    "rome": ("Roman Aqueducts", "A book about aqueducts", 40, axis(0, 1, 0)),
+}
+
+
+def stores(corpus: dict[str, tuple[str, str, float, list[float]]] = CORPUS) -> FakeStores:
+    fake = FakeStores()
+    topics = [make(k, name, line, days) for k, (name, line, days, _) in corpus.items()]
+    fake.topics.create(topics, [v for *_, v in corpus.values()], T0)
+    return fake
+
+
+def search(fake: FakeStores, table: dict[str, list[float]]) -> TopicSearch:
+    return TopicSearch(fake.topics, fake.events, Lookup(table))
+
+
+def ids(hits: Sequence[Any]) -> list[str]:
+    return [h.topic.topic_id for h in hits]
+
+
+# -- pure parts --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("rankings", "expected"),
+    [
+        ([], {}),
+        ([["a", "b", "c"]], {"a": 1 / 61, "b": 1 / 62, "c": 1 / 63}),
+        ([["a", "b"], ["b", "a"]], {"a": 1 / 61 + 1 / 62, "b": 1 / 62 + 1 / 61}),
+        ([["a", "b", "c"], ["c"]], {"a": 1 / 61, "b": 1 / 62, "c": 1 / 63 + 1 / 61}),
+        ([["a"], [], ["a"]], {"a": 2 / 61}),
+    ],
+    ids=["nothing", "one-list", "swapped", "in-both-beats-top-of-one", "empty-list"],
+)
+def test_rrf_adds_one_over_k_plus_rank_per_list(
+    rankings: list[list[str]], expected: dict[str, float]
+) -> None:
+    fused = rrf(rankings, SearchConfig().rrf_k)
+    assert fused == pytest.approx(expected)
+    assert SearchConfig().rrf_k == 60.0
+
+
+@pytest.mark.parametrize(
+    ("utility", "age_days", "in_window", "factor"),
+    [
+        (0.0, 0, False, 1.0),  # nothing but relevance
+        (20.0, 0, False, 1.5),  # utility at the scale: boost 0.5
+        (-5.0, 0, False, 1.0),  # negative utility counts as none
+        (0.0, 30, False, 0.5 + 0.5 * math.exp(-1)),  # one tau old
+        (0.0, 3000, False, 0.5),  # very old: half, never less
+        (0.0, 0, True, 3.0),  # seen in the asked window
+        (20.0, 30, True, 1.5 * (0.5 + 0.5 * math.exp(-1)) * 3.0),
+    ],
+)
+def test_final_score_multiplies_the_section_8_2_boosts(
+    utility: float, age_days: int, in_window: bool, factor: float
+) -> None:
+    topic = make("t", "T", "", age_days, stats={"utility_score": utility})
+    parts = final_score(2.0, topic, NOW, in_window, SearchConfig())
+    assert parts["score"] == pytest.approx(2.0 * factor)
+    assert parts["relevance"] == 2.0
+
+
+# -- fusion ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("query", "vector", "expected_order", "top_sources"),
+    [
+        # both lists put the lake house first
+        ("lake", axis(1, 0, 0), ["lake", "trip"], ["fulltext", "vector"]),
+        # the text names the trip only; the vector is nearest the lake house: the trip is in
+        # both lists and beats the top of one list alone
+        ("weekend", axis(1, 0, 0), ["trip", "lake"], ["fulltext", "vector"]),
+        # no word matches: the nearest by vector (the rest are ordered by rank x recency)
+        ("zzz", axis(0, 0.1, 1), ["bill"], ["vector"]),
+    ],
+    ids=["agree", "in-both-wins", "vector-only"],
+)
+def test_fusion_ranks_topics_found_by_both_lists_first(
+    query: str, vector: list[float], expected_order: list[str], top_sources: list[str]
+) -> None:
+    result = search(stores(), {query: vector}).run(NS, query, NOW, k=4)
+    assert ids(result.hits)[: len(expected_order)] == expected_order
+    top = result.hits[0]
+    assert sorted(top.sources) == top_sources
+    assert top.reason == f"matched by {', '.join(top_sources)}"
+    assert not result.degraded
+
+
+def test_the_best_vector_cosine_is_reported_per_topic() -> None:
+    result = search(stores(), {"lake": axis(1, 0, 0)}).run(NS, "lake", NOW, k=4)
+    cosine = {h.topic.topic_id: h.components["vector_cosine"] for h in result.hits}
+    assert cosine["lake"] == pytest.approx(1.0)
+    assert cosine["trip"] == pytest.approx(0.6)
+    assert cosine["bill"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_k_caps_the_hits_and_other_namespaces_and_archived_topics_never_come_back() -> None:
+    fake = stores()
+    other = make("elsewhere", "Lake Elsewhere", "another lake", 1).model_copy(
+        update={"namespace": "other"}
+    )
+    fake.topics.create([other], [axis(1, 0, 0)], T0)
+    fake.topics.archive(NS, "trip", NOW)
+    hits = search(fake, {"lake": axis(1, 0, 0)}).search(NS, "lake", NOW, k=2)
+    assert ids(hits) == ["lake", "bill"]  # bill and rome tie on the vector: bill is newer
+    everything = ids(search(fake, {"lake": axis(1, 0, 0)}).search(NS, "lake", NOW, k=10))
+    assert "trip" not in everything and "elsewhere" not in everything
+
+
+def test_utility_lifts_a_slightly_less_relevant_topic() -> None:
+    corpus = {
+        "plain": ("Garden Beds", "soil for the garden beds", 5, axis(1, 1, 0)),
+        "useful": ("Garden Tools", "tools for the garden", 5, axis(1, 1, 0)),
+    }
+    fake = stores(corpus)
+    ordered = ids(search(fake, {"garden": axis(1, 1, 0)}).search(NS, "garden", NOW))
+    assert ordered == ["plain", "useful"]  # same words, same age: plain ranks first in both
+    fake.graph.topics["useful"].props["utility_score"] = 10.0
+    assert ids(search(fake, {"garden": axis(1, 1, 0)}).search(NS, "garden", NOW)) == [
+        "useful",
+        "plain",
+    ]
+
+
+# -- time windows ----------------------------------------------------------------------------------
+def test_a_topic_seen_in_the_window_outranks_a_more_similar_older_one() -> None:
+    fake = stores()
+    engine = search(fake, {"trip": axis(0.6, 0.8, 0)})  # nearest: the (old) lake trip
+    plain = engine.run(NS, "trip", NOW, k=4)
+    assert ids(plain.hits)[0] == "trip"
+    windowed = engine.run(NS, "trip", NOW, k=4, window=LAST_WEEK)
+    assert ids(windowed.hits)[0] == "lake"
+    top = windowed.hits[0]
+    assert top.components["time_window_boost"] == 3.0
+    assert "seen within 'last week'" in top.reason
+    trip = next(h for h in windowed.hits if h.topic.topic_id == "trip")
+    assert trip.components["time_window_boost"] == 1.0
+    assert trip.sources == ["vector-any-time"]  # outside the window: only the any-time list
+
+
+@pytest.mark.parametrize(
+    ("window", "fulltext_ids"),
+    [
+        (None, {"lake", "trip"}),
+        (LAST_WEEK, {"lake"}),
+        (TimeWindow(NOW - timedelta(days=30), NOW - timedelta(days=10), "earlier", "r"), {"trip"}),
+        (TimeWindow(None, NOW - timedelta(days=30), "long ago", "r"), set()),
+    ],
+    ids=["no-window", "last-week", "earlier", "nothing-that-old"],
+)
+def test_the_window_filters_the_full_text_list(
+    window: TimeWindow | None, fulltext_ids: set[str]
+) -> None:
+    fake = stores()
+    result = TopicSearch(fake.topics, fake.events, None).run(NS, "lake", NOW, k=8, window=window)
+    assert {h.topic.topic_id for h in result.hits if "fulltext" in h.sources} == fulltext_ids
+
+
+def test_an_event_in_the_window_boosts_an_older_topic() -> None:
+    fake = stores()
+    event = TopicEvent(namespace=NS, topic_id="rome", at=NOW - timedelta(days=1),
+                       delta_summary="read another chapter", source_message_ids=[])  # fmt: skip
+    fake.events.record(NS, [event])
+    hits = search(fake, {"what": axis(0, 1, 1)}).search(NS, "what", NOW, k=4, window=LAST_WEEK)
+    rome = next(h for h in hits if h.topic.topic_id == "rome")
+    assert rome.components["event_in_window_boost"] == 1.5
+    assert all("event_in_window_boost" not in h.components for h in hits if h is not rome)
+
+
+# -- expansion and degraded mode -------------------------------------------------------------------
+def test_expansion_only_when_asked_and_never_to_an_archived_topic() -> None:
+    fake = stores()
+    fake.topics.link(NS, [LinkRequest("lake", "rome", EdgeType.RELATES_TO, 2.0),
+                          LinkRequest("lake", "trip", EdgeType.NEXT, 1.0)], NOW)  # fmt: skip
+    fake.topics.archive(NS, "trip", NOW)
+    engine = TopicSearch(fake.topics, fake.events, None)  # full text only: "cabin" finds one
+    assert ids(engine.search(NS, "cabin", NOW, k=4)) == ["lake"]
+    deep = engine.search(NS, "cabin", NOW, k=4, expand=True)
+    assert ids(deep) == ["lake", "rome"]
+    assert deep[1].reason == "RELATES_TO neighbour of 'Lake House'"
+
+
+def test_a_neighbour_outside_the_seeds_is_scored_from_its_seed() -> None:
+    fake = stores()
+    fake.topics.link(NS, [LinkRequest("bill", "rome", EdgeType.DEPENDS_ON, 1.0)], NOW)
+    engine = TopicSearch(fake.topics, fake.events, None)  # full text only: rome is no hit
+    hits = engine.search(NS, "billing", NOW, k=4, expand=True)
+    assert ids(hits) == ["bill", "rome"]
+    bill, rome = hits
+    assert rome.sources == ["graph:DEPENDS_ON"]
+    assert rome.reason == "DEPENDS_ON neighbour of 'Billing Migration'"
+    assert rome.components["relevance"] == pytest.approx(bill.components["relevance"] * 0.5)
+
+
+@pytest.mark.parametrize(
+    ("embedder", "degraded"),
+    [(DownEmbedder(), True), (None, False)],
+    ids=["model-down", "no-model"],
+)
+def test_without_a_model_full_text_still_answers(embedder: Any, degraded: bool) -> None:
+    fake = stores()
+    result = TopicSearch(fake.topics, fake.events, embedder).run(NS, "lake", NOW, k=4)
+    assert result.degraded is degraded
+    assert ids(result.hits) == ["lake", "trip"]
+    assert all(h.sources == ["fulltext"] for h in result.hits)
+    assert result.cosine == {}
