@@ -29,6 +29,7 @@ from agent import topic_ops
 from graph.errors import NotFound, SheriffError, ValidationFailed
 from graph.models import describe_errors
 from graph.strict_schema import tool_parameters
+from skills.errors import ToolRefused
 
 if TYPE_CHECKING:
     from api.container import Container
@@ -51,6 +52,7 @@ class ToolContext:
     namespace: str
     now: datetime
     message_ids: Sequence[str] = ()  # the user turn(s) this call serves: provenance of writes
+    cancelled: Callable[[], bool] | None = None  # True once the caller has gone (long tools stop)
 
 
 class _Params(BaseModel):
@@ -179,8 +181,15 @@ class ToolRegistry:
         return list(self.tools)
 
     def specs(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Responses API tool entries; repo tools are left out when the operator turned them
+        off (calling one then answers 403)."""
         chosen = names if names is not None else list(self.tools)
-        return [self.get(n).spec() for n in chosen]
+        return [self.get(n).spec() for n in chosen if self.offered(n)]
+
+    def offered(self, name: str) -> bool:
+        if not name.startswith("repo_") or self.deps is None:
+            return True
+        return self.deps.skill_settings.tenant_repo_tools
 
     def get(self, name: str) -> Tool:
         tool = self.tools.get(name)
@@ -282,8 +291,9 @@ def _skills_run(c: Container, ctx: ToolContext, p: SkillsRun) -> dict[str, Any]:
     return c.skills_for(ctx.namespace).run(p.skill_id, p.args, p.ctx_refs).model_dump(mode="json")
 
 
-def _list_files(c: Container, ctx: ToolContext, p: RepoListFiles) -> list[str]:
-    return _repo(c, ctx).list_files(p.pattern or "**/*")
+def _list_files(c: Container, ctx: ToolContext, p: RepoListFiles) -> dict[str, Any]:
+    listing = _repo(c, ctx).listing(p.pattern)
+    return {"files": listing.files, "truncated": listing.truncated}
 
 
 def _read_file(c: Container, ctx: ToolContext, p: RepoReadFile) -> dict[str, Any]:
@@ -295,11 +305,18 @@ def _write_file(c: Container, ctx: ToolContext, p: RepoWriteFile) -> dict[str, A
 
 
 def _run_tests(c: Container, ctx: ToolContext, p: RepoRunTests) -> dict[str, Any]:
-    return _repo(c, ctx).run_tests(p.command, p.preset)
+    return _repo(c, ctx).run_tests(p.command, p.preset, cancelled=ctx.cancelled)
 
 
 def _repo(c: Container, ctx: ToolContext) -> RepoTools:
-    return c.skills_for(ctx.namespace).host.repo
+    """The repo tools of the caller's own workspace (never the server's folder)."""
+    repo = c.skills_for(ctx.namespace).host.repo
+    if repo is None:
+        raise ToolRefused(
+            "the repo tools are turned off for API callers on this server "
+            "(SHERIFF_SKILLS_TENANT_REPO_TOOLS=false)"
+        )
+    return repo
 
 
 def build_registry(deps: Container) -> ToolRegistry:
@@ -323,8 +340,10 @@ def build_registry(deps: Container) -> ToolRegistry:
              _skills_search),
         Tool("skills_run", "Run a skill with args (validated against its inputs_schema); "
              "returns its SkillResult.", SkillsRun, _skills_run, writes=True),
-        Tool("repo_list_files", "Workspace files matching a glob.", RepoListFiles, _list_files),
-        Tool("repo_read_file", "The text of one workspace file.", RepoReadFile, _read_file),
+        Tool("repo_list_files", "Files of your workspace matching a glob (at most one '**'); "
+             "{files, truncated}.", RepoListFiles, _list_files),
+        Tool("repo_read_file", "The text of one file of your workspace.", RepoReadFile,
+             _read_file),
         Tool("repo_write_file", "Create or replace one workspace file.", RepoWriteFile,
              _write_file, writes=True),
         Tool("repo_run_tests", "Run an allow-listed test preset or command in the workspace.",

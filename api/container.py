@@ -114,14 +114,16 @@ class Container:
 
     @cached_property
     def skills(self) -> SkillService:
-        """The skill registry, router and runner (skills live in SHERIFF_SKILLS_NAMESPACE),
-        synced into Neo4j once per process."""
+        """The skill registry and router (skills live in SHERIFF_SKILLS_NAMESPACE), synced into
+        Neo4j once per process. It routes only: without repo tools, it has no workspace (runs
+        for API callers go through ``skills_for``, in the caller's own workspace)."""
         service = SkillService(
             self.skill_settings,
             store=SkillStore(self.driver, self.settings.neo4j_database),
             embedder=self.embedder,
             topics=self.topics,
             clock=self.clock,
+            with_repo=False,
         )
         service.sync()
         return service

@@ -21,12 +21,18 @@ from skills.config import SkillSettings
 
 @contextmanager
 def api_client(
-    settings: Settings, embedder: Embedder, workspace: Path, **overrides: Any
+    settings: Settings,
+    embedder: Embedder,
+    workspace: Path,
+    skill_settings: SkillSettings | None = None,
+    **overrides: Any,
 ) -> Iterator[TestClient]:
-    """A TestClient over the real app; skills run in ``workspace``; ``overrides`` patch Settings."""
+    """A TestClient over the real app; each namespace's workspace is a folder of ``workspace``
+    (see ``tenant_workspace``); ``overrides`` patch Settings."""
     container = Container(settings.model_copy(update=overrides))
     container.embedder = embedder  # type: ignore[misc]  # replaces the cached property
-    skills = NamespaceSkills(container, SkillSettings(workspace=workspace))
+    base = skill_settings or SkillSettings()
+    skills = NamespaceSkills(container, base.model_copy(update={"workspaces_dir": workspace}))
     try:
         with TestClient(create_app(container, skills)) as client:
             yield client
@@ -45,3 +51,10 @@ def new_key(client: TestClient, namespace: str, label: str | None = None) -> str
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+def tenant_workspace(client: TestClient, namespace: str) -> Path:
+    """The folder the repo tools of ``namespace`` work in (made if needed)."""
+    skills: NamespaceSkills = client.app.state.skills  # type: ignore[attr-defined]
+    assert skills.workspaces is not None, "repo tools are turned off"
+    return skills.workspaces.for_namespace(namespace)
