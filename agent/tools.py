@@ -189,7 +189,7 @@ class ToolRegistry:
     def offered(self, name: str) -> bool:
         if not name.startswith("repo_") or self.deps is None:
             return True
-        return self.deps.skill_settings.tenant_repo_tools
+        return self.deps.namespace_skills.base.tenant_repo_tools
 
     def get(self, name: str) -> Tool:
         tool = self.tools.get(name)

@@ -59,9 +59,8 @@ def _split(text: object, what: str) -> tuple[str, ...]:
         raise PathInvalid(f"the {what} {show(text)} has a control or formatting character {odd}")
     norm = text.replace("\\", "/")
     if norm.startswith(("/", "~")) or _DRIVE.match(norm):
-        raise ToolRefused(
-            f"absolute path {show(text)} refused: give a {what} relative to the workspace"
-        )
+        # not echoed: an absolute path is a host path, and messages name workspace paths only
+        raise ToolRefused(f"absolute path refused: give a {what} relative to the workspace")
     parts = PurePosixPath(norm).parts
     if ".." in parts:
         raise ToolRefused(f"{what} {show(text)} refused: '..' may not appear in a workspace path")

@@ -82,6 +82,9 @@ def open_chain(root: Path, folders: Sequence[str], *, create: bool) -> Iterator[
                 os.mkdir(name, 0o755, dir_fd=chain.parent)
                 fd = os.open(name, _DIR_FLAGS, dir_fd=chain.parent)
                 chain.created.append(i + 1)
+            except OSError as exc:
+                _refuse_link(chain.parent, name, folders[: i + 1], exc)
+                raise
             chain.fds.append(fd)
         yield chain
     except BaseException:
@@ -92,6 +95,15 @@ def open_chain(root: Path, folders: Sequence[str], *, create: bool) -> Iterator[
     finally:
         for fd in chain.fds:
             os.close(fd)
+
+
+def _refuse_link(dir_fd: int, name: str, parts: Sequence[str], exc: OSError) -> None:
+    """``ToolRefused`` when ``name`` is a symlink (O_NOFOLLOW | O_DIRECTORY says ENOTDIR)."""
+    if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+        return
+    with contextlib.suppress(OSError):
+        if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+            raise ToolRefused(f"{display(parts)!r} refused: a symbolic link is in the way")
 
 
 def check_single_link(st: os.stat_result, parts: Sequence[str]) -> None:
@@ -209,15 +221,20 @@ def walk(root: Path, pattern: ListPattern, limits: WalkLimits) -> Listing:
         for name, kind in entries:
             parts = (*folder, name)
             if kind == "dir":
-                if len(parts) < limits.max_depth and pattern.may_descend(parts):
+                if not pattern.may_descend(parts):
+                    continue
+                if len(parts) < limits.max_depth:
                     subfolders.append(parts)
+                else:
+                    listing.truncated = True  # deeper files exist that we did not look at
             elif pattern.matches(parts) and (kind == "file" or _link_inside(root, parts)):
-                listing.files.append(display(parts))
-                if len(listing.files) >= limits.max_files:
+                if len(listing.files) == limits.max_files:
                     listing.truncated = True
                     return _sorted(listing)
+                listing.files.append(display(parts))
         stack.extend(reversed(subfolders))
-        if listing.truncated:
+        if listing.walked >= limits.max_entries:
+            listing.truncated = listing.truncated or bool(stack)
             break
     return _sorted(listing)
 
@@ -236,7 +253,7 @@ def _entries(
         with open_chain(root, folder, create=False) as chain, os.scandir(chain.parent) as it:
             for entry in it:
                 if listing.walked >= limits.max_entries:
-                    listing.truncated = True
+                    listing.truncated = True  # this folder has more than we looked at
                     break
                 listing.walked += 1
                 if ignored(entry.name):

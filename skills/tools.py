@@ -69,7 +69,8 @@ class RepoTools:
             raise ToolUnavailable(f"workspace {self.root} is not a directory")
         dirs = self.settings.skill_dirs() if readonly is None else readonly
         self.readonly = [_real(d) for d in dirs]
-        self.hidden = [_real(h) for h in hidden]
+        # a hidden folder the workspace itself is in is the operator's deliberate choice
+        self.hidden = [h for h in map(_real, hidden) if not self.root.is_relative_to(h)]
         self.keep_out = [*self.hidden, *(_real(p) for p in keep_out)]
         for skill_dir in self.readonly:
             if self.root.is_relative_to(skill_dir):

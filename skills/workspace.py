@@ -53,7 +53,11 @@ def check_root(root: Path, protected: Iterable[Path], state_home: Path | None = 
     """
     real = _real(root)
     home = _real(state_home) if state_home is not None else None
-    in_home = home is not None and real != home and real.is_relative_to(home)
+    if home is not None and home.is_relative_to(real):
+        raise WorkspaceInvalid(f"the workspaces folder {real} contains the state folder {home}")
+    if home is not None and real.is_relative_to(home / "neo4j"):
+        raise WorkspaceInvalid(f"the workspaces folder {real} is inside the Neo4j folder")
+    in_home = home is not None and real.is_relative_to(home)
     for path in protected:
         if path.is_relative_to(real):
             raise WorkspaceInvalid(f"the workspaces folder {real} contains {path}")
@@ -63,10 +67,6 @@ def check_root(root: Path, protected: Iterable[Path], state_home: Path | None = 
                 f"the workspaces folder {real} is inside {path} (skills, code or Python); "
                 "choose a folder of its own, e.g. <state folder>/workspaces"
             )
-    if home is not None and home.is_relative_to(real):
-        raise WorkspaceInvalid(f"the workspaces folder {real} contains the state folder {home}")
-    if home is not None and real.is_relative_to(home / "neo4j"):
-        raise WorkspaceInvalid(f"the workspaces folder {real} is inside the Neo4j folder")
     return real
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter, Request
 
 from api.deps import NamespaceDep
@@ -12,6 +14,10 @@ from skills.runner import SkillResult
 from skills.service import SkillService
 
 router = APIRouter(prefix="/skills", tags=["skills"])
+
+
+def _no_host_path(message: str, path: str) -> str:
+    return message.replace(str(Path(path).parent) + "/", "")
 
 
 def _service(request: Request, namespace: str) -> SkillService:
@@ -36,7 +42,11 @@ def list_skills(request: Request, ns: NamespaceDep) -> SkillList:
             )
             for p in registry.packages
         ],
-        problems=[SkillProblem(path=str(p.path), message=p.message) for p in registry.problems],
+        # the folder's name only: where the server keeps its skills is not the caller's business
+        problems=[
+            SkillProblem(path=Path(p.path).name, message=_no_host_path(p.message, p.path))
+            for p in registry.problems
+        ],
     )
 
 
