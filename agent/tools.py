@@ -181,15 +181,19 @@ class ToolRegistry:
         return list(self.tools)
 
     def specs(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Responses API tool entries; repo tools are left out when the operator turned them
-        off (calling one then answers 403)."""
+        """Responses API tool entries, without the repo tools the operator turned off (calling
+        one anyway answers 403)."""
         chosen = names if names is not None else list(self.tools)
         return [self.get(n).spec() for n in chosen if self.offered(n)]
 
     def offered(self, name: str) -> bool:
+        """False for repo tools the operator turned off for API callers (and the loop)."""
         if not name.startswith("repo_") or self.deps is None:
             return True
-        return self.deps.namespace_skills.base.tenant_repo_tools
+        base = self.deps.namespace_skills.base
+        if name == "repo_run_tests" and base.tenant_run_tests == "off":
+            return False
+        return base.tenant_repo_tools
 
     def get(self, name: str) -> Tool:
         tool = self.tools.get(name)

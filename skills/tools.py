@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from graph.errors import ValidationFailed
 from skills import safefs
 from skills.config import SkillSettings
 from skills.errors import ToolFailed, ToolRefused, ToolUnavailable
@@ -141,7 +142,12 @@ class RepoTools:
 
     def write_file(self, path: str, content: str) -> dict[str, Any]:
         names = self.writable(path)
-        data = content.encode("utf-8", errors="surrogatepass")
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate from JSON's "\ud800"
+            raise ValidationFailed(
+                f"content is not valid Unicode text (a lone surrogate at character {exc.start})"
+            ) from exc
         if len(data) > self.settings.max_write_bytes:
             raise ToolRefused(
                 f"content is {len(data)} bytes; the write limit is {self.settings.max_write_bytes}"

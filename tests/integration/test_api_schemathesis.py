@@ -69,7 +69,9 @@ def app(
         )  # fmt: skip
         container.embedder = embedder  # type: ignore[misc]
         workspace = tmp_path_factory.mktemp("ws")  # generated skill runs may write files here
-        yield create_app(container, NamespaceSkills(container, SkillSettings(workspaces_dir=workspace)))
+        yield create_app(
+            container, NamespaceSkills(container, SkillSettings(workspaces_dir=workspace))
+        )
         container.close()
 
 

@@ -178,6 +178,8 @@ def test_test_runs_are_off_for_api_callers_by_default(
     marker = tmp_path / "conftest-ran"
     conftest = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
     assert call(client, alice, "repo_write_file", path="conftest.py", content=conftest).is_success
+    offered = [t["name"] for t in client.get("/v1/tools", headers=alice).json()["tools"]]
+    assert "repo_read_file" in offered and "repo_run_tests" not in offered
     for arguments in ({"command": "pytest -q"}, {"preset": "pytest"}, {"preset": "compileall"}):
         r = call(client, alice, "repo_run_tests", **arguments)
         assert r.status_code == 403, r.text
@@ -217,6 +219,8 @@ def test_a_sandboxed_test_run_reaches_nothing_but_its_workspace(
         outside=str(tmp_path / "planted.txt"), server_pid=os.getpid(),
     )  # fmt: skip
     assert call(sandboxed, key, "repo_write_file", path="conftest.py", content=probe).is_success
+    offered = [t["name"] for t in sandboxed.get("/v1/tools", headers=key).json()["tools"]]
+    assert "repo_run_tests" in offered
     r = call(sandboxed, key, "repo_run_tests", command="pytest -q")
     assert r.status_code == 200, r.text
     result = r.json()["output"]
@@ -351,6 +355,10 @@ def test_malformed_paths_are_4xx_and_leave_nothing_behind(
                   call(client, alice, "repo_read_file", path=path)):  # fmt: skip
             assert r.status_code == status, (path, r.text)
             assert "\x1b" not in r.text and "\u202e" not in r.json()["detail"]
+    raw = b'{"arguments": {"path": "new/s.txt", "content": "lone \\ud800"}}'  # JSON escape
+    headers = {**alice, "Content-Type": "application/json"}
+    r = client.post("/v1/tools/repo_write_file", content=raw, headers=headers)
+    assert r.status_code == 422, r.text
     assert workspace_tree(ws) == before  # no folder, no .sheriff-*.tmp
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from graph.errors import ValidationFailed
 from skills import safefs
 from skills.config import SkillSettings
 from skills.errors import PathInvalid, ToolFailed, ToolRefused, ToolUnavailable
@@ -235,3 +236,10 @@ def test_concurrent_writers_never_leave_temporary_files(ws: Path) -> None:
         t.join()
     assert len((ws / "same.txt").read_text()) == 1000
     assert not [p for p in ws.iterdir() if p.name.startswith(".sheriff-")]
+
+
+def test_content_with_a_lone_surrogate_is_refused(ws: Path) -> None:
+    before = tree(ws)
+    with pytest.raises(ValidationFailed, match="lone surrogate"):
+        tools(ws).write_file("new/s.txt", "text \ud800")  # what a skill's JSON may carry
+    assert tree(ws) == before
