@@ -32,6 +32,7 @@ from graph.strict_schema import tool_parameters
 from retrieval.search import TopicHit
 from service.services import Services
 from service.topics import TopicChange
+from skills.errors import ToolRefused
 
 if TYPE_CHECKING:
     from skills.tools import RepoTools
@@ -53,6 +54,7 @@ class ToolContext:
     namespace: str
     now: datetime
     message_ids: Sequence[str] = ()  # the user turn(s) this call serves: provenance of writes
+    cancelled: Callable[[], bool] | None = None  # True once the caller has gone (long tools stop)
 
 
 class _Params(BaseModel):
@@ -181,8 +183,19 @@ class ToolRegistry:
         return list(self.tools)
 
     def specs(self, names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Responses API tool entries, without the repo tools the operator turned off (calling
+        one anyway answers 403)."""
         chosen = names if names is not None else list(self.tools)
-        return [self.get(n).spec() for n in chosen]
+        return [self.get(n).spec() for n in chosen if self.offered(n)]
+
+    def offered(self, name: str) -> bool:
+        """False for repo tools the operator turned off for API callers (and the loop)."""
+        if not name.startswith("repo_") or self.services is None:  # schemas only (unit tests)
+            return True
+        base = self.services.skills.settings
+        if name == "repo_run_tests" and base.tenant_run_tests == "off":
+            return False
+        return base.tenant_repo_tools
 
     def get(self, name: str) -> Tool:
         tool = self.tools.get(name)
@@ -320,8 +333,9 @@ def _skills_run(s: Services, ctx: ToolContext, p: SkillsRun) -> dict[str, Any]:
     return run.model_dump(mode="json")
 
 
-def _list_files(s: Services, ctx: ToolContext, p: RepoListFiles) -> list[str]:
-    return _repo(s, ctx).list_files(p.pattern or "**/*")
+def _list_files(s: Services, ctx: ToolContext, p: RepoListFiles) -> dict[str, Any]:
+    listing = _repo(s, ctx).listing(p.pattern)
+    return {"files": listing.files, "truncated": listing.truncated}
 
 
 def _read_file(s: Services, ctx: ToolContext, p: RepoReadFile) -> dict[str, Any]:
@@ -333,11 +347,18 @@ def _write_file(s: Services, ctx: ToolContext, p: RepoWriteFile) -> dict[str, An
 
 
 def _run_tests(s: Services, ctx: ToolContext, p: RepoRunTests) -> dict[str, Any]:
-    return _repo(s, ctx).run_tests(p.command, p.preset)
+    return _repo(s, ctx).run_tests(p.command, p.preset, cancelled=ctx.cancelled)
 
 
 def _repo(s: Services, ctx: ToolContext) -> RepoTools:
-    return s.skills.get(ctx.namespace).host.repo
+    """The repo tools of the caller's own workspace (never the server's folder)."""
+    repo = s.skills.get(ctx.namespace).host.repo
+    if repo is None:
+        raise ToolRefused(
+            "the repo tools are turned off for API callers on this server "
+            "(SHERIFF_SKILLS_TENANT_REPO_TOOLS=false)"
+        )
+    return repo
 
 
 def build_registry(services: Services) -> ToolRegistry:
@@ -361,8 +382,10 @@ def build_registry(services: Services) -> ToolRegistry:
              _skills_search),
         Tool("skills_run", "Run a skill with args (validated against its inputs_schema); "
              "returns its SkillResult.", SkillsRun, _skills_run, writes=True),
-        Tool("repo_list_files", "Workspace files matching a glob.", RepoListFiles, _list_files),
-        Tool("repo_read_file", "The text of one workspace file.", RepoReadFile, _read_file),
+        Tool("repo_list_files", "Files of your workspace matching a glob (at most one '**'); "
+             "{files, truncated}.", RepoListFiles, _list_files),
+        Tool("repo_read_file", "The text of one file of your workspace.", RepoReadFile,
+             _read_file),
         Tool("repo_write_file", "Create or replace one workspace file.", RepoWriteFile,
              _write_file, writes=True),
         Tool("repo_run_tests", "Run an allow-listed test preset or command in the workspace.",

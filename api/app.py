@@ -42,6 +42,7 @@ def create_app(container: Container | None = None) -> FastAPI:
         c.embedder.embed(["warm-up"])  # load the model before the first request
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
+        _ = c.services, c.workspaces  # built now: a bad workspace root stops the start-up
         yield
         if container is None:
             c.close()

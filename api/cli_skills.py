@@ -61,12 +61,15 @@ def _connected(skill_settings: SkillSettings, sync: bool = True) -> Iterator[Ski
     from api.container import Container
     from graph.skills import SkillStore
     from skills.llm import build_llm
+    from skills.tools import RepoTools
 
     settings = Settings()
     container = Container(settings)
     try:
         container.migrate()
         llm = build_llm(settings.openai_api_key, settings.openai_base_url, skill_settings.llm_model)
+        # the operator's workspace; the state folder (Neo4j password, data) stays out of reach
+        repo = RepoTools(skill_settings.workspace, skill_settings, hidden=[settings.home])
         service = SkillService(
             skill_settings,
             store=SkillStore(container.driver, settings.neo4j_database),
@@ -74,6 +77,7 @@ def _connected(skill_settings: SkillSettings, sync: bool = True) -> Iterator[Ski
             topics=container.topics,
             llm=llm,
             clock=container.clock,
+            repo=repo,
         )
         if sync:
             service.sync()

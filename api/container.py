@@ -37,6 +37,9 @@ from service.windows import WindowResolver
 from skills.config import SkillSettings
 from skills.llm import build_llm
 from skills.service import SkillService
+from skills.testrun import RunMode
+from skills.tools import RepoTools
+from skills.workspace import TenantWorkspaces, protected_paths
 from sleepwake.conversation import Conversation
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.policy import SleepPolicy
@@ -45,6 +48,13 @@ from sleepwake.wake import Waker
 
 if TYPE_CHECKING:
     from openai import OpenAI
+
+
+_TEST_MODES: dict[str, RunMode | None] = {
+    "off": None,
+    "sandboxed": "sandboxed",
+    "unsandboxed": "unsandboxed",
+}
 
 
 class Container:
@@ -138,28 +148,45 @@ class Container:
 
     @cached_property
     def skills(self) -> SkillService:
-        """The skill registry, router and runner (skills live in SHERIFF_SKILLS_NAMESPACE),
-        synced into Neo4j once per process."""
+        """The skill registry and router (skills live in SHERIFF_SKILLS_NAMESPACE), synced into
+        Neo4j once per process. It routes only: without repo tools, it has no workspace (runs
+        for API callers go through ``namespace_skills``, in the caller's own workspace)."""
         service = SkillService(
             self.skill_settings,
             store=SkillStore(self.driver, self.settings.neo4j_database),
             embedder=self.embedder,
             topics=self.topics,
             clock=self.clock,
+            with_repo=False,
         )
         service.sync()
         return service
 
     @cached_property
+    def workspaces(self) -> TenantWorkspaces | None:
+        """The per-namespace workspaces of the repo tools (None when turned off for API
+        callers). The root is checked when this is first built, at start-up: a root that holds
+        the code, the skills or the state folder stops the server."""
+        base = self.skill_settings
+        if not base.tenant_repo_tools:
+            return None
+        home = self.settings.home
+        return TenantWorkspaces(
+            base.workspaces_dir or home / "workspaces", protected_paths(base), home
+        )
+
+    @cached_property
     def namespace_skills(self) -> NamespaceSkills:
-        """One skill service per namespace (its runs and topic searches stay in it)."""
-        return NamespaceSkills(self._skills_in)
+        """One skill service per namespace: its skills, runs, topic tool and repo tools (in the
+        namespace's own workspace) are all its own."""
+        return NamespaceSkills(self.skill_settings, self._skills_in)
 
     def _skills_in(self, namespace: str) -> SkillService:
         settings = self.skill_settings.model_copy(update={"namespace": namespace})
         llm = build_llm(
             self.settings.openai_api_key, self.settings.openai_base_url, settings.llm_model
         )
+        repo = self._repo_in(namespace, settings)
         return SkillService(
             settings,
             store=SkillStore(self.driver, self.settings.neo4j_database),
@@ -167,6 +194,21 @@ class Container:
             topics=self.topics,
             llm=llm,
             clock=self.clock,
+            repo=repo,
+            with_repo=repo is not None,
+        )
+
+    def _repo_in(self, namespace: str, settings: SkillSettings) -> RepoTools | None:
+        """The repo tools of a namespace's own workspace; None when turned off."""
+        if self.workspaces is None:
+            return None
+        return RepoTools(
+            self.workspaces.for_namespace(namespace),
+            settings,
+            tests=_TEST_MODES[settings.tenant_run_tests],
+            readonly=settings.skill_dirs(),
+            keep_out=[self.settings.home, self.workspaces.root],
+            quota=True,
         )
 
     def route_skills(self, text: str, last_tool_output: str | None) -> dict[str, Any]:

@@ -12,13 +12,18 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
+from skills.config import SkillSettings
 from skills.service import SkillService
 
 
 class NamespaceSkills:
-    """The skill service of each namespace, built by ``build(namespace)`` on first use."""
+    """The skill service of each namespace, built by ``build(namespace)`` on first use;
+    ``settings`` are the ones every namespace's service starts from (what tools are offered)."""
 
-    def __init__(self, build: Callable[[str], SkillService], keep: int = 32) -> None:
+    def __init__(
+        self, settings: SkillSettings, build: Callable[[str], SkillService], keep: int = 32
+    ) -> None:
+        self.settings = settings
         self.build = build
         self.keep = keep
         self._services: OrderedDict[str, SkillService] = OrderedDict()

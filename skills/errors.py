@@ -8,9 +8,12 @@ Hierarchy (all under the product's root ``SheriffError``)::
     ├── SkillArgsInvalid    args violate the skill's inputs_schema; lists every violation
     │                       (also a ``ValidationFailed``)
     ├── ToolRefused         a tool call that is not allowed: undeclared tool, path outside the
-    │                       workspace, command not allow-listed, size limit, recursion limit
+    │   │                   workspace, command not allow-listed, size limit, recursion limit
+    │   └── PathInvalid     a path or pattern that is malformed (too long, control characters,
+    │                       '**' inside a name...): also a ``ValidationFailed``, so HTTP 422
     ├── ToolUnavailable     a declared tool that this host cannot provide now (no LLM, no memory)
-    └── ToolFailed          a tool ran and failed (e.g. a file that does not exist)
+    ├── ToolFailed          a tool ran and failed (e.g. a file that does not exist)
+    └── WorkspaceInvalid    the operator's workspace configuration is unsafe (checked at start-up)
 """
 
 from __future__ import annotations
@@ -43,9 +46,17 @@ class ToolRefused(SkillError):
     """A tool call that the policy does not allow."""
 
 
+class PathInvalid(ToolRefused, ValidationFailed):
+    """A workspace path or list pattern that is malformed; the message says what is wrong."""
+
+
 class ToolUnavailable(SkillError):
     """A tool that is declared but not configured on this host."""
 
 
 class ToolFailed(SkillError):
     """A tool that ran and failed."""
+
+
+class WorkspaceInvalid(SkillError):
+    """A workspace root that overlaps the code, the skill folders or the state folder."""

@@ -40,9 +40,11 @@ from graph.skills import Outcome, SkillRun, SkillStore
 from skills.config import SkillSettings
 from skills.errors import ToolFailed, ToolRefused, ToolUnavailable
 from skills.loader import SkillPackage
+from skills.paths import HostPaths
 from skills.registry import SkillRegistry
 from skills.schemas import violations
-from skills.tools import SECRET_ENV, CallInfo, ToolHost, kill_group
+from skills.testrun import host_paths, kill_group, scrubbed_env
+from skills.tools import CallInfo, ToolHost
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +171,7 @@ class SkillRunner:
         call: CallInfo,
         timeout: float,
     ) -> _Execution:
-        env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
+        env = scrubbed_env()
         start = {
             "skill_id": package.skill_id,
             "skill_dir": str(package.path),
@@ -180,11 +182,13 @@ class SkillRunner:
             "effort": package.manifest.default_reasoning_effort,
             "timeout_s": timeout,
         }
-        with tempfile.TemporaryFile() as errfile:
+        # cwd: an empty folder of its own, so a stray relative write can never land in a
+        # skill package or the server's folder
+        with tempfile.TemporaryFile() as errfile, tempfile.TemporaryDirectory() as cwd:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-B", "-m", "skills.child"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errfile,
-                cwd=package.path, env=env, start_new_session=True,
+                cwd=cwd, env=env, start_new_session=True,
             )  # fmt: skip
             try:
                 execution = self._converse(proc, start, package, call)
@@ -196,8 +200,16 @@ class SkillRunner:
                         stream.close()
             errfile.seek(0)
             tail = errfile.read().decode("utf-8", errors="replace")[-LOG_TAIL_CHARS:]
-        execution.log_tail = tail
+        paths = self._host_paths(package)
+        execution.log_tail = paths.scrub(tail)
+        execution.error = paths.scrub(execution.error) if execution.error else None
         return execution
+
+    def _host_paths(self, package: SkillPackage) -> HostPaths:
+        """Labels for the paths a run's log may show: its workspace, its folder, Python."""
+        root = self.host.repo.root if self.host.repo is not None else None
+        extra = {str(package.path): f"<skill {package.skill_id}>"}
+        return host_paths(root, extra) if root is not None else HostPaths(extra)
 
     def _converse(
         self,

@@ -60,7 +60,7 @@ class TopicSearchTool:
 
 
 class SkillService:
-    """Registry + router + runner for one namespace and one workspace."""
+    """Registry + router + runner for one namespace and (at most) one workspace."""
 
     def __init__(
         self,
@@ -72,7 +72,12 @@ class SkillService:
         llm: LLM | None = None,
         clock: Clock | None = None,
         workspace: Path | None = None,
+        repo: RepoTools | None = None,
+        with_repo: bool = True,
     ) -> None:
+        """``repo`` is a prepared ``RepoTools`` (a tenant's workspace); without one, one is made
+        on ``workspace`` (default ``settings.workspace``) unless ``with_repo`` is False, in
+        which case the repo tools are unavailable to this service's skills."""
         self.settings = settings
         self.clock = clock or SystemClock()
         self.store = store
@@ -84,7 +89,8 @@ class SkillService:
             if topics is not None and embedder is not None
             else None
         )
-        repo = RepoTools(workspace or settings.workspace, settings)
+        if repo is None and with_repo:
+            repo = RepoTools(workspace or settings.workspace, settings)
         self.host = ToolHost(repo, topics=topic_tool, skills=self, llm=llm)
         self.runner = SkillRunner(self.registry, self.host, settings, store, self.clock)
 

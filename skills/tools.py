@@ -1,9 +1,15 @@
 """The host side of the tools skills call: repo tools confined to a workspace, and dispatch.
 
 ``RepoTools`` is the skills' hands (spec §7.3): list, read, write and move files and run tests,
-all inside one workspace root. Refused (``ToolRefused``): absolute paths, ``..`` anywhere in a
-path, paths that resolve outside the root through a symlink, writes into ``.git``, files over
-the size limits, and test commands that are neither a preset nor on the allow-list.
+all inside one workspace root. A path is checked as text first (``skills/paths.py``: absolute,
+``~``, ``..``, NUL, control characters, over-long names are refused before anything is
+touched), then resolved: it must stay inside the root after following symlinks, and it may not
+enter a read-only folder (skill packages) or a hidden one (the state folder) that a local
+workspace happens to contain. The file operations themselves walk from the root's descriptor
+with ``O_NOFOLLOW`` and refuse hard-linked files (``skills/safefs.py``). Tests run through
+``skills/testrun.py``. Refusals are ``ToolRefused`` (HTTP 403), malformed paths ``PathInvalid``
+(422), a tool that ran and failed ``ToolFailed`` (422); messages name workspace-relative paths
+only.
 
 ``ToolHost`` validates a call's arguments against its ``TOOL_SPECS`` schema and dispatches it;
 the runner consults the skill's ``requires_tools`` before it ever reaches the host.
@@ -13,198 +19,176 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shlex
-import signal
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Protocol
 
+from graph.errors import ValidationFailed
+from skills import safefs
 from skills.config import SkillSettings
 from skills.errors import ToolFailed, ToolRefused, ToolUnavailable
+from skills.paths import ListPattern, display, relative_parts, show
 from skills.schemas import violations
+from skills.testrun import Cancelled, RunMode, TestRun, kill_group, scrubbed_env, test_argv
 from skills.toolspec import TOOL_SPECS
+
+__all__ = ["CallInfo", "RepoTools", "ToolHost", "kill_group", "scrubbed_env"]
 
 log = logging.getLogger(__name__)
 
-IGNORED_PARTS = frozenset({"__pycache__", "node_modules"})
-SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 
-
-def _ignored(rel: PurePosixPath) -> bool:
-    return any(p.startswith(".") or p in IGNORED_PARTS for p in rel.parts)
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
 
 
 class RepoTools:
-    """File and test tools that never reach outside ``root``."""
+    """File and test tools that never reach outside ``root``.
 
-    def __init__(self, root: Path, settings: SkillSettings | None = None) -> None:
+    ``readonly`` folders (default: the skill folders) may be read but not written or moved
+    into; ``hidden`` folders (e.g. the state folder) are neither read nor listed; a sandboxed
+    test run refuses to start if it could reach ``hidden`` or ``keep_out`` (e.g. the other
+    tenants' workspaces). ``tests`` is how ``run_tests`` runs (None refuses it); ``quota``
+    caps the workspace's size.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        settings: SkillSettings | None = None,
+        *,
+        tests: RunMode | None = "local",
+        readonly: Sequence[Path] | None = None,
+        hidden: Sequence[Path] = (),
+        keep_out: Sequence[Path] = (),
+        quota: bool = False,
+    ) -> None:
         self.settings = settings or SkillSettings()
-        self.root = Path(root).resolve()
+        self.root = _real(Path(root))
         if not self.root.is_dir():
             raise ToolUnavailable(f"workspace {self.root} is not a directory")
+        dirs = self.settings.skill_dirs() if readonly is None else readonly
+        self.readonly = [_real(d) for d in dirs]
+        # a hidden folder the workspace itself is in is the operator's deliberate choice
+        self.hidden = [h for h in map(_real, hidden) if not self.root.is_relative_to(h)]
+        self.keep_out = [*self.hidden, *(_real(p) for p in keep_out)]
+        for skill_dir in self.readonly:
+            if self.root.is_relative_to(skill_dir):
+                raise ToolUnavailable("a workspace may not be inside a skill folder")
+        self.tests = tests
+        self.quota = safefs.Quota(self.settings) if quota else None
 
     # -- paths ---------------------------------------------------------------------------------
+    def target(self, path: str) -> tuple[str, ...]:
+        """The workspace-relative names of ``path`` after resolving symlinks; refuses escapes."""
+        parts = relative_parts(path)
+        real = _real(self.root.joinpath(*parts))
+        if not real.is_relative_to(self.root):
+            raise ToolRefused(f"path {show(path)} refused: it resolves outside the workspace")
+        if any(real.is_relative_to(h) for h in self.hidden):
+            raise ToolRefused(f"path {show(path)} refused: it is not part of the workspace")
+        names = real.relative_to(self.root).parts
+        if not names:
+            raise ToolFailed(f"path {show(path)} is the workspace folder, not a file")
+        return names
+
+    def writable(self, path: str, verb: str = "writes") -> tuple[str, ...]:
+        """``target`` plus the write rules: not into ``.git``, not into a skill package."""
+        names = self.target(path)
+        if ".git" in names:
+            raise ToolRefused(f"{verb} into .git are refused ({show(path)})")
+        real = self.root.joinpath(*names)
+        if any(real.is_relative_to(d) for d in self.readonly):
+            raise ToolRefused(f"{verb} into skill packages are refused: they are read-only")
+        return names
+
     def resolve(self, path: str) -> Path:
         """The real path of a workspace-relative ``path``; ``ToolRefused`` when it escapes."""
-        if not isinstance(path, str) or not path.strip() or "\x00" in path:
-            raise ToolRefused(f"invalid path {path!r}")
-        rel = PurePosixPath(path.replace("\\", "/"))
-        if rel.is_absolute() or path.startswith("~") or re.match(r"^[A-Za-z]:", path):
-            raise ToolRefused(
-                f"absolute path {path!r} refused: give a path relative to the workspace"
-            )
-        if ".." in rel.parts:
-            raise ToolRefused(f"path {path!r} refused: '..' may not appear in a workspace path")
-        real = (self.root / rel).resolve()
-        if real != self.root and not real.is_relative_to(self.root):
-            raise ToolRefused(f"path {path!r} refused: it resolves outside the workspace ({real})")
-        return real
+        return self.root.joinpath(*self.target(path))
 
     def relative(self, real: Path) -> str:
         return real.relative_to(self.root).as_posix()
 
     # -- files ---------------------------------------------------------------------------------
-    def list_files(self, pattern: str = "**/*") -> list[str]:
+    def listing(self, pattern: str | None = None) -> safefs.Listing:
+        """Files matching a bounded glob, sorted, with ``truncated`` when a limit was hit."""
+        parsed = ListPattern.parse(pattern)
+        s = self.settings
+        listing = safefs.walk(
+            self.root,
+            parsed,
+            safefs.WalkLimits(s.max_list_files, s.max_list_entries, s.max_list_depth),
+        )
+        if self.hidden:
+            listing.files = [f for f in listing.files if not self._is_hidden(f)]
+        return listing
+
+    def _is_hidden(self, rel: str) -> bool:
+        real = _real(self.root / rel)
+        return any(real.is_relative_to(h) for h in self.hidden)
+
+    def list_files(self, pattern: str | None = "**/*") -> list[str]:
         """Files matching a relative glob, sorted; hidden folders and caches are skipped."""
-        rel = PurePosixPath(pattern or "**/*")
-        if rel.is_absolute() or ".." in rel.parts:
-            raise ToolRefused(f"pattern {pattern!r} refused: must be relative without '..'")
-        found: list[str] = []
-        for candidate in self.root.glob(str(rel)):
-            rel_path = PurePosixPath(candidate.relative_to(self.root).as_posix())
-            if _ignored(rel_path) or not candidate.is_file():
-                continue
-            real = candidate.resolve()
-            if real.is_relative_to(self.root):
-                found.append(rel_path.as_posix())
-        found.sort()
-        return found[: self.settings.max_list_files]
+        return self.listing(pattern).files
 
     def read_file(self, path: str) -> str:
-        real = self.resolve(path)
-        if not real.is_file():
-            raise ToolFailed(f"no file {path!r} in the workspace")
-        size = real.stat().st_size
-        if size > self.settings.max_read_bytes:
-            raise ToolRefused(
-                f"{path!r} is {size} bytes; the read limit is {self.settings.max_read_bytes}"
-            )
+        names = self.target(path)
+        data = safefs.read_bytes(self.root, names, self.settings.max_read_bytes)
         try:
-            return real.read_text(encoding="utf-8")
+            return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ToolFailed(f"{path!r} is not UTF-8 text") from exc
+            raise ToolFailed(f"{display(names)!r} is not UTF-8 text") from exc
 
     def write_file(self, path: str, content: str) -> dict[str, Any]:
-        real = self.resolve(path)
-        if ".git" in PurePosixPath(self.relative(real)).parts:
-            raise ToolRefused(f"writes into .git are refused ({path!r})")
-        data = content.encode("utf-8")
+        names = self.writable(path)
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate from JSON's "\ud800"
+            raise ValidationFailed(
+                f"content is not valid Unicode text (a lone surrogate at character {exc.start})"
+            ) from exc
         if len(data) > self.settings.max_write_bytes:
             raise ToolRefused(
                 f"content is {len(data)} bytes; the write limit is {self.settings.max_write_bytes}"
             )
-        if real.is_dir():
-            raise ToolFailed(f"{path!r} is a directory")
-        created = not real.exists()
-        real.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=".sheriff-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, real)
-        return {"path": self.relative(real), "bytes": len(data), "created": created}
+        if self.quota is not None:
+            self.quota.check(self.root, names, len(data))
+        created = safefs.write_atomic(self.root, names, data)
+        if self.quota is not None:
+            self.quota.wrote(self.root, names, len(data), created)
+        return {"path": display(names), "bytes": len(data), "created": created}
 
     def move_file(self, src: str, dst: str) -> dict[str, Any]:
-        real_src, real_dst = self.resolve(src), self.resolve(dst)
-        if not real_src.is_file():
-            raise ToolFailed(f"no file {src!r} in the workspace")
-        if real_dst.exists():
-            raise ToolFailed(f"{dst!r} already exists; refusing to overwrite it")
-        if ".git" in PurePosixPath(self.relative(real_dst)).parts:
-            raise ToolRefused(f"moves into .git are refused ({dst!r})")
-        real_dst.parent.mkdir(parents=True, exist_ok=True)
-        real_src.rename(real_dst)
-        return {"src": self.relative(real_src), "dst": self.relative(real_dst)}
+        src_names, dst_names = self.writable(src, "moves"), self.writable(dst, "moves")
+        safefs.move(self.root, src_names, dst_names)
+        return {"src": display(src_names), "dst": display(dst_names)}
 
     # -- tests ---------------------------------------------------------------------------------
     def test_argv(self, command: str | None, preset: str | None) -> list[str]:
         """The argv to run for a preset or an allow-listed command; ``ToolRefused`` otherwise."""
-        if (command is None) == (preset is None):
-            raise ToolRefused("give exactly one of command or preset")
-        if preset is not None:
-            if preset not in self.settings.test_presets:
-                allowed = ", ".join(sorted(self.settings.test_presets))
-                raise ToolRefused(f"unknown test preset {preset!r}; presets: {allowed}")
-            return [
-                sys.executable if a == "{python}" else a for a in self.settings.test_presets[preset]
-            ]
-        assert command is not None
-        try:
-            argv = _normalise(shlex.split(command))
-        except ValueError as exc:
-            raise ToolRefused(f"cannot parse command {command!r}: {exc}") from exc
-        allowed_argvs = [_normalise(shlex.split(c)) for c in self.settings.test_commands]
-        if argv not in allowed_argvs:
-            raise ToolRefused(
-                f"command {command!r} is not allow-listed; allowed: {self.settings.test_commands} "
-                f"or presets {sorted(self.settings.test_presets)}"
-            )
-        return argv
+        return test_argv(self.settings, command, preset)
 
     def run_tests(
-        self, command: str | None = None, preset: str | None = None, timeout_s: float | None = None
+        self,
+        command: str | None = None,
+        preset: str | None = None,
+        timeout_s: float | None = None,
+        cancelled: Cancelled | None = None,
     ) -> dict[str, Any]:
         """Run tests in the workspace; the whole process group is killed at the timeout."""
-        argv = self.test_argv(command, preset)
-        limit = min(timeout_s or self.settings.test_timeout_s, self.settings.test_timeout_s)
-        env = {k: v for k, v in os.environ.items() if not SECRET_ENV.search(k)}
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        started = time.monotonic()
-        with tempfile.TemporaryFile() as out:
-            proc = subprocess.Popen(
-                argv, cwd=self.root, stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-            )  # fmt: skip
-            timed_out = False
-            try:
-                proc.wait(timeout=max(limit, 0.1))
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                kill_group(proc)
-            out.seek(0)
-            text = out.read().decode("utf-8", errors="replace")
-        tail = text[-self.settings.output_tail_chars :]
-        return {
-            "command": argv,
-            "exit_code": proc.returncode,
-            "passed": proc.returncode == 0 and not timed_out,
-            "timed_out": timed_out,
-            "duration_s": round(time.monotonic() - started, 3),
-            "output_tail": tail,
-        }
-
-
-def _normalise(argv: list[str]) -> list[str]:
-    """``pytest ...`` and ``python ...`` run with this interpreter (where pytest is installed)."""
-    if argv and argv[0] == "pytest":
-        return [sys.executable, "-m", "pytest", *argv[1:]]
-    if argv and argv[0] in ("python", "python3"):
-        return [sys.executable, *argv[1:]]
-    return argv
-
-
-def kill_group(proc: subprocess.Popen[Any]) -> None:
-    """SIGKILL a process started with ``start_new_session`` and everything it started."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+        if self.tests is None:
+            raise ToolRefused(
+                "repo.run_tests is turned off for API callers on this server (it runs code "
+                "written into the workspace); the operator may enable it with "
+                "SHERIFF_SKILLS_TENANT_RUN_TESTS=sandboxed"
+            )
+        runner = TestRun(self.root, self.settings, self.tests, self.keep_out)
+        try:
+            return runner.run(command, preset, timeout_s, cancelled)
+        finally:
+            if self.quota is not None:
+                self.quota.forget()  # the run may have written anything
 
 
 # -- dispatch ----------------------------------------------------------------------------------
@@ -236,11 +220,14 @@ class SkillsFacade(Protocol):
 
 
 class ToolHost:
-    """Validates tool arguments and dispatches to the implementations this host has."""
+    """Validates tool arguments and dispatches to the implementations this host has.
+
+    ``repo`` None means no repo tools (turned off for API callers): their calls are
+    ``ToolUnavailable``, which a skill sees as ``kind == "unavailable"``."""
 
     def __init__(
         self,
-        repo: RepoTools,
+        repo: RepoTools | None,
         *,
         topics: TopicSearch | None = None,
         skills: SkillsFacade | None = None,
@@ -268,16 +255,16 @@ class ToolHost:
         return handler(args, call)
 
     def _handlers(self) -> dict[str, Callable[[dict[str, Any], CallInfo], Any]]:
-        r = self.repo
-        handlers: dict[str, Callable[[dict[str, Any], CallInfo], Any]] = {
-            "repo.list_files": lambda a, c: r.list_files(a.get("pattern", "**/*")),
-            "repo.read_file": lambda a, c: r.read_file(a["path"]),
-            "repo.write_file": lambda a, c: r.write_file(a["path"], a["content"]),
-            "repo.move_file": lambda a, c: r.move_file(a["src"], a["dst"]),
-            "repo.run_tests": lambda a, c: r.run_tests(
+        handlers: dict[str, Callable[[dict[str, Any], CallInfo], Any]] = {}
+        if self.repo is not None:  # None: the operator turned the repo tools off
+            r = self.repo
+            handlers["repo.list_files"] = lambda a, c: r.list_files(a.get("pattern", "**/*"))
+            handlers["repo.read_file"] = lambda a, c: r.read_file(a["path"])
+            handlers["repo.write_file"] = lambda a, c: r.write_file(a["path"], a["content"])
+            handlers["repo.move_file"] = lambda a, c: r.move_file(a["src"], a["dst"])
+            handlers["repo.run_tests"] = lambda a, c: r.run_tests(
                 a.get("command"), a.get("preset"), timeout_s=max(c.remaining() - 1.0, 1.0)
-            ),
-        }
+            )
         if self.topics is not None:
             topics = self.topics
             handlers["topics.search"] = lambda a, c: topics(a["query"], int(a.get("k", 5)))

@@ -4,10 +4,12 @@ loop hands to the model."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter
+import anyio.from_thread
+from fastapi import APIRouter, Request
 from pydantic import AwareDatetime, BaseModel, Field
 
 from agent.loop import ChatResult
@@ -48,13 +50,32 @@ def list_tools(tools: ToolsDep) -> ToolsPublic:
 
 @router.post("/tools/{name}", responses=errors(403, 404, 409, 502))
 def call_tool(
-    name: str, body: ToolCallCreate, tools: ToolsDep, ns: NamespaceDep, now: NowDep
+    name: str,
+    body: ToolCallCreate,
+    request: Request,
+    tools: ToolsDep,
+    ns: NamespaceDep,
+    now: NowDep,
 ) -> ToolCallPublic:
     """Run one tool in your namespace: 404 for an unknown tool, 422 naming each bad argument,
-    the tool's own error status otherwise."""
+    the tool's own error status otherwise. A test run stops when the client goes away."""
     when: datetime = body.now or now
-    output = tools.invoke(name, body.arguments, ToolContext(namespace=ns, now=when))
+    ctx = ToolContext(namespace=ns, now=when, cancelled=client_gone(request))
+    output = tools.invoke(name, body.arguments, ctx)
     return ToolCallPublic(name=name, output=output)
+
+
+def client_gone(request: Request) -> Callable[[], bool]:
+    """A check, callable from the worker thread a sync route runs in, that is True once the
+    client has disconnected (long tools such as ``repo_run_tests`` then stop their work)."""
+
+    def check() -> bool:
+        try:
+            return bool(anyio.from_thread.run(request.is_disconnected))
+        except RuntimeError:  # not on an anyio worker thread: nobody to ask
+            return False
+
+    return check
 
 
 @router.post("/chat", responses=errors(409, 502))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter
 
 from api.deps import NamespaceDep, SkillsDep
@@ -10,6 +12,10 @@ from api.schemas import SkillHits, SkillList, SkillProblem, SkillPublic, SkillRu
 from skills.runner import SkillResult
 
 router = APIRouter(prefix="/skills", tags=["skills"])
+
+
+def _no_host_path(message: str, path: str) -> str:
+    return message.replace(str(Path(path).parent) + "/", "")
 
 
 @router.get("")
@@ -29,7 +35,11 @@ def list_skills(skills: SkillsDep, ns: NamespaceDep) -> SkillList:
             )
             for p in registry.packages
         ],
-        problems=[SkillProblem(path=str(p.path), message=p.message) for p in registry.problems],
+        # the folder's name only: where the server keeps its skills is not the caller's business
+        problems=[
+            SkillProblem(path=Path(p.path).name, message=_no_host_path(p.message, p.path))
+            for p in registry.problems
+        ],
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills.context import SkillContext
+from skills.context import SkillContext, ToolError
 from skills.pysource import find_module
 from skills.repo_refactor.rename import RenamePlan, plan_module_rename, plan_symbol_rename
 
@@ -44,7 +44,14 @@ def _report(plan: RenamePlan, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_tests(ctx: SkillContext, preset: str) -> tuple[bool, dict[str, Any]]:
-    result: dict[str, Any] = ctx.repo.run_tests(preset=preset)
+    try:
+        result: dict[str, Any] = ctx.repo.run_tests(preset=preset)
+    except ToolError as exc:
+        if exc.kind == "failed":
+            raise
+        # refused or unavailable: the host does not let this caller run tests (e.g. an API
+        # key on a server with SHERIFF_SKILLS_TENANT_RUN_TESTS=off); the rename compiled
+        return True, {"skipped": True, "note": f"tests not run: {exc}"}
     if result["exit_code"] == NO_TESTS_COLLECTED and not result["timed_out"]:
         result["note"] = "no tests were collected"
         return True, result

@@ -20,12 +20,18 @@ from skills.config import SkillSettings
 
 @contextmanager
 def api_client(
-    settings: Settings, embedder: Embedder, workspace: Path, **overrides: Any
+    settings: Settings,
+    embedder: Embedder,
+    workspace: Path,
+    skill_settings: SkillSettings | None = None,
+    **overrides: Any,
 ) -> Iterator[TestClient]:
-    """A TestClient over the real app; skills run in ``workspace``; ``overrides`` patch Settings."""
+    """A TestClient over the real app; each namespace's workspace is a folder of ``workspace``
+    (see ``tenant_workspace``); ``overrides`` patch Settings."""
+    base = skill_settings or SkillSettings()
     container = Container(
         settings.model_copy(update=overrides),
-        skill_settings=SkillSettings(workspace=workspace),
+        skill_settings=base.model_copy(update={"workspaces_dir": workspace}),
         embedder=embedder,
     )
     try:
@@ -46,3 +52,10 @@ def new_key(client: TestClient, namespace: str, label: str | None = None) -> str
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+def tenant_workspace(client: TestClient, namespace: str) -> Path:
+    """The folder the repo tools of ``namespace`` work in (made if needed)."""
+    container: Container = client.app.state.container  # type: ignore[attr-defined]
+    assert container.workspaces is not None, "repo tools are turned off"
+    return container.workspaces.for_namespace(namespace)

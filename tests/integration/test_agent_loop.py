@@ -44,9 +44,6 @@ def container(
     fake: FakeResponses,
     tmp_path: Path,
 ) -> Container:
-    (tmp_path / "app.py").write_text(
-        "def load():\n    return {}\n\nprint(load()['db_url'])\n", encoding="utf-8"
-    )
     s = settings.model_copy(
         update={
             "openai_api_key": "sk-test",
@@ -58,9 +55,14 @@ def container(
     c = Container(
         s,
         clock=FixedClock(NOW),
-        skill_settings=SkillSettings(workspace=tmp_path, namespace=namespace),
+        skill_settings=SkillSettings(workspaces_dir=tmp_path, namespace=namespace),
         driver=driver,
         embedder=embedder,
+    )
+    workspaces = c.workspaces  # the namespace's own workspace
+    assert workspaces is not None
+    (workspaces.for_namespace(namespace) / "app.py").write_text(
+        "def load():\n    return {}\n\nprint(load()['db_url'])\n", encoding="utf-8"
     )
     day = datetime(2026, 3, 3, 18, 0, tzinfo=UTC)
     turns = [

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from agent.fake_responses import FakeResponses, function_call, message
 from api.settings import Settings
 from retrieval.embedding import MiniLMEmbedder
-from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.api_support import api_client, bearer, new_key, tenant_workspace
 
 NOW = "2026-03-09T10:00:00+00:00"
 
@@ -30,8 +30,7 @@ def client(
     fake: FakeResponses,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[TestClient]:
-    ws = tmp_path_factory.mktemp("ws")
-    (ws / "notes.txt").write_text("lake house: book it\n", encoding="utf-8")
+    ws = tmp_path_factory.mktemp("workspaces")
     with api_client(
         settings, embedder, ws, openai_api_key="sk-test", openai_base_url=fake.base_url,
         extractor="deterministic",
@@ -91,6 +90,8 @@ def test_tool_errors_have_clear_statuses(client: TestClient, namespace: str) -> 
     r = client.post("/v1/tools/repo_read_file", json={"arguments": {"path": "../etc/passwd"}},
                     headers=auth)  # fmt: skip
     assert r.status_code == 403
+    notes = tenant_workspace(client, namespace) / "notes.txt"
+    notes.write_text("lake house: book it\n", encoding="utf-8")
     r = client.post("/v1/tools/repo_read_file", json={"arguments": {"path": "notes.txt"}},
                     headers=auth)  # fmt: skip
     assert r.status_code == 200 and "lake house" in r.json()["output"]["content"]

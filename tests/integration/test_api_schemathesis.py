@@ -66,7 +66,7 @@ def app(
                 update={"openai_api_key": "sk-test", "openai_base_url": fake.base_url,
                         "extractor": "deterministic"}
             ),
-            skill_settings=SkillSettings(workspace=workspace),
+            skill_settings=SkillSettings(workspaces_dir=workspace),
             embedder=embedder,
         )  # fmt: skip
         yield create_app(container)

@@ -12,24 +12,27 @@ from neo4j import Driver
 
 from api.settings import Settings
 from retrieval.embedding import MiniLMEmbedder
-from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.api_support import api_client, bearer, new_key, tenant_workspace
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    ws = tmp_path_factory.mktemp("ws")
+def client(
+    settings: Settings, embedder: MiniLMEmbedder, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[TestClient]:
+    with api_client(settings, embedder, tmp_path_factory.mktemp("workspaces")) as c:
+        yield c
+
+
+@pytest.fixture
+def workspace(client: TestClient, namespace: str) -> Path:
+    """The caller's own workspace, with a small package in it."""
+    ws = tenant_workspace(client, namespace)
     (ws / "app").mkdir()
     (ws / "app/__init__.py").write_text("")
     (ws / "app/parser.py").write_text(
         "def parse(text: str) -> list[str]:\n    '''Split lines.'''\n    return text.splitlines()\n"
     )
     return ws
-
-
-@pytest.fixture(scope="module")
-def client(settings: Settings, embedder: MiniLMEmbedder, workspace: Path) -> Iterator[TestClient]:
-    with api_client(settings, embedder, workspace) as c:
-        yield c
 
 
 @pytest.fixture
