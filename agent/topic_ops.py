@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from graph.errors import NotFound, ValidationFailed
 from graph.models import Fact, OpenLoop, Topic, TopicEvent, TopicTime, edge_type, parse
+from graph.redaction import Redactor
 from retrieval.timephrases import TimeWindow, resolve
-from sleepwake.redact import redact
 
 if TYPE_CHECKING:
     from api.container import Container
@@ -102,7 +102,7 @@ def upsert(
     message_ids: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Create a topic (``topic_id`` None) or add to one; secrets are redacted first."""
-    change = _redacted(change)
+    change = _redacted(c.redactor, change)
     sources = list(message_ids)
     if topic_id is None:
         topic = _new_topic(namespace, change, now, sources)
@@ -140,7 +140,9 @@ def link(
     return edge.model_dump(mode="json")
 
 
-def _redacted(change: TopicChange) -> TopicChange:
+def _redacted(r: Redactor, change: TopicChange) -> TopicChange:
+    """The change with the container's redactor applied, before anything is embedded."""
+    redact = r.text
     return TopicChange(
         name=redact(change.name) if change.name else change.name,
         one_liner=redact(change.one_liner) if change.one_liner else change.one_liner,

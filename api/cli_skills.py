@@ -69,7 +69,9 @@ def _connected(skill_settings: SkillSettings, sync: bool = True) -> Iterator[Ski
         llm = build_llm(settings.openai_api_key, settings.openai_base_url, skill_settings.llm_model)
         service = SkillService(
             skill_settings,
-            store=SkillStore(container.driver, settings.neo4j_database),
+            store=SkillStore(
+                container.driver, settings.neo4j_database, redactor=container.redactor
+            ),
             embedder=container.embedder,
             topics=container.topics,
             llm=llm,

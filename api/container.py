@@ -18,6 +18,7 @@ from graph.db import connect
 from graph.events import EventStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
+from graph.redaction import Redactor, install_log_redaction
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
@@ -43,6 +44,14 @@ class Container:
     clock: Clock = field(default_factory=SystemClock)
     skill_settings: SkillSettings = field(default_factory=SkillSettings)
 
+    def __post_init__(self) -> None:
+        install_log_redaction(self.redactor)  # logs are redacted from the first record on
+
+    @cached_property
+    def redactor(self) -> Redactor:
+        """The built-in secret shapes plus the operator's patterns; every store writes with it."""
+        return Redactor(self.settings.redaction_patterns())
+
     @cached_property
     def driver(self) -> Driver:
         uri, user, password = self.settings.connection()
@@ -61,19 +70,19 @@ class Container:
 
     @cached_property
     def topics(self) -> TopicStore:
-        return TopicStore(self.driver, self.settings.neo4j_database)
+        return TopicStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def events(self) -> EventStore:
-        return EventStore(self.driver, self.settings.neo4j_database)
+        return EventStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def messages(self) -> MessageStore:
-        return MessageStore(self.driver, self.settings.neo4j_database)
+        return MessageStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def sleep_store(self) -> SleepStore:
-        return SleepStore(self.driver, self.settings.neo4j_database)
+        return SleepStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def policy(self) -> SleepPolicy:
@@ -118,7 +127,7 @@ class Container:
         synced into Neo4j once per process."""
         service = SkillService(
             self.skill_settings,
-            store=SkillStore(self.driver, self.settings.neo4j_database),
+            store=SkillStore(self.driver, self.settings.neo4j_database, redactor=self.redactor),
             embedder=self.embedder,
             topics=self.topics,
             clock=self.clock,

@@ -50,7 +50,7 @@ class NamespaceSkills:
         settings = self.base.model_copy(update={"namespace": namespace})
         service = SkillService(
             settings,
-            store=SkillStore(c.driver, c.settings.neo4j_database),
+            store=SkillStore(c.driver, c.settings.neo4j_database, redactor=c.redactor),
             embedder=c.embedder,
             topics=c.topics,
             llm=build_llm(

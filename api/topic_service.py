@@ -1,7 +1,7 @@
 """Topic operations behind ``/v1/topics``: create, read with events and edges, versioned update,
-neighbours and links. Text is redacted before it is stored (as the sleep pipeline does), the
-one-liner (or name) is embedded, and every write records a ``TopicEvent`` so the timeline shows
-API edits beside sleeps.
+neighbours and links. Text is redacted with the container's redactor (the built-in shapes and the
+operator's patterns) before it is embedded or stored, the one-liner (or name) is embedded, and
+every write records a ``TopicEvent`` so the timeline shows API edits beside sleeps.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from api.schemas import (
     EventPublic,
     FactCreate,
     NeighbourPublic,
-    NumberCreate,
     TopicCreate,
     TopicDetail,
     TopicPublic,
@@ -25,7 +24,6 @@ from graph.errors import NotFound, ValidationFailed, VersionConflict
 from graph.models import EdgeType, EmbeddingMeta, Topic, TopicEdge, TopicEvent, parse
 from graph.topics import LinkRequest
 from retrieval.embedding import text_hash
-from sleepwake.redact import redact
 
 if TYPE_CHECKING:
     from api.container import Container
@@ -43,9 +41,9 @@ def create(c: Container, namespace: str, body: TopicCreate, now: datetime) -> To
     first = body.first_seen_at or body.last_seen_at or now
     data: dict[str, Any] = {
         "namespace": namespace,
-        "name": redact(body.name),
+        "name": c.redactor.text(body.name),
         "time": {"first_seen_at": first, "last_seen_at": body.last_seen_at or first},
-        **_fields(body, now),
+        **_fields(c, body, now),
     }
     topic = _embedded(c, parse(Topic, data))
     c.topics.create([topic], [_vector(c, topic)], now)
@@ -62,11 +60,11 @@ def update(c: Container, namespace: str, topic_id: str, body: TopicUpdate, now: 
             "re-read it and apply your change again"
         )
     data = current.model_dump()
-    fields = _fields(body, now)
+    fields = _fields(c, body, now)
     data["links"].update(fields.pop("links"))
     data.update(fields)
     if body.name is not None:
-        data["name"] = redact(body.name)
+        data["name"] = c.redactor.text(body.name)
     if body.last_seen_at is not None:
         if body.last_seen_at < current.time.first_seen_at:
             raise ValidationFailed("last_seen_at must not be before the topic's first_seen_at")
@@ -131,34 +129,31 @@ def link(
     return edges[0]
 
 
-def _fields(body: _TopicFields, now: datetime) -> dict[str, Any]:
+def _fields(c: Container, body: _TopicFields, now: datetime) -> dict[str, Any]:
     """The optional fields that were given, redacted, in the Topic model's shape."""
     out: dict[str, Any] = {}
+    redact = c.redactor.text
     if body.one_liner is not None:
         out["one_liner"] = redact(body.one_liner)
     if body.aliases is not None:
         out["aliases"] = [redact(a) for a in body.aliases]
     if body.facts is not None:
-        out["facts"] = [_item(f, now) for f in body.facts]
+        out["facts"] = [_item(c, f, now) for f in body.facts]
     if body.open_loops is not None:
-        out["open_loops"] = [_item(o, now) for o in body.open_loops]
+        out["open_loops"] = [_item(c, o, now) for o in body.open_loops]
     if body.numbers is not None:
-        out["numbers"] = [_number(n) for n in body.numbers]
+        out["numbers"] = [{**n.model_dump(), "key": redact(n.key)} for n in body.numbers]
     links = {k: getattr(body, k) for k in ("skill_refs", "artifact_refs")}
     out["links"] = {k: v for k, v in links.items() if v is not None}
     return out
 
 
-def _item(item: FactCreate, now: datetime) -> dict[str, Any]:
+def _item(c: Container, item: FactCreate, now: datetime) -> dict[str, Any]:
     return {
-        "text": redact(item.text),
+        "text": c.redactor.text(item.text),
         "at": item.at or now,
         "source_message_ids": item.source_message_ids,
     }
-
-
-def _number(n: NumberCreate) -> dict[str, Any]:
-    return {**n.model_dump(), "key": redact(n.key)}
 
 
 def _embedded(c: Container, topic: Topic) -> Topic:
