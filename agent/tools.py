@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import NotFound, SheriffError, ValidationFailed
 from graph.models import describe_errors, edge_type
+from graph.redaction import redact
 from graph.strict_schema import tool_parameters
 from retrieval.search import TopicHit
 from service.services import Services
@@ -227,7 +228,9 @@ class ToolRegistry:
     ) -> ToolCall:
         """Run a tool for the model: never raises; failures become ``{"error": ...}``."""
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
-        digest = hashlib.sha256((raw or "").encode()).hexdigest()[:12]
+        # hashed after redaction: the stored hash of {"password": "hunter2"} must not let anyone
+        # test guesses of the password against it
+        digest = hashlib.sha256(redact(raw or "").encode()).hexdigest()[:12]
         started = time.perf_counter()
         try:
             output, error = self.invoke(name, arguments, ctx), None

@@ -362,9 +362,17 @@ def memory_export(
 
 
 def main() -> None:
+    from pydantic import ValidationError
+
+    from graph.redaction import DEFAULT, install_log_redaction
+
+    install_log_redaction(DEFAULT)  # the container adds the operator's patterns once built
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         app()
     except SheriffError as exc:  # anything not caught by a command
         err.print(f"error: {exc}")
         sys.exit(1)
+    except ValidationError as exc:  # Settings refused (a bad redaction pattern, a bad value)
+        err.print(f"error: invalid settings: {exc}")
+        sys.exit(2)

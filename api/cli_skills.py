@@ -72,7 +72,9 @@ def _connected(skill_settings: SkillSettings, sync: bool = True) -> Iterator[Ski
         repo = RepoTools(skill_settings.workspace, skill_settings, hidden=[settings.home])
         service = SkillService(
             skill_settings,
-            store=SkillStore(container.driver, settings.neo4j_database),
+            store=SkillStore(
+                container.driver, settings.neo4j_database, redactor=container.redactor
+            ),
             embedder=container.embedder,
             topics=container.topics,
             llm=llm,

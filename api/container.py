@@ -23,6 +23,7 @@ from graph.db import connect
 from graph.events import EventStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
+from graph.redaction import Redactor, install_log_redaction
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
@@ -75,6 +76,12 @@ class Container:
         for name, part in given.items():
             if part is not None:  # seeds the cached property: the given part is used, not built
                 self.__dict__[name] = part
+        install_log_redaction(self.redactor)  # logs are redacted from the first record on
+
+    @cached_property
+    def redactor(self) -> Redactor:
+        """The built-in secret shapes plus the operator's patterns; every store writes with it."""
+        return Redactor(self.settings.redaction_patterns())
 
     @cached_property
     def driver(self) -> Driver:
@@ -94,19 +101,19 @@ class Container:
 
     @cached_property
     def topics(self) -> TopicStore:
-        return TopicStore(self.driver, self.settings.neo4j_database)
+        return TopicStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def events(self) -> EventStore:
-        return EventStore(self.driver, self.settings.neo4j_database)
+        return EventStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def messages(self) -> MessageStore:
-        return MessageStore(self.driver, self.settings.neo4j_database)
+        return MessageStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def sleep_store(self) -> SleepStore:
-        return SleepStore(self.driver, self.settings.neo4j_database)
+        return SleepStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
 
     @cached_property
     def policy(self) -> SleepPolicy:
@@ -153,7 +160,7 @@ class Container:
         for API callers go through ``namespace_skills``, in the caller's own workspace)."""
         service = SkillService(
             self.skill_settings,
-            store=SkillStore(self.driver, self.settings.neo4j_database),
+            store=SkillStore(self.driver, self.settings.neo4j_database, redactor=self.redactor),
             embedder=self.embedder,
             topics=self.topics,
             clock=self.clock,
@@ -234,7 +241,9 @@ class Container:
     def services(self) -> Services:
         """The application services every surface calls."""
         return Services(
-            topics=TopicService(self.topics, self.events, self.search, self.embedder, self.windows),
+            topics=TopicService(
+                self.topics, self.events, self.search, self.embedder, self.windows, self.redactor
+            ),
             conversation=ConversationService(self.conversation, self.messages),
             context=ContextService(self.context),
             sleepwake=SleepWakeService(self.sleeper, self.waker, self.sleep_store),

@@ -11,9 +11,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graph.redaction import CustomPattern, load_patterns
 from graph.server import LocalNeo4j, ServerConfig
 from retrieval.config import RetrievalConfig
 from sleepwake.matching import MergeConfig
@@ -75,12 +76,29 @@ class Settings(BaseSettings):
         default_factory=MergeConfig,
         description="sleep's merge score (docs/sleep-and-wake.md), e.g. SHERIFF_MERGE__THRESHOLD",
     )
+    redact_patterns: dict[str, str] = Field(
+        default_factory=dict,
+        description="extra secret shapes to redact, kind -> regular expression (JSON object)",
+    )
+    redact_patterns_file: Path | None = Field(
+        default=None, description="a file of extra secret shapes, one 'kind pattern' per line"
+    )
 
     context_budget_tokens: int = 8000
     sleep_buffer_share: float = 0.6
     tail_turns: int = 12
     idle_gap_hours: float = 6.0
     fresh_window_hours: float = 12.0
+
+    @model_validator(mode="after")
+    def _check_redact_patterns(self) -> Settings:
+        """A bad redaction pattern stops start-up with its name and the reason."""
+        self.redaction_patterns()
+        return self
+
+    def redaction_patterns(self) -> list[CustomPattern]:
+        """The operator's redaction patterns, compiled and checked (``ValueError`` if not)."""
+        return load_patterns(self.redact_patterns, self.redact_patterns_file)
 
     def sleep_policy(self) -> SleepPolicy:
         return SleepPolicy(

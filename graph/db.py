@@ -8,6 +8,7 @@ from neo4j import Driver, GraphDatabase, Record
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from graph.errors import Neo4jUnavailable
+from graph.redaction import DEFAULT, Redactor
 
 
 def connect(uri: str, user: str, password: str, *, timeout_s: float = 10.0) -> Driver:
@@ -51,11 +52,16 @@ def index_states(driver: Driver, database: str = "neo4j") -> list[dict[str, Any]
 
 
 class Store:
-    """Base of the per-aggregate stores: holds the driver (never creates one) and runs queries."""
+    """Base of the per-aggregate stores: holds the driver (never creates one) and runs queries.
+    Stores redact every text they write with ``redactor`` (the built-in secret shapes unless the
+    composition root passes one with the operator's patterns)."""
 
-    def __init__(self, driver: Driver, database: str = "neo4j") -> None:
+    def __init__(
+        self, driver: Driver, database: str = "neo4j", *, redactor: Redactor | None = None
+    ) -> None:
         self._driver = driver
         self._db = database
+        self.redactor = redactor or DEFAULT
 
     def _run(self, text: str, params: dict[str, Any], *, read: bool = False) -> list[Record]:
         records, _, _ = self._driver.execute_query(

@@ -9,7 +9,7 @@ from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed
-from graph.mapping import event_from_props, event_props
+from graph.mapping import event_from_props, event_props, redact_event
 from graph.models import TopicEvent
 from graph.topics import check_vector
 
@@ -30,7 +30,10 @@ class EventStore(Store):
         if any(e.namespace != namespace for e in events):
             raise ValidationFailed("every event must belong to the namespace it is written to")
         rows = [
-            {"props": event_props(e), "embedding": check_vector(v) if v is not None else None}
+            {
+                "props": event_props(redact_event(e, self.redactor)),
+                "embedding": check_vector(v) if v is not None else None,
+            }
             for e, v in zip(events, vecs, strict=True)
         ]
         records = self._run(query("create_events"), {"namespace": namespace, "rows": rows})

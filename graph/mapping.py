@@ -5,6 +5,10 @@ Nested spec fields are flattened with the spec's names (see docs/graph-model.md)
 ``links.skill_refs`` -> ``skill_refs``, ``embedding.model`` -> ``embedding_model``. Lists of objects
 (facts, numbers, open loops, notable events) are kept whole as JSON strings in ``*_json`` and, where
 Cypher users want to read them, also as plain string lists (``facts``, ``open_loops``, ``number_keys``).
+
+The ``redact_*`` functions give the copy of a model that a store writes: every free text (and
+every string inside tool calls) passed through a :class:`~graph.redaction.Redactor`; ids, times
+and numbers unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from graph.models import (
     Message,
     NotableEvent,
     OpenLoop,
+    Subject,
     Topic,
     TopicEvent,
     TopicLinks,
@@ -29,6 +34,7 @@ from graph.models import (
     TypedNumber,
     WakePacket,
 )
+from graph.redaction import Redactor
 
 _FACTS = TypeAdapter(list[Fact])
 _LOOPS = TypeAdapter(list[OpenLoop])
@@ -214,3 +220,67 @@ def _dedupe(values: list[str]) -> list[str]:
 def as_datetime(value: Any) -> datetime | None:
     v = native(value)
     return v if isinstance(v, datetime) else None
+
+
+# -- redaction: the copy of a model that is written --------------------------------------------
+def redact_message(message: Message, r: Redactor) -> Message:
+    """Content, speaker and every string of the tool calls (arguments, outputs, errors)."""
+    return message.model_copy(
+        update={
+            "content": r.text(message.content),
+            "speaker": r.text(message.speaker) if message.speaker else message.speaker,
+            "tool_calls": r.value(message.tool_calls),
+        }
+    )
+
+
+def redact_topic(topic: Topic, r: Redactor) -> Topic:
+    """Name, one-liner, aliases, facts, open loops, number keys and units, notable events and
+    artifact references (a URL there may carry a password)."""
+    events = [e.model_copy(update={"event": r.text(e.event)}) for e in topic.time.notable_events]
+    return topic.model_copy(
+        update={
+            "name": r.text(topic.name),
+            "one_liner": r.text(topic.one_liner),
+            "aliases": [r.text(a) for a in topic.aliases],
+            "facts": [_with_text(f, r) for f in topic.facts],
+            "open_loops": [_with_text(o, r) for o in topic.open_loops],
+            "numbers": [
+                n.model_copy(update={"key": r.text(n.key), "unit": n.unit and r.text(n.unit)})
+                for n in topic.numbers
+            ],
+            "time": topic.time.model_copy(update={"notable_events": events}),
+            "links": topic.links.model_copy(
+                update={"artifact_refs": [r.text(a) for a in topic.links.artifact_refs]}
+            ),
+        }
+    )
+
+
+def _with_text(item: Fact | OpenLoop, r: Redactor) -> Any:
+    redacted = r.text(item.text)
+    return item if redacted == item.text else item.model_copy(update={"text": redacted})
+
+
+def redact_event(event: TopicEvent, r: Redactor) -> TopicEvent:
+    return event.model_copy(update={"delta_summary": r.text(event.delta_summary)})
+
+
+def redact_subject(subject: Subject, r: Redactor) -> Subject:
+    return subject.model_copy(update={"label": r.text(subject.label)})
+
+
+def redact_wake_packet(packet: WakePacket, r: Redactor) -> WakePacket:
+    """The conversation tail, the subject hints and the resume hint."""
+    return packet.model_copy(
+        update={
+            "conversation_tail": [
+                t.model_copy(update={"content": r.text(t.content)})
+                for t in packet.conversation_tail
+            ],
+            "active_subject_hints": [r.text(h) for h in packet.active_subject_hints],
+            "in_progress": packet.in_progress.model_copy(
+                update={"resume_hint": r.text(packet.in_progress.resume_hint)}
+            ),
+        }
+    )

@@ -12,7 +12,7 @@ from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import ValidationFailed
-from graph.mapping import message_from_props, message_props
+from graph.mapping import message_from_props, message_props, redact_message
 from graph.models import Message
 from graph.topics import MAX_FETCH, lucene_query
 
@@ -35,11 +35,13 @@ class MessageHit:
 
 class MessageStore(Store):
     def append(self, namespace: str, messages: Sequence[Message]) -> list[Message]:
-        """Append messages in order, in one transaction; returns them with their ``seq``."""
+        """Append messages in order, in one transaction; returns them, as stored (redacted),
+        with their ``seq``."""
         if not messages:
             return []
         if any(m.namespace != namespace for m in messages):
             raise ValidationFailed("every message must belong to the namespace it is appended to")
+        messages = [redact_message(m, self.redactor) for m in messages]
         rows = []
         for m in messages:
             props = message_props(m)

@@ -194,7 +194,15 @@ class SkillStore(Store):
 
     # -- runs ----------------------------------------------------------------------------------
     def record_run(self, run: SkillRun, utility_delta: float = 2.0) -> RecordedRun:
-        """Store ``run`` linked to its skill and topics; a success bumps the topics' utility."""
+        """Store ``run`` linked to its skill and topics; a success bumps the topics' utility.
+        The error and the tool-call notes are redacted."""
+        r = self.redactor
+        run = run.model_copy(
+            update={
+                "error": r.text(run.error) if run.error else run.error,
+                "tool_calls": [r.text(t) for t in run.tool_calls],
+            }
+        )
         props = run.model_dump(exclude={"topic_ids", "parent_run_id", "namespace"})
         props["parent_run_id"] = run.parent_run_id
         props["started_at"] = ensure_utc(run.started_at)

@@ -21,6 +21,10 @@ from graph.cypher import query
 from graph.db import Store
 from graph.errors import AlreadyRunning, VersionConflict
 from graph.mapping import (
+    redact_event,
+    redact_subject,
+    redact_topic,
+    redact_wake_packet,
     topic_from_props,
     topic_props,
     update_props,
@@ -28,6 +32,7 @@ from graph.mapping import (
     wake_packet_props,
 )
 from graph.models import Subject, Topic, TopicEvent, WakePacket, edge_type
+from graph.redaction import Redactor
 from graph.topics import LinkRequest, check_vector, phrase_query
 
 EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
@@ -192,12 +197,24 @@ class SleepStore(Store):
         return [wake_packet_from_props(r["w"]) for r in records]
 
     def commit(self, plan: SleepCommit) -> None:
-        """Write the whole sleep in one transaction (all or nothing)."""
+        """Write the whole sleep in one transaction (all or nothing). Every text of the plan is
+        redacted first (in place: the caller's summary then names topics as stored)."""
         started = time.perf_counter()
+        _redact_plan(plan, self.redactor)
+        plan.timings["redact"] = (time.perf_counter() - started) * 1000
         with self._driver.session(database=self._db) as session:
             session.execute_write(_commit_tx, plan)
         total = (time.perf_counter() - started) * 1000
         plan.timings["tx_commit"] = max(0.0, total - sum(plan.timings.values()))
+
+
+def _redact_plan(plan: SleepCommit, r: Redactor) -> None:
+    for write in plan.topics:
+        write.topic = redact_topic(write.topic, r)
+    plan.events = [(redact_event(e, r), v) for e, v in plan.events]
+    plan.subjects = [redact_subject(s, r) for s in plan.subjects]
+    if plan.wake_packet is not None:
+        plan.wake_packet = redact_wake_packet(plan.wake_packet, r)
 
 
 def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:

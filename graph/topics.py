@@ -18,7 +18,7 @@ from graph.clock import ensure_utc
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
-from graph.mapping import as_datetime, topic_from_props, topic_props, update_props
+from graph.mapping import as_datetime, redact_topic, topic_from_props, topic_props, update_props
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEdge, edge_type, parse
 
 MAX_FETCH = 10_000
@@ -97,7 +97,10 @@ class TopicStore(Store):
         if len(vecs) != len(topics):
             raise ValidationFailed("one vector (or None) is needed per topic")
         rows = [
-            {"props": topic_props(t), "embedding": check_vector(v) if v is not None else None}
+            {
+                "props": topic_props(redact_topic(t, self.redactor)),
+                "embedding": check_vector(v) if v is not None else None,
+            }
             for t, v in zip(topics, vecs, strict=True)
         ]
         try:
@@ -110,7 +113,7 @@ class TopicStore(Store):
         self, topic: Topic, vector: Sequence[float] | None, now: datetime, expected_version: int
     ) -> int:
         """Write ``topic`` if the stored version is ``expected_version``; return the new version."""
-        props = update_props(topic)
+        props = update_props(redact_topic(topic, self.redactor))
         records = self._run(
             query("update_topic"),
             {
@@ -144,6 +147,7 @@ class TopicStore(Store):
             current = self.get_one(namespace, topic_id)
             updated, vector = change(current)
             updated = parse(Topic, updated.model_dump())  # re-validate what ``change`` built
+            updated = redact_topic(updated, self.redactor)  # the returned topic is as stored
             try:
                 version = self.update(updated, vector, now, expected_version=current.version)
             except VersionConflict:

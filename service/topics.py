@@ -10,7 +10,7 @@ below (``api.schemas.TopicCreate`` does).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -28,12 +28,12 @@ from graph.models import (
     TopicTime,
     parse,
 )
+from graph.redaction import Redactor
 from graph.topics import LinkRequest, Neighbour, TopicStore
 from retrieval.embedding import Embedder, text_hash
 from retrieval.search import SearchResult, TopicSearch
 from retrieval.timephrases import TimeWindow
 from service.windows import WindowResolver
-from sleepwake.redact import redact
 
 
 # -- what a surface hands in ------------------------------------------------------------------
@@ -140,12 +140,14 @@ class TopicService:
         search: TopicSearch,
         embedder: Embedder,
         windows: WindowResolver,
+        redactor: Redactor | None = None,
     ) -> None:
         self.topics = topics
         self.events = events
         self.searcher = search
         self.embedder = embedder
         self.windows = windows
+        self.redact = (redactor or Redactor()).text  # before anything is embedded or stored
 
     # -- reads -----------------------------------------------------------------------------------
     def get(self, namespace: str, topic_id: str) -> Topic:
@@ -223,9 +225,9 @@ class TopicService:
         first = body.first_seen_at or body.last_seen_at or now
         data: dict[str, Any] = {
             "namespace": namespace,
-            "name": redact(body.name),
+            "name": self.redact(body.name),
             "time": {"first_seen_at": first, "last_seen_at": body.last_seen_at or first},
-            **_fields(body, now),
+            **_fields(body, now, self.redact),
         }
         return self._create(parse(Topic, data), now, "created via the API", [])
 
@@ -238,11 +240,11 @@ class TopicService:
                 "re-read it and apply your change again"
             )
         data = current.model_dump()
-        fields = _fields(body, now)
+        fields = _fields(body, now, self.redact)
         data["links"].update(fields.pop("links"))
         data.update(fields)
         if body.name is not None:
-            data["name"] = redact(body.name)
+            data["name"] = self.redact(body.name)
         if body.last_seen_at is not None:
             if body.last_seen_at < current.time.first_seen_at:
                 raise ValidationFailed("last_seen_at must not be before the topic's first_seen_at")
@@ -263,7 +265,7 @@ class TopicService:
     ) -> Upserted:
         """The agent's write: create a topic (``topic_id`` None, name required) or add facts,
         aliases and open loops to one (never removing any); secrets are redacted first."""
-        change = _redacted(change)
+        change = _redacted(change, self.redact)
         sources = list(message_ids)
         summary = _delta_summary(change, created=topic_id is None)
         if topic_id is None:
@@ -325,7 +327,7 @@ class TopicService:
 
 
 # -- pure helpers ------------------------------------------------------------------------------
-def _fields(body: TopicFieldsInput, now: datetime) -> dict[str, Any]:
+def _fields(body: TopicFieldsInput, now: datetime, redact: Callable[[str], str]) -> dict[str, Any]:
     """The optional fields that were given, redacted, in the Topic model's shape."""
     out: dict[str, Any] = {}
     if body.one_liner is not None:
@@ -333,9 +335,9 @@ def _fields(body: TopicFieldsInput, now: datetime) -> dict[str, Any]:
     if body.aliases is not None:
         out["aliases"] = [redact(a) for a in body.aliases]
     if body.facts is not None:
-        out["facts"] = [_item(f, now) for f in body.facts]
+        out["facts"] = [_item(f, now, redact) for f in body.facts]
     if body.open_loops is not None:
-        out["open_loops"] = [_item(o, now) for o in body.open_loops]
+        out["open_loops"] = [_item(o, now, redact) for o in body.open_loops]
     if body.numbers is not None:
         out["numbers"] = [{**n.model_dump(), "key": redact(n.key)} for n in body.numbers]
     links = {"skill_refs": body.skill_refs, "artifact_refs": body.artifact_refs}
@@ -343,7 +345,7 @@ def _fields(body: TopicFieldsInput, now: datetime) -> dict[str, Any]:
     return out
 
 
-def _item(item: ItemInput, now: datetime) -> dict[str, Any]:
+def _item(item: ItemInput, now: datetime, redact: Callable[[str], str]) -> dict[str, Any]:
     return {
         "text": redact(item.text),
         "at": item.at or now,
@@ -351,7 +353,7 @@ def _item(item: ItemInput, now: datetime) -> dict[str, Any]:
     }
 
 
-def _redacted(change: TopicChange) -> TopicChange:
+def _redacted(change: TopicChange, redact: Callable[[str], str]) -> TopicChange:
     return TopicChange(
         name=redact(change.name) if change.name else change.name,
         one_liner=redact(change.one_liner) if change.one_liner else change.one_liner,

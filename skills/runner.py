@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 from graph.clock import Clock, SystemClock
 from graph.errors import SheriffError
 from graph.models import new_id
+from graph.redaction import DEFAULT as REDACTOR
 from graph.skills import Outcome, SkillRun, SkillStore
 from skills.config import SkillSettings
 from skills.errors import ToolFailed, ToolRefused, ToolUnavailable
@@ -94,7 +95,9 @@ def normalise_refs(ctx_refs: dict[str, Any] | list[str] | None) -> dict[str, Any
 
 
 def args_hash(args: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """A short hash of the redacted args (a hash of a password would let guesses be tested)."""
+    text = json.dumps(REDACTOR.value(args), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class SkillRunner:
