@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from api.deps import ContainerDep, NamespaceDep
 from api.schemas import ContextCreate, ContextPublic
 from retrieval.context import ContextRequest
+
+if TYPE_CHECKING:
+    from api.container import Container
 
 router = APIRouter(tags=["context"])
 
@@ -16,6 +21,11 @@ def build_context(body: ContextCreate, c: ContainerDep, ns: NamespaceDep) -> Con
     """Light retrieval always; deep retrieval on a trigger or ``explicit``; packed into
     ``budget`` tokens with citations. ``trace`` adds why each candidate was kept or dropped.
     Topics that reach the context are marked used."""
+    return memory_context(c, ns, body)
+
+
+def memory_context(c: Container, ns: str, body: ContextCreate) -> ContextPublic:
+    """The memory context for ``body.message`` in namespace ``ns`` (REST and the MCP tool)."""
     result = c.context.build(
         ContextRequest(
             namespace=ns,

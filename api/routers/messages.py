@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import APIRouter, Query
 
@@ -12,6 +12,9 @@ from api.schemas import MessageList, MessagePublic, MessagesAppended, MessagesCr
 from api.windows import public, request_window
 from sleepwake.conversation import IncomingMessage
 
+if TYPE_CHECKING:
+    from api.container import Container
+
 router = APIRouter(prefix="/messages", tags=["messages"])
 
 
@@ -20,6 +23,11 @@ def append_messages(body: MessagesCreate, c: ContainerDep, ns: NamespaceDep) -> 
     """Append messages in time order. Unless ``auto_sleep`` is false the production sleep
     policy runs between them (a full buffer or a long silence starts a sleep). All messages are
     validated before any is written."""
+    return append(c, ns, body)
+
+
+def append(c: Container, ns: str, body: MessagesCreate) -> MessagesAppended:
+    """Append ``body.messages`` to namespace ``ns`` (REST and the MCP tool)."""
     items = [IncomingMessage.model_validate(m.model_dump()) for m in body.messages]
     result = c.conversation.append(ns, items, auto_sleep=body.auto_sleep)
     return MessagesAppended(

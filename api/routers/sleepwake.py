@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter
 
 from api.deps import ContainerDep, NamespaceDep
@@ -11,6 +13,9 @@ from graph.errors import NotFound
 from graph.models import WakePacket
 from sleepwake.sleep import SleepSummary
 from sleepwake.wake import WakeResult
+
+if TYPE_CHECKING:
+    from api.container import Container
 
 router = APIRouter(tags=["sleep and wake"])
 
@@ -32,6 +37,11 @@ def wake(body: WakeCreate, c: ContainerDep, ns: NamespaceDep) -> WakeResult:
 @router.get("/wake-packet", responses=errors(404))
 def wake_packet(c: ContainerDep, ns: NamespaceDep) -> WakePacket:
     """The latest wake packet (404 before the first sleep)."""
+    return latest_wake_packet(c, ns)
+
+
+def latest_wake_packet(c: Container, ns: str) -> WakePacket:
+    """The newest wake packet of ``ns``; ``NotFound`` before its first sleep (REST and MCP)."""
     packets = c.sleep_store.wake_packets(ns, limit=1)
     if not packets:
         raise NotFound("no wake packet yet: this namespace has never slept")
