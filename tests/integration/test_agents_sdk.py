@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from agents import Agent, OpenAIResponsesModel, RunConfig, Runner
+from agents.mcp import MCPServerStreamableHttp, MCPServerStreamableHttpParams
 from neo4j import Driver
 from openai import AsyncOpenAI
 
@@ -21,6 +23,7 @@ from api.container import Container
 from api.memory_tools import memory_registry
 from api.settings import Settings
 from retrieval.embedding import MiniLMEmbedder
+from tests.integration.live_server import bearer, live_server
 
 RUN = RunConfig(tracing_disabled=True)  # no trace export: the tests have no network
 
@@ -135,3 +138,48 @@ def test_pop_and_clear_change_the_sessions_view_not_the_memory(
     assert [m.content for m in container.messages.tail(namespace, 10)] == [
         "first", "second", "third", "be brief",
     ]  # fmt: skip
+
+
+def test_an_agent_uses_the_memory_over_mcp(
+    settings: Settings,
+    embedder: MiniLMEmbedder,
+    fake: FakeResponses,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    """The other way in: the SDK's own MCP client on ``/mcp`` of a running server, with a key."""
+    fake.enqueue(
+        [function_call("topics_upsert", {"name": "Dentist", "facts": ["Tuesday 9am"]},
+                       call_id="m1")],
+        [message("Saved.")],
+    )  # fmt: skip
+    before = len(fake.requests)
+    with live_server(settings, embedder, tmp_path, extractor="deterministic") as server:
+        key = server.new_key(namespace)
+
+        async def run() -> Any:
+            params: MCPServerStreamableHttpParams = {
+                "url": server.mcp_url, "headers": bearer(key), "timeout": 120,
+            }  # fmt: skip
+            async with MCPServerStreamableHttp(params, name="sheriff") as memory:
+                client = AsyncOpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+                agent: Agent[Any] = Agent(
+                    name="assistant",
+                    model=OpenAIResponsesModel(model="gpt-test", openai_client=client),
+                    mcp_servers=[memory],
+                )
+                return await Runner.run(agent, "Dentist on Tuesday at 9.", run_config=RUN)
+
+        result = anyio.run(run)
+        with server.rest(key) as rest:
+            found = rest.post("/v1/topics/search", json={"query": "dentist"}).json()
+    assert result.final_output == "Saved."
+    offered = {t["name"] for t in fake.requests[before]["tools"]}
+    assert {"memory_context", "topics_upsert", "messages_append"} <= offered
+    assert not {n for n in offered if n.startswith("repo_")}
+    output = next(
+        i["output"] for i in fake.requests[before + 1]["input"]
+        if i.get("type") == "function_call_output" and i["call_id"] == "m1"
+    )  # fmt: skip
+    assert json.loads(output[0]["text"])["created"] is True  # MCP content parts, as input_text
+    assert [h["name"] for h in found["hits"]] == ["Dentist"]
