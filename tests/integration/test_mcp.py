@@ -257,7 +257,7 @@ def test_mcp_inspector_cli_lists_the_tools(server: LiveServer, namespace: str) -
     command = [
         "npx", "-y", "@modelcontextprotocol/inspector@2", "--cli", server.mcp_url,
         "--transport", "http", "--header", f"Authorization: Bearer {server.new_key(namespace)}",
-        "--method", "tools/list",
+        "--method", "tools/list", "--strict",  # --strict: exit 6 on a schema portability error
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
