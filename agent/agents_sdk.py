@@ -132,7 +132,8 @@ def item_to_message(item: Any) -> IncomingMessage | None:
         item.model_dump(exclude_unset=True) if hasattr(item, "model_dump") else item
     )
     kind = data.get("type") or ("message" if "role" in data else None)
-    external_id = data.get("id") if isinstance(data.get("id"), str) else None
+    item_id = data.get("id")  # the model's id of an output item: cited back, idempotent
+    external_id = item_id if isinstance(item_id, str) and 0 < len(item_id) <= 200 else None
     if kind == "message":
         role = str(data.get("role", "user"))
         speaker = "developer" if role == "developer" else None

@@ -278,7 +278,7 @@ def _failed(name: str, exc: Exception) -> types.CallToolResult:
 def _offset(cursor: str | None) -> int:
     if cursor is None:
         return 0
-    if not cursor.isdigit() or len(cursor) > 9:
+    if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:
         raise MCPError(code=types.INVALID_PARAMS, message=f"invalid cursor {cursor[:40]!r}")
     return int(cursor)
 

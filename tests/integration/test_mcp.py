@@ -17,7 +17,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, PaginatedRequestParams
 
 from api.settings import Settings
 from retrieval.embedding import MiniLMEmbedder
@@ -191,6 +191,31 @@ def test_resources_are_the_namespaces_topics_and_wake_packet(
                 assert json.loads(packet.text) == rest.get("/v1/wake-packet").json()  # type: ignore[union-attr]
             with pytest.raises(MCPError, match="unknown resource"):
                 await s.read_resource("file:///etc/passwd")
+
+    anyio.run(run)
+
+
+def test_topic_resources_come_in_pages(
+    server: LiveServer, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import api.mcp_server
+
+    monkeypatch.setattr(api.mcp_server, "PAGE_SIZE", 2)
+    key = server.new_key(namespace)
+
+    async def run() -> None:
+        async with mcp_session(server.mcp_url, bearer(key)) as s:
+            for name in ("Alpha", "Beta", "Gamma"):
+                await call(s, "topics_upsert", {"name": name})
+            first = await s.list_resources()
+            assert len(first.resources) == 4 and first.next_cursor == "2"
+            second = await s.list_resources(params=PaginatedRequestParams(cursor="2"))
+            assert len(second.resources) == 1 and second.next_cursor is None
+            topics = {str(r.uri) for r in first.resources[2:] + second.resources}
+            assert len(topics) == 3 and all(u.startswith("sheriff://topics/") for u in topics)
+            for bad in ("abc", "-1", "\u00b2", "9" * 20):
+                with pytest.raises(MCPError, match="invalid cursor"):
+                    await s.list_resources(params=PaginatedRequestParams(cursor=bad))
 
     anyio.run(run)
 
