@@ -2,7 +2,8 @@
 
 Layers, outermost first: metrics and access log (every request, 413s included), the body size
 limit, then FastAPI's routing. ``/health``, ``/metrics``, ``/docs`` and ``/openapi.json`` are
-open; everything under ``/v1`` needs an API key, whose namespace scopes the request.
+open; everything under ``/v1`` needs an API key, whose namespace scopes the request, and so
+does ``/mcp``, the same memory as an MCP server (streamable HTTP; see docs/mcp.md).
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
+from starlette.routing import Route
 
 from api import errors
 from api.auth import api_keys_for
 from api.container import Container
 from api.deps import authenticate
 from api.limits import BodyLimitMiddleware
+from api.mcp_http import MCP_PATH, McpHttp
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import V1_ROUTERS, health
 from api.routers.common import V1_ERRORS
@@ -26,7 +29,8 @@ DESCRIPTION = """Time-aware graph memory for LLM agents.
 
 Authenticate with `Authorization: Bearer <key>` (or `X-API-Key: <key>`); create a key with
 `sheriff keys create --namespace NS`. Every `/v1` call works in the key's namespace only.
-Errors are `{"error": kind, "detail": what was wrong}`; see docs/api.md."""
+Errors are `{"error": kind, "detail": what was wrong}`; see docs/api.md. The same memory is an
+MCP server at `/mcp` (streamable HTTP, the same keys); see docs/mcp.md."""
 
 
 def create_app(container: Container | None = None) -> FastAPI:
@@ -34,6 +38,7 @@ def create_app(container: Container | None = None) -> FastAPI:
     close; one built here is closed when the app shuts down."""
     settings = container.settings if container is not None else Settings()
     metrics = Metrics()
+    mcp = McpHttp()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -43,7 +48,8 @@ def create_app(container: Container | None = None) -> FastAPI:
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
         _ = c.services, c.workspaces  # built now: a bad workspace root stops the start-up
-        yield
+        async with mcp.running(c):  # the MCP sessions live as long as the app
+            yield
         if container is None:
             c.close()
 
@@ -55,6 +61,7 @@ def create_app(container: Container | None = None) -> FastAPI:
         app.include_router(
             router, prefix="/v1", dependencies=[Depends(authenticate)], responses=V1_ERRORS
         )
+    app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from api.cli_agent import chat, demo
 from api.cli_analytics import analytics_app
 from api.cli_keys import keys_app
+from api.cli_mcp import mcp
 from api.cli_search import search
 from api.cli_skills import skills_app
 from api.settings import Settings
@@ -31,6 +32,7 @@ app.command()(chat)
 app.add_typer(skills_app, name="skills")
 app.add_typer(keys_app, name="keys")
 app.command("search")(search)
+app.command("mcp")(mcp)
 app.add_typer(analytics_app, name="analytics")
 err = Console(stderr=True)
 

@@ -91,11 +91,28 @@ def authenticate(
     header_key: Annotated[str | None, Depends(api_key_header)],
 ) -> Principal:
     """The caller's key, checked; ``AuthFailed`` (401) when missing, unknown or revoked."""
-    keys: ApiKeys = request.app.state.api_keys
-    metrics: Metrics = request.app.state.metrics
     key = credentials.credentials if credentials is not None else header_key
     if key is None and request.headers.get("authorization"):
         key = "-"  # an Authorization header with another scheme: malformed, not missing
+    return check_key(request, key)
+
+
+def key_from_headers(request: Request) -> str | None:
+    """The API key of a request read outside FastAPI's dependencies (the ``/mcp`` endpoint):
+    ``Authorization: Bearer <key>``, else ``X-API-Key``; another scheme reads as malformed."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    header_key = request.headers.get("x-api-key")
+    if header_key:
+        return header_key
+    return "-" if request.headers.get("authorization") else None
+
+
+def check_key(request: Request, key: str | None) -> Principal:
+    """Authenticate ``key`` for ``request`` (counted in the metrics); ``AuthFailed`` says why."""
+    keys: ApiKeys = request.app.state.api_keys
+    metrics: Metrics = request.app.state.metrics
     try:
         record = keys.authenticate(key)
     except AuthFailed as exc:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from fastapi import APIRouter
 
 from api.deps import ContextDep, NamespaceDep, NowDep
 from api.schemas import ContextCreate, ContextPublic
+from service.memory import ContextService
 
 router = APIRouter(tags=["context"])
 
@@ -17,6 +20,13 @@ def build_context(
     """Light retrieval always; deep retrieval on a trigger or ``explicit``; packed into
     ``budget`` tokens with citations. ``trace`` adds why each candidate was kept or dropped.
     Topics that reach the context are marked used."""
+    return memory_context(context, ns, body, now)
+
+
+def memory_context(
+    context: ContextService, ns: str, body: ContextCreate, now: datetime
+) -> ContextPublic:
+    """The memory context for ``body.message`` in namespace ``ns`` (REST and the MCP tool)."""
     result = context.build(
         ns,
         body.message,

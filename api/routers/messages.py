@@ -10,6 +10,7 @@ from api.deps import ConversationDep, NamespaceDep, NowDep, WindowsDep
 from api.routers.common import errors
 from api.schemas import MessageList, MessagePublic, MessagesAppended, MessagesCreate, WindowQuery
 from api.windows import public
+from service.memory import ConversationService
 from sleepwake.conversation import IncomingMessage
 
 router = APIRouter(prefix="/messages", tags=["messages"])
@@ -22,6 +23,11 @@ def append_messages(
     """Append messages in time order. Unless ``auto_sleep`` is false the production sleep
     policy runs between them (a full buffer or a long silence starts a sleep). All messages are
     validated before any is written."""
+    return append(conversation, ns, body)
+
+
+def append(conversation: ConversationService, ns: str, body: MessagesCreate) -> MessagesAppended:
+    """Append ``body.messages`` to namespace ``ns`` (REST and the MCP tool)."""
     items = [IncomingMessage.model_validate(m.model_dump()) for m in body.messages]
     result = conversation.append(ns, items, auto_sleep=body.auto_sleep)
     return MessagesAppended(

@@ -22,6 +22,7 @@ from api.schemas import (
 )
 from api.search import search_topics
 from graph.models import EdgeType, Topic
+from service.topics import TopicService
 
 router = APIRouter(prefix="/topics", tags=["topics"])
 
@@ -67,6 +68,11 @@ def search_post(
 @router.get("/{topic_id}", responses=errors(404))
 def get_topic(topic_id: TopicIdPath, topics: TopicsDep, ns: NamespaceDep) -> TopicDetail:
     """The whole topic with its events (oldest first) and its typed edges."""
+    return topic_detail(topics, ns, topic_id)
+
+
+def topic_detail(topics: TopicService, ns: str, topic_id: str) -> TopicDetail:
+    """The whole topic as REST shows it (the route and the MCP topic resource)."""
     found = topics.detail(ns, topic_id)
     return TopicDetail(
         **public(found.topic).model_dump(),

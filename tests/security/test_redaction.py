@@ -398,9 +398,9 @@ def test_a_file_of_secrets_is_ingested_redacted(
     lines = [json.dumps({"role": role, "content": text, "at": T.format(f"08:{i:02d}")})
              for i, (role, text) in enumerate(MESSAGES)]  # fmt: skip
     container = Container(
-        settings.model_copy(update={"redact_patterns": {"employee_id": r"EMP-\d{6}"}})
+        settings.model_copy(update={"redact_patterns": {"employee_id": r"EMP-\d{6}"}}),
+        embedder=embedder,
     )
-    container.embedder = embedder  # type: ignore[misc]
     try:
         container.conversation.append(namespace, parse_jsonl(lines), auto_sleep=False)
         stored = container.messages.in_range(namespace, None, None)
