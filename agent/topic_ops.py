@@ -12,7 +12,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from graph.errors import NotFound, ValidationFailed
-from graph.models import Fact, OpenLoop, Topic, TopicEvent, TopicTime, edge_type, parse
+from graph.models import (
+    EmbeddingMeta,
+    Fact,
+    OpenLoop,
+    Topic,
+    TopicEvent,
+    TopicTime,
+    edge_type,
+    parse,
+)
+from retrieval.embedding import text_hash
 from retrieval.timephrases import TimeWindow, resolve
 from sleepwake.redact import redact
 
@@ -105,9 +115,9 @@ def upsert(
     change = _redacted(change)
     sources = list(message_ids)
     if topic_id is None:
-        topic = _new_topic(namespace, change, now, sources)
-        vector = c.embedder.embed([topic.semantic_text()])[0]
+        topic, vector = _embedded(c, _new_topic(namespace, change, now, sources))
         c.topics.create([topic], [vector], now)
+        topic = c.topics.get_one(namespace, topic.topic_id)  # the stored version (1), not ours
         created = True
     else:
         topic = c.topics.merge(
@@ -198,10 +208,17 @@ def _apply(
             ),
         }
     )
-    vector = (
-        c.embedder.embed([updated.semantic_text()])[0] if one_liner != topic.one_liner else None
-    )
-    return updated, vector
+    if updated.semantic_text() != topic.semantic_text() or updated.embedding is None:
+        return _embedded(c, updated)
+    return updated, None
+
+
+def _embedded(c: Container, topic: Topic) -> tuple[Topic, list[float]]:
+    """The topic with its embedding metadata (model, text hash) and the vector to store, so the
+    next sleep sees the embedding is current and does not embed it again."""
+    text = topic.semantic_text()
+    meta = EmbeddingMeta(model=c.embedder.model_name, hash=text_hash(text))
+    return topic.model_copy(update={"embedding": meta}), c.embedder.embed([text])[0]
 
 
 def _delta_summary(change: TopicChange, created: bool) -> str:

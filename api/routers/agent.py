@@ -5,15 +5,16 @@ loop hands to the model."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from agent.loop import ChatResult
 from agent.tools import ToolContext
 from api.deps import ContainerDep, NamespaceDep
 from api.routers.common import errors
+from graph.validation import Ident, JsonObject, Time, utf8
 
 router = APIRouter(tags=["agent"])
 
@@ -23,10 +24,10 @@ class ToolsPublic(BaseModel):
 
 
 class ToolCallCreate(BaseModel):
-    arguments: dict[str, Any] = Field(
+    arguments: JsonObject = Field(
         default_factory=dict, description="the tool's arguments, per its parameters schema"
     )
-    now: AwareDatetime | None = Field(default=None, description="the clock (replays)")
+    now: Time | None = Field(default=None, description="the clock (replays)")
 
 
 class ToolCallPublic(BaseModel):
@@ -35,9 +36,9 @@ class ToolCallPublic(BaseModel):
 
 
 class ChatCreate(BaseModel):
-    message: str = Field(min_length=1, max_length=20_000)
-    now: AwareDatetime | None = None
-    session_id: str | None = Field(default=None, max_length=200)
+    message: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(utf8)]
+    now: Time | None = None
+    session_id: Ident | None = None
 
 
 @router.get("/tools")
