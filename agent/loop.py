@@ -123,8 +123,8 @@ class AgentLoop:
                 session_id=session_id,
             )
         )  # fmt: skip
-        stored = self.c.conversation.append(
-            namespace, [IncomingMessage(role="user", content=text, at=now)]
+        stored = self.c.conversation.append(  # movable: a turn is stamped by the server
+            namespace, [IncomingMessage(role="user", content=text, at=now)], movable=True
         )
         user_ids = [m.message_id for m in stored.messages]
         effort = self.policy.effort_for(text)
@@ -135,6 +135,7 @@ class AgentLoop:
             namespace,
             [IncomingMessage(role="assistant", content=reply or "(no answer)", at=now,
                              tool_calls=[c.stored() for c in calls])],
+            movable=True,
         )  # fmt: skip
         return ChatResult(
             reply=reply,

@@ -14,12 +14,14 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from api import terminal
 from api.cli_agent import chat, demo
 from api.cli_analytics import analytics_app
 from api.cli_keys import keys_app
 from api.cli_search import search
 from api.cli_skills import skills_app
 from api.settings import Settings
+from api.terminal import markup
 from graph.errors import SheriffError
 from graph.server import LocalNeo4j
 
@@ -44,7 +46,7 @@ def _server(settings: Settings) -> LocalNeo4j:
 
 
 def _fail(exc: Exception, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+    terminal.error(err, exc)
     raise typer.Exit(code)
 
 
@@ -111,7 +113,7 @@ def neo4j_env() -> None:
 @neo4j_app.command("logs")
 def neo4j_logs(lines: int = 40) -> None:
     """Show the relevant lines of the managed server's logs."""
-    typer.echo(_server(_settings()).log_excerpt(lines))
+    terminal.echo(_server(_settings()).log_excerpt(lines))
 
 
 @app.command()
@@ -210,11 +212,12 @@ def ingest(
     no_sleep: Annotated[bool, typer.Option(help="append only; no sleep policy")] = False,
 ) -> None:
     """Append {"role", "content", "at"} lines in order; the sleep policy runs as in production.
-    A malformed line is reported with its number and nothing is written."""
+    A malformed line is reported with its number and nothing is written. Lines whose
+    external_id is already stored are skipped (counted as duplicates): re-running is safe."""
     from sleepwake.conversation import parse_jsonl
 
     container = _container()
-    appended, sleeps = 0, []
+    appended, duplicates, sleeps = 0, 0, []
     try:
         with file.open(encoding="utf-8") as fh:
             items = parse_jsonl(fh)
@@ -224,14 +227,18 @@ def ingest(
             for start in range(0, len(items), INGEST_BATCH):
                 part = items[start : start + INGEST_BATCH]
                 result = container.conversation.append(namespace, part, auto_sleep=not no_sleep)
-                appended += len(result.messages)
+                appended += len(result.messages) - result.duplicates
+                duplicates += result.duplicates
                 sleeps += [s.model_dump(mode="json") for s in result.sleeps]
                 bar.update(task, advance=len(part), description=f"ingesting ({len(sleeps)} sleeps)")
     except SheriffError as exc:
         _fail(exc)
     finally:
         container.close()
-    typer.echo(json.dumps({"appended": appended, "sleeps": sleeps}, indent=2))
+    report: dict[str, Any] = {"appended": appended, "sleeps": sleeps}
+    if duplicates:  # lines whose external_id was already stored (a re-run): not stored again
+        report["duplicates"] = duplicates
+    typer.echo(json.dumps(report, indent=2))
 
 
 INGEST_BATCH = 100
@@ -259,7 +266,7 @@ def sleep(namespace: NamespaceOpt, now: NowOpt = None) -> None:
         _fail(exc)
     finally:
         container.close()
-    typer.echo(summary.model_dump_json(indent=2))
+    terminal.echo_json(summary.model_dump_json(indent=2))
 
 
 @app.command()
@@ -278,16 +285,16 @@ def wake(
     finally:
         container.close()
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        terminal.echo_json(result.model_dump_json(indent=2))
         return
-    console = Console()
-    console.print(
-        f"[bold]resume:[/] {result.resume.action} {result.resume.goal} {result.resume.reason}"
-    )
+    console = Console(highlight=False)
+    resume = result.resume
+    console.print(f"[bold]resume:[/] {markup(f'{resume.action} {resume.goal} {resume.reason}')}")
     for topic in result.topics:
-        console.print(
+        line = (
             f"- {topic.name} ({topic.last_seen_at:%Y-%m-%d}): {topic.one_liner}  [{topic.reason}]"
         )
+        console.print(markup(line))
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure the memory.")
@@ -325,7 +332,7 @@ def eval_locomo(
             task = bar.add_task("conversations", total=len(samples))
 
             def done(line: str) -> None:
-                bar.console.print(line)
+                bar.console.print(markup(line))
                 bar.advance(task)
 
             reports = evaluate(container, samples, outs, keep, done)
@@ -366,5 +373,5 @@ def main() -> None:
     try:
         app()
     except SheriffError as exc:  # anything not caught by a command
-        err.print(f"error: {exc}")
+        terminal.error(err, exc)
         sys.exit(1)
