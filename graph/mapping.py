@@ -172,7 +172,7 @@ def _readable_tool_calls(text: str | None) -> list[dict[str, Any]]:
         calls = json.loads(text or "[]")
     except (RecursionError, ValueError):
         calls = None
-    if isinstance(calls, list) and within_json_limits(calls):
+    if isinstance(calls, list) and all(within_json_limits(c) for c in calls):
         return [c if isinstance(c, dict) else {"value": c} for c in calls]
     return [{"withheld": f"stored tool calls exceed {MAX_JSON_DEPTH} levels or cannot be read"}]
 

@@ -182,7 +182,7 @@ class Message(_Model):
     at: UtcDatetime
     seq: int | None = None
     token_estimate: int = Field(default=0, ge=0)
-    tool_calls: Annotated[list[dict[str, Any]], AfterValidator(check_json_shape)] = Field(
+    tool_calls: list[Annotated[dict[str, Any], AfterValidator(check_json_shape)]] = Field(
         default_factory=list
     )
     compacted_at: UtcDatetime | None = None
