@@ -192,13 +192,18 @@ def _container() -> Any:
 
 def _parse_now(now: str | None) -> datetime:
     from graph.clock import ensure_utc
+    from graph.validation import check_time
 
     if now is None:
         return datetime.now(UTC)
     try:
-        return ensure_utc(datetime.fromisoformat(now), "--now")
+        parsed = ensure_utc(datetime.fromisoformat(now), "--now")
     except ValueError as exc:
         raise SheriffError(f"--now: not an ISO-8601 timestamp: {now!r}") from exc
+    try:
+        return check_time(parsed)  # the API's range, in UTC
+    except ValueError as exc:
+        raise SheriffError(f"--now: {exc}") from exc
 
 
 NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="memory namespace")]

@@ -175,3 +175,22 @@ def test_deep_tool_calls_and_skill_args_are_refused() -> None:
 def test_queries_and_phrases_refuse_lone_surrogates_on_the_tools_too() -> None:
     assert refused(TopicsSearch, {"query": "a\ud800"}) == ["query"]
     assert refused(TopicsSearch, {"query": "x", "time_window": "last\x1bweek"}) == ["time_window"]
+
+
+def test_the_ingest_path_checks_times_in_utc_too() -> None:
+    """``sheriff ingest`` and the agent loop reach the store without the REST schemas."""
+    from graph.clock import FixedClock
+    from graph.errors import ValidationFailed
+    from sleepwake.conversation import Conversation, IncomingMessage
+    from sleepwake.policy import SleepPolicy
+
+    conversation = Conversation(None, None, FixedClock(T0), SleepPolicy())  # type: ignore[arg-type]
+    for when in ("1900-01-01T00:00:00+05:00", "2999-12-31T23:00:00-05:00",
+                 "9999-12-31T23:59:59-05:00"):  # fmt: skip
+        item = IncomingMessage(role="user", content="x", at=datetime.fromisoformat(when))
+        with pytest.raises(ValidationFailed, match="at"):
+            conversation.to_message("n", item)
+    ok = IncomingMessage(
+        role="user", content="x", at=datetime.fromisoformat("2026-03-02T10:00+01:00")
+    )
+    assert conversation.to_message("n", ok).at == T0
