@@ -119,8 +119,8 @@ class AgentLoop:
         conversation = self.services.conversation
         tail = conversation.tail(namespace, self.tail_turns)
         ctx = self.services.context.build(namespace, text, now, self.budget, session_id)
-        stored = conversation.append(
-            namespace, [IncomingMessage(role="user", content=text, at=now)]
+        stored = conversation.append(  # movable: a turn is stamped by the server
+            namespace, [IncomingMessage(role="user", content=text, at=now)], movable=True
         )
         user_ids = [m.message_id for m in stored.messages]
         effort = self.policy.effort_for(text)
@@ -131,6 +131,7 @@ class AgentLoop:
             namespace,
             [IncomingMessage(role="assistant", content=reply or "(no answer)", at=now,
                              tool_calls=[c.stored() for c in calls])],
+            movable=True,
         )  # fmt: skip
         return ChatResult(
             reply=reply,

@@ -3,8 +3,10 @@ and the REST API.
 
 Each tool has a name the API accepts (``topics_search``, not ``topics.search``), a pydantic
 parameter model from which its JSON schema is generated (strict where possible, see
-:mod:`agent.schema`), and a handler ``(services, ctx, params) -> JSON-ready value`` that calls the application services
-(:mod:`service`), the same ones the REST routes call.
+:mod:`graph.strict_schema`), and a handler ``(services, ctx, params) -> JSON-ready value`` that
+calls the application services (:mod:`service`), the same ones the REST routes call. The
+parameter models use the field types of the REST schemas (:mod:`graph.validation`), so a tool
+refuses what REST refuses: the same lengths, control characters, JSON depth and link weights.
 
 ``ToolRegistry.invoke`` raises (unknown tool -> :class:`ToolNotFound`, bad arguments ->
 ``ValidationFailed``, anything the stores refuse -> their ``SheriffError``); the REST API maps
@@ -22,14 +24,26 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from graph.errors import NotFound, SheriffError, ValidationFailed
 from graph.models import describe_errors, edge_type
 from graph.redaction import redact
 from graph.strict_schema import tool_parameters
+from graph.validation import (
+    JsonObject,
+    LinkWeight,
+    Name,
+    OneLiner,
+    Phrase,
+    QueryText,
+    ShortText,
+    TopicId,
+    one_line,
+    utf8,
+)
 from retrieval.search import TopicHit
 from service.services import Services
 from service.topics import TopicChange
@@ -64,10 +78,9 @@ class _Params(BaseModel):
 
 # -- parameter models -------------------------------------------------------------------------
 class TopicsSearch(_Params):
-    query: str = Field(min_length=1, max_length=2000, description="what to look for")
-    time_window: str | None = Field(
+    query: QueryText = Field(description="what to look for")
+    time_window: Phrase | None = Field(
         default=None,
-        max_length=200,
         description="a time phrase such as 'last week', 'yesterday', 'before you slept', "
         "'in March'; null = taken from the query, if it has one",
     )
@@ -75,23 +88,25 @@ class TopicsSearch(_Params):
 
 
 class TopicsGet(_Params):
-    topic_ids: list[str] = Field(min_length=1, max_length=25, description="ids from search")
+    topic_ids: list[TopicId] = Field(min_length=1, max_length=25, description="ids from search")
 
 
 class TopicsUpsert(_Params):
-    topic_id: str | None = Field(default=None, max_length=64, description="null = create")
-    name: str | None = Field(default=None, max_length=200, description="required to create")
-    one_liner: str | None = Field(default=None, max_length=500, description="the canonical gist")
-    facts: list[str] | None = Field(default=None, max_length=50, description="facts to add")
-    aliases: list[str] | None = Field(default=None, max_length=20, description="other names")
-    open_loops: list[str] | None = Field(default=None, max_length=20, description="to-dos")
+    topic_id: TopicId | None = Field(default=None, description="null = create")
+    name: Name | None = Field(default=None, description="required to create")
+    one_liner: OneLiner | None = Field(default=None, description="the canonical gist")
+    facts: list[ShortText] | None = Field(default=None, max_length=50, description="facts to add")
+    aliases: list[Name] | None = Field(default=None, max_length=20, description="other names")
+    open_loops: list[ShortText] | None = Field(default=None, max_length=20, description="to-dos")
 
 
 class TopicsLink(_Params):
-    from_topic_id: str = Field(min_length=1, max_length=64)
-    to_topic_id: str = Field(min_length=1, max_length=64)
+    from_topic_id: TopicId
+    to_topic_id: TopicId
     type: Literal["RELATES_TO", "DEPENDS_ON", "PART_OF", "NEXT", "PREV"]
-    weight_delta: float | None = Field(default=None, ge=-10, le=10, description="default 1.0")
+    weight_delta: LinkWeight | None = Field(
+        default=None, description="added to the edge's weight, 0 < w <= 100 (default 1.0)"
+    )
 
 
 class MemorySleep(_Params):
@@ -99,18 +114,20 @@ class MemorySleep(_Params):
 
 
 class MemoryWake(_Params):
-    message: str = Field(min_length=1, max_length=8000, description="the user's new message")
+    message: Annotated[str, Field(min_length=1, max_length=8000), AfterValidator(utf8)] = Field(
+        description="the user's new message"
+    )
 
 
 class SkillsSearch(_Params):
-    query: str = Field(min_length=1, max_length=2000)
+    query: QueryText
     k: int | None = Field(default=None, ge=1, le=10, description="default 3")
 
 
 class SkillsRun(_Params):
-    skill_id: str = Field(min_length=1, max_length=64)
-    args: dict[str, Any] = Field(default_factory=dict, description="per the skill's inputs_schema")
-    ctx_refs: list[str] | None = Field(default=None, max_length=20, description="topic ids")
+    skill_id: Annotated[str, Field(min_length=1, max_length=64), AfterValidator(one_line)]
+    args: JsonObject = Field(default_factory=dict, description="per the skill's inputs_schema")
+    ctx_refs: list[TopicId] | None = Field(default=None, max_length=20, description="topic ids")
 
 
 class RepoListFiles(_Params):

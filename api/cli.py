@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from api import terminal
 from api.cli_agent import chat, demo
 from api.cli_analytics import analytics_app
 from api.cli_keys import keys_app
@@ -21,6 +22,7 @@ from api.cli_mcp import mcp
 from api.cli_search import search
 from api.cli_skills import skills_app
 from api.settings import Settings
+from api.terminal import markup
 from graph.errors import SheriffError
 from graph.server import LocalNeo4j
 
@@ -46,7 +48,7 @@ def _server(settings: Settings) -> LocalNeo4j:
 
 
 def _fail(exc: Exception, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+    terminal.error(err, exc)
     raise typer.Exit(code)
 
 
@@ -113,7 +115,7 @@ def neo4j_env() -> None:
 @neo4j_app.command("logs")
 def neo4j_logs(lines: int = 40) -> None:
     """Show the relevant lines of the managed server's logs."""
-    typer.echo(_server(_settings()).log_excerpt(lines))
+    terminal.echo(_server(_settings()).log_excerpt(lines))
 
 
 @app.command()
@@ -192,13 +194,18 @@ def _container() -> Any:
 
 def _parse_now(now: str | None) -> datetime:
     from graph.clock import ensure_utc
+    from graph.validation import check_time
 
     if now is None:
         return datetime.now(UTC)
     try:
-        return ensure_utc(datetime.fromisoformat(now), "--now")
+        parsed = ensure_utc(datetime.fromisoformat(now), "--now")
     except ValueError as exc:
         raise SheriffError(f"--now: not an ISO-8601 timestamp: {now!r}") from exc
+    try:
+        return check_time(parsed)  # the API's range, in UTC
+    except ValueError as exc:
+        raise SheriffError(f"--now: {exc}") from exc
 
 
 NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="memory namespace")]
@@ -212,11 +219,12 @@ def ingest(
     no_sleep: Annotated[bool, typer.Option(help="append only; no sleep policy")] = False,
 ) -> None:
     """Append {"role", "content", "at"} lines in order; the sleep policy runs as in production.
-    A malformed line is reported with its number and nothing is written."""
+    A malformed line is reported with its number and nothing is written. Lines whose
+    external_id is already stored are skipped (counted as duplicates): re-running is safe."""
     from sleepwake.conversation import parse_jsonl
 
     container = _container()
-    appended, sleeps = 0, []
+    appended, duplicates, sleeps = 0, 0, []
     try:
         with file.open(encoding="utf-8") as fh:
             items = parse_jsonl(fh)
@@ -226,14 +234,18 @@ def ingest(
             for start in range(0, len(items), INGEST_BATCH):
                 part = items[start : start + INGEST_BATCH]
                 result = container.conversation.append(namespace, part, auto_sleep=not no_sleep)
-                appended += len(result.messages)
+                appended += len(result.messages) - result.duplicates
+                duplicates += result.duplicates
                 sleeps += [s.model_dump(mode="json") for s in result.sleeps]
                 bar.update(task, advance=len(part), description=f"ingesting ({len(sleeps)} sleeps)")
     except SheriffError as exc:
         _fail(exc)
     finally:
         container.close()
-    typer.echo(json.dumps({"appended": appended, "sleeps": sleeps}, indent=2))
+    report: dict[str, Any] = {"appended": appended, "sleeps": sleeps}
+    if duplicates:  # lines whose external_id was already stored (a re-run): not stored again
+        report["duplicates"] = duplicates
+    typer.echo(json.dumps(report, indent=2))
 
 
 INGEST_BATCH = 100
@@ -261,7 +273,7 @@ def sleep(namespace: NamespaceOpt, now: NowOpt = None) -> None:
         _fail(exc)
     finally:
         container.close()
-    typer.echo(summary.model_dump_json(indent=2))
+    terminal.echo_json(summary.model_dump_json(indent=2))
 
 
 @app.command()
@@ -280,16 +292,16 @@ def wake(
     finally:
         container.close()
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        terminal.echo_json(result.model_dump_json(indent=2))
         return
-    console = Console()
-    console.print(
-        f"[bold]resume:[/] {result.resume.action} {result.resume.goal} {result.resume.reason}"
-    )
+    console = Console(highlight=False)
+    resume = result.resume
+    console.print(f"[bold]resume:[/] {markup(f'{resume.action} {resume.goal} {resume.reason}')}")
     for topic in result.topics:
-        console.print(
+        line = (
             f"- {topic.name} ({topic.last_seen_at:%Y-%m-%d}): {topic.one_liner}  [{topic.reason}]"
         )
+        console.print(markup(line))
 
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure the memory.")
@@ -327,7 +339,7 @@ def eval_locomo(
             task = bar.add_task("conversations", total=len(samples))
 
             def done(line: str) -> None:
-                bar.console.print(line)
+                bar.console.print(markup(line))
                 bar.advance(task)
 
             reports = evaluate(container, samples, outs, keep, done)
@@ -373,7 +385,7 @@ def main() -> None:
     try:
         app()
     except SheriffError as exc:  # anything not caught by a command
-        err.print(f"error: {exc}")
+        terminal.error(err, exc)
         sys.exit(1)
     except ValidationError as exc:  # Settings refused (a bad redaction pattern, a bad value)
         err.print(f"error: invalid settings: {exc}")

@@ -9,7 +9,9 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from api import terminal
 from api.settings import Settings
+from api.terminal import markup
 from graph.errors import SheriffError
 from graph.server import LocalNeo4j
 
@@ -56,7 +58,7 @@ def demo(
             finally:
                 container.close()
     except SheriffError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        terminal.error(err, exc)
         raise typer.Exit(1) from exc
 
 
@@ -84,7 +86,7 @@ def chat(
                 result = loop.chat(namespace, text, container.clock.now())
                 _show(console, result, as_json)
     except SheriffError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        terminal.error(err, exc)
         raise typer.Exit(1) from exc
     finally:
         container.close()
@@ -125,8 +127,10 @@ def _turns(message: str | None, console: Console) -> Iterator[str]:
 
 def _show(console: Console, result: Any, as_json: bool) -> None:
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        terminal.echo_json(result.model_dump_json(indent=2))
         return
     for call in result.tool_calls:
-        console.print(f"[dim]tool {call.name}: {'ok' if call.ok else call.error}[/]")
-    console.print(f"[bold]sheriff>[/] {result.reply}", highlight=False)
+        console.print(
+            f"[dim]tool {markup(call.name)}: {'ok' if call.ok else markup(call.error)}[/]"
+        )
+    console.print(f"[bold]sheriff>[/] {markup(result.reply)}", highlight=False)

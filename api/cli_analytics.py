@@ -20,7 +20,9 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
+from api import terminal
 from api.settings import Settings
+from api.terminal import clean, markup
 from graph.analytics import AnalyticResult, AnalyticsStore, load_analytics, node_key
 from graph.clock import ensure_utc
 from graph.db import connect
@@ -58,7 +60,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of a t
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    terminal.error(err, message)
     raise typer.Exit(code)
 
 
@@ -84,7 +86,7 @@ def list_analytics(as_json: JsonOpt = False) -> None:
     table = Table("name", "params", "shows", box=None, pad_edge=False)
     for a in analytics.values():
         params = ", ".join(p.describe() for p in a.params if p.name != "namespace")
-        table.add_row(a.name, params or "-", a.description)
+        table.add_row(a.name, params or "-", markup(a.description))
     Console().print(table)
 
 
@@ -163,15 +165,15 @@ def print_table(result: AnalyticResult, console: Console) -> None:
     shown = ", ".join(f"{k}={'null' if v is None else cell(v)}" for k, v in result.params.items())
     title = f"{result.analytic} ({shown})"
     # Text, not str: values such as "[shares a photo: ...]" must not be read as rich markup
-    cells = [[Text(_cut(cell(row[c]))) for c in result.columns] for row in result.rows]
-    table = Table(*result.columns, title=Text(title), title_justify="left")
+    cells = [[Text(_cut(clean(cell(row[c])))) for c in result.columns] for row in result.rows]
+    table = Table(*result.columns, title=Text(clean(title)), title_justify="left")
     for values in cells:
         table.add_row(*values)
     wide = console.options.update_width(1_000_000)
     if Measurement.get(console, wide, table).minimum <= console.width:
         console.print(table)
     else:
-        console.print(Text(title))
+        console.print(Text(clean(title)))
         for n, values in enumerate(cells, 1):
             record = Table.grid(padding=(0, 2))
             record.add_column(style="bold", no_wrap=True)

@@ -16,8 +16,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from api import terminal
 from api.auth import ApiKeys, api_keys_for
 from api.settings import Settings
+from api.terminal import markup
 from graph.errors import SheriffError
 from graph.keys import ApiKey
 
@@ -40,7 +42,7 @@ def _keys() -> Iterator[ApiKeys]:
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False, soft_wrap=True)
+    terminal.error(err, message)
     raise typer.Exit(1)
 
 
@@ -88,7 +90,7 @@ def list_keys(
     table = Table("key id", "prefix", "namespace", "label", "created", "state")
     for k in found:
         state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
-        table.add_row(k.key_id, k.prefix + "…", k.namespace, k.label or "",
+        table.add_row(k.key_id, k.prefix + "…", k.namespace, markup(k.label or ""),
                       f"{k.created_at:%Y-%m-%d %H:%M}", state)  # fmt: skip
     Console().print(table)
 

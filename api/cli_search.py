@@ -9,9 +9,11 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from api import terminal
 from api.schemas import SearchPublic, TopicSearch
 from api.search import search_topics
 from api.settings import Settings
+from api.terminal import clean, markup
 from graph.errors import SheriffError
 from graph.models import describe_errors
 
@@ -37,7 +39,7 @@ def search(
     try:
         request = TopicSearch.model_validate({f: v for f, v in raw.items() if v is not None})
     except ValidationError as exc:
-        err.print(f"error: {describe_errors('search', exc)}", highlight=False)
+        terminal.error(err, describe_errors("search", exc))
         raise typer.Exit(2) from exc
     container = Container(Settings())
     try:
@@ -46,12 +48,12 @@ def search(
             services.topics, services.windows, namespace, request, services.clock.now()
         )
     except SheriffError as exc:
-        err.print(f"error: {exc}", highlight=False)
+        terminal.error(err, exc)
         raise typer.Exit(1) from exc
     finally:
         container.close()
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        terminal.echo_json(result.model_dump_json(indent=2))
     else:
         _print(result)
 
@@ -60,17 +62,19 @@ def _print(result: SearchPublic) -> None:
     console = Console(highlight=False)
     if result.time_window is not None:
         w = result.time_window
-        console.print(f"window: {w.phrase!r} ({w.kind}) {w.start or '...'} to {w.end or '...'}")
+        console.print(
+            markup(f"window: {w.phrase!r} ({w.kind}) {w.start or '...'} to {w.end or '...'}")
+        )
     if result.degraded:
         console.print("[yellow]embedding model unavailable: lexical results only[/]")
     if not result.hits:
         console.print("no topics found")
     for rank, hit in enumerate(result.hits, start=1):
         console.print(
-            f"{rank}. [bold]{hit.name}[/] ({hit.first_seen_at:%Y-%m-%d} to "
+            f"{rank}. [bold]{markup(hit.name)}[/] ({hit.first_seen_at:%Y-%m-%d} to "
             f"{hit.last_seen_at:%Y-%m-%d})  score {hit.score:.3f}  id {hit.topic_id}"
         )
         if hit.one_liner:
-            console.print(f"   {hit.one_liner}")
+            console.print(f"   {markup(hit.one_liner)}")
         parts = ", ".join(f"{k} {v:.3g}" for k, v in hit.components.items() if k != "score")
-        console.print(f"   why: {hit.reason}; {parts}", markup=False)
+        console.print(f"   why: {clean(hit.reason)}; {parts}", markup=False)

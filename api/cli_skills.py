@@ -17,7 +17,9 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from api import terminal
 from api.settings import Settings
+from api.terminal import markup
 from graph.errors import SheriffError
 from skills.config import SkillSettings
 from skills.errors import SkillArgsInvalid
@@ -89,7 +91,7 @@ def _connected(skill_settings: SkillSettings, sync: bool = True) -> Iterator[Ski
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    terminal.error(err, message)
     raise typer.Exit(code)
 
 
@@ -121,9 +123,11 @@ def list_skills(
         _echo_json({"skills": skills, "problems": problems})
         return
     for s in skills:
-        typer.echo(f"{s['skill_id']:<20} {s['name']}  [{', '.join(s['tags'])}]")
+        terminal.echo(f"{s['skill_id']:<20} {s['name']}  [{', '.join(s['tags'])}]")
     for p in problems:
-        err.print(f"[yellow]skipped[/] {p['path']}: {p['message']}", markup=True, highlight=False)
+        err.print(
+            f"[yellow]skipped[/] {markup(p['path'])}: {markup(p['message'])}", highlight=False
+        )
 
 
 @skills_app.command("route")
@@ -148,9 +152,9 @@ def route_text(
     if json_out:
         _echo_json(result.to_dict())
         return
-    typer.echo(f"intent {result.intent} ({result.intent_reason}); mode {result.mode}")
+    terminal.echo(f"intent {result.intent} ({result.intent_reason}); mode {result.mode}")
     for skill in result.skills:
-        typer.echo(f"{skill.score:6.3f}  {skill.skill_id}: {'; '.join(skill.reasons)}")
+        terminal.echo(f"{skill.score:6.3f}  {skill.skill_id}: {'; '.join(skill.reasons)}")
 
 
 @skills_app.command("run")

@@ -141,7 +141,9 @@ class Container:
 
     @cached_property
     def conversation(self) -> Conversation:
-        return Conversation(self.messages, self.sleeper, self.clock, self.policy)
+        return Conversation(
+            self.messages, self.sleeper, self.clock, self.policy, redactor=self.redactor
+        )
 
     @cached_property
     def search(self) -> TopicSearch:

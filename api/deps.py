@@ -9,6 +9,7 @@ takes a namespace parameter, so a key can never reach another namespace.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
@@ -80,9 +81,12 @@ def get_tools(request: Request) -> ToolRegistry:
     return _container(request).tools
 
 
-def get_agent(request: Request) -> AgentLoop:
-    """The awake loop; ``AgentUnavailable`` (503) when no Responses endpoint is configured."""
-    return _container(request).agent
+def get_agent(request: Request) -> Callable[[], AgentLoop]:
+    """The awake loop, fetched by the route after its body is validated (bad input is a 422
+    even on a server without a model); ``AgentUnavailable`` (503) when no Responses endpoint
+    is configured."""
+    container = _container(request)
+    return lambda: container.agent
 
 
 def authenticate(
@@ -138,7 +142,7 @@ SleepWakeDep = Annotated[SleepWakeService, Depends(get_sleepwake)]
 SkillsDep = Annotated[NamespaceSkills, Depends(get_skills)]
 WindowsDep = Annotated[WindowResolver, Depends(get_windows)]
 ToolsDep = Annotated[ToolRegistry, Depends(get_tools)]
-AgentDep = Annotated[AgentLoop, Depends(get_agent)]
+AgentDep = Annotated[Callable[[], AgentLoop], Depends(get_agent)]
 PrincipalDep = Annotated[Principal, Depends(authenticate)]
 NamespaceDep = Annotated[str, Depends(namespace_of)]
 NowDep = Annotated[datetime, Depends(clock_now)]

@@ -22,6 +22,7 @@ from agent.loop import AgentUnavailable, LoopError
 from api.auth import AuthFailed
 from graph.errors import (
     AlreadyRunning,
+    Conflict,
     EmbeddingUnavailable,
     Neo4jUnavailable,
     NotFound,
@@ -38,6 +39,7 @@ STATUS: dict[type[SheriffError], int] = {
     ValidationFailed: 422,
     NotFound: 404,
     VersionConflict: 409,
+    Conflict: 409,
     AlreadyRunning: 409,
     Neo4jUnavailable: 503,
     EmbeddingUnavailable: 503,
@@ -85,7 +87,12 @@ async def _sheriff_error(_: Request, exc: Exception) -> JSONResponse:
     if status >= 500:
         log.error("request failed: %s", exc, exc_info=exc)
     headers = AUTH_HEADERS if status == 401 else None
-    return JSONResponse(error_body(type(exc).__name__, str(exc)), status, headers=headers)
+    extra: dict[str, Any] = {}
+    field = getattr(exc, "field", None)
+    if field is not None:  # the input at fault, named as schema errors name it
+        extra["fields"] = [{"field": field, "message": str(exc), "type": type(exc).__name__}]
+    body = error_body(type(exc).__name__, str(exc), **extra)
+    return JSONResponse(body, status, headers=headers)
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:

@@ -7,123 +7,46 @@ arithmetic downstream cannot overflow), and free-form JSON (tool calls, skill ar
 plain JSON. Unknown fields are refused, so a typo is an error rather than silently ignored.
 Pipeline outputs that are already API-shaped (``SleepSummary``, ``WakeResult``, ``WakePacket``,
 ``SkillResult``) are returned as they are.
+The field types and their rules live in :mod:`graph.validation`, shared with the Responses tools
+(``agent/tools.py``) so every surface refuses the same input.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    AwareDatetime,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from graph.models import EdgeType, Fact, OpenLoop, TopicLinks, TopicStats, TopicTime, TypedNumber
-
-MIN_YEAR, MAX_YEAR = 1900, 2999
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
-MAX_INT = 2**53  # ints beyond this cannot round-trip through JSON clients or Neo4j safely
-
-
-def _utf8(value: str) -> str:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("text must be valid Unicode (it holds a lone surrogate)") from exc
-    return value
-
-
-def _iso_only(value: Any) -> Any:
-    """Timestamps are ISO-8601 text: no Unix numbers, which pydantic would otherwise accept."""
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or _NUMBER.fullmatch(value.strip()):
-        raise ValueError("must be an ISO-8601 timestamp with a zone, e.g. 2026-03-02T09:00:00Z")
-    return value
-
-
-def _in_range(value: datetime) -> datetime:
-    if not MIN_YEAR <= value.year <= MAX_YEAR:
-        raise ValueError(f"the year must be between {MIN_YEAR} and {MAX_YEAR}")
-    return value.astimezone(UTC)
-
-
-def _plain_json(value: Any) -> Any:
-    try:
-        json.dumps(value, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except (ValueError, TypeError, UnicodeEncodeError) as exc:
-        raise ValueError(f"must be plain JSON (finite numbers, valid Unicode): {exc}") from exc
-    return value
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
+from graph.validation import (
+    MAX_INT,
+    Ident,
+    JsonObject,
+    Key,
+    LinkWeight,
+    LongText,
+    MessageText,
+    Name,
+    OneLiner,
+    Phrase,
+    QueryText,
+    Ref,
+    ShortText,
+    Speaker,
+    Time,
+    ToolCalls,
+    TopicId,
+    Unit,
+    utf8,
+)
 
 
 def _upper(value: Any) -> Any:
     return value.upper() if isinstance(value, str) else value
 
 
-Time = Annotated[AwareDatetime, BeforeValidator(_iso_only), AfterValidator(_in_range)]
-Name = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-ShortText = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=2000, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-OneLiner = Annotated[
-    str,
-    StringConstraints(min_length=0, max_length=500, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-QueryText = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=2000, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-Phrase = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-LongText = Annotated[
-    str, StringConstraints(max_length=32_000), AfterValidator(_utf8), AfterValidator(_not_blank)
-]
-MessageText = Annotated[
-    str, StringConstraints(max_length=100_000), AfterValidator(_utf8), AfterValidator(_not_blank)
-]
-Plain = AfterValidator(_utf8)
-Ident = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-TopicId = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=64, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-Ref = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=300, strip_whitespace=True),
-    AfterValidator(_utf8),
-]
-JsonObject = Annotated[dict[str, Any], AfterValidator(_plain_json)]
+Plain = AfterValidator(utf8)
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Edge = Annotated[EdgeType, BeforeValidator(_upper)]
 SourceIds = Annotated[list[Ident], Field(default_factory=list, max_length=500)]
@@ -161,8 +84,10 @@ class MessageCreate(_In):
     role: Literal["user", "assistant", "system", "tool"]
     content: MessageText
     at: Time | None = Field(default=None, description="when it was said; default: now")
-    speaker: Annotated[str, StringConstraints(max_length=100), Plain] | None = None
-    tool_calls: Annotated[list[JsonObject], Field(max_length=50)] = []
+    speaker: Speaker | None = None
+    tool_calls: ToolCalls = Field(
+        default=[], description="plain JSON objects, at most 32 levels deep (422 otherwise)"
+    )
     external_id: Ident | None = Field(default=None, description="the caller's id, cited back")
 
 
@@ -184,8 +109,12 @@ class MessagePublic(_Out):
 
 
 class MessagesAppended(BaseModel):
-    appended: int
-    messages: list[MessagePublic]
+    appended: int = Field(description="messages stored by this request")
+    duplicates: int = Field(
+        default=0, description="messages whose external_id was already stored: returned as "
+        "stored, not stored again (a retried batch has only duplicates)"
+    )  # fmt: skip
+    messages: list[MessagePublic] = Field(description="every message sent, in order, as stored")
     sleeps: list[dict[str, Any]] = Field(description="the sleeps the policy ran (SleepSummary)")
 
 
@@ -202,7 +131,7 @@ class ContextCreate(_In):
     session_id: Ident | None = Field(default=None, description="suppression cache per session")
     explicit: bool = Field(default=False, description="an explicit search: always inject")
     full_records: bool = Field(default=False, description="L2: the best topic's full record")
-    last_tool_output: Annotated[str, StringConstraints(max_length=32_000), Plain] | None = None
+    last_tool_output: Annotated[str, Field(max_length=32_000), Plain] | None = None
     now: Time | None = Field(default=None, description="the clock (replays); default: now")
     trace: bool = Field(default=False, description="include why each candidate was kept")
 
@@ -242,11 +171,9 @@ class FactCreate(_In):
 
 
 class NumberCreate(_In):
-    key: Annotated[
-        str, StringConstraints(min_length=1, max_length=120, strip_whitespace=True), Plain
-    ]
+    key: Key
     value: Finite
-    unit: Annotated[str, StringConstraints(max_length=40), Plain] | None = None
+    unit: Unit | None = None
     at: Time
     source: Literal["doc", "user", "tool", "assistant"] = "user"
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
@@ -363,8 +290,9 @@ class NeighbourPublic(BaseModel):
 class LinkCreate(_In):
     to: TopicId
     type: Edge = EdgeType.RELATES_TO
-    weight: float = Field(default=1.0, gt=0, le=100, allow_inf_nan=False,
-                          description="added to the edge's weight (a new edge starts at it)")  # fmt: skip
+    weight: LinkWeight = Field(
+        default=1.0, description="added to the edge's weight (a new edge starts at it)"
+    )
 
 
 # -- timeline, sleep, wake -------------------------------------------------------------------------
@@ -419,7 +347,7 @@ class SkillHits(BaseModel):
 
 
 class SkillRunCreate(_In):
-    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
     args: JsonObject = {}
     timeout_s: float | None = Field(default=None, gt=0, le=900, allow_inf_nan=False)
 
@@ -436,4 +364,6 @@ class ErrorPublic(BaseModel):
 
     error: str = Field(description="the kind: ValidationFailed, NotFound, Unauthorized, ...")
     detail: str = Field(description="what was wrong, in a sentence")
-    fields: list[FieldError] | None = Field(default=None, description="422 only: each bad field")
+    fields: list[FieldError] | None = Field(
+        default=None, description="each bad field (422, and a 409 caused by one field)"
+    )

@@ -42,4 +42,7 @@ def ensure_utc(value: datetime, field: str = "timestamp") -> datetime:
     """Return ``value`` in UTC; refuse naive datetimes instead of guessing their zone."""
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         raise ValidationFailed(f"{field} must be timezone-aware (got naive {value.isoformat()})")
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # 9999-12-31T23:00-05:00 has no UTC time
+        raise ValidationFailed(f"{field} is out of range in UTC: {value.isoformat()}") from exc

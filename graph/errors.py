@@ -6,6 +6,8 @@ Hierarchy (one root, so callers can catch everything the product raises)::
     ├── ValidationFailed      bad input, refused before it reaches Neo4j (HTTP 422)
     ├── NotFound              an id that does not exist in the caller's namespace (HTTP 404)
     ├── VersionConflict       optimistic-concurrency check failed; re-read and retry (HTTP 409)
+    ├── Conflict              the input contradicts what is stored, e.g. a message older than
+    │                         the conversation's newest one (HTTP 409)
     ├── AlreadyRunning        a lease is held by another worker, e.g. "already sleeping" (HTTP 409)
     ├── Neo4jUnavailable      the database cannot be reached or did not start (HTTP 503)
     └── EmbeddingUnavailable  the embedding model cannot be loaded (HTTP 503)
@@ -15,7 +17,16 @@ from __future__ import annotations
 
 
 class SheriffError(Exception):
-    """Root of every error the product raises on purpose."""
+    """Root of every error the product raises on purpose.
+
+    ``field`` optionally names the input at fault (``"body.messages.3.at"``), so the API can
+    point at it the way it points at schema errors."""
+
+    field: str | None = None
+
+    def __init__(self, message: str = "", *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class ValidationFailed(SheriffError):
@@ -28,6 +39,10 @@ class NotFound(SheriffError):
 
 class VersionConflict(SheriffError):
     """Someone else updated the record since it was read."""
+
+
+class Conflict(SheriffError):
+    """The input is well-formed but contradicts what is stored; nothing was written."""
 
 
 class AlreadyRunning(SheriffError):

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from graph.fulltext import namespace_token
 from graph.models import (
     EmbeddingMeta,
     Fact,
@@ -35,6 +36,7 @@ from graph.models import (
     WakePacket,
 )
 from graph.redaction import Redactor
+from graph.validation import MAX_JSON_DEPTH, within_json_limits
 
 _FACTS = TypeAdapter(list[Fact])
 _LOOPS = TypeAdapter(list[OpenLoop])
@@ -54,6 +56,7 @@ def topic_props(topic: Topic) -> dict[str, Any]:
     return {
         "topic_id": topic.topic_id,
         "namespace": topic.namespace,
+        "ns_token": namespace_token(topic.namespace),
         "schema_version": topic.schema_version,
         "name": topic.name,
         "name_lc": topic.name.lower(),
@@ -96,7 +99,7 @@ def update_props(topic: Topic) -> dict[str, Any]:
     """Properties an update writes: not the keys, not the usage fields (only ``mark_used``
     writes those, so a writer holding an older read cannot roll usage back)."""
     props = topic_props(topic)
-    for key in ("topic_id", "namespace", *USAGE_FIELDS):
+    for key in ("topic_id", "namespace", "ns_token", *USAGE_FIELDS):
         props.pop(key)
     return props
 
@@ -158,13 +161,26 @@ def event_from_props(props: dict[str, Any]) -> TopicEvent:
 def message_props(message: Message) -> dict[str, Any]:
     data = message.model_dump(exclude={"tool_calls"})
     data["tool_calls_json"] = json.dumps(message.tool_calls)
+    data["ns_token"] = namespace_token(message.namespace)
     return data
 
 
 def message_from_props(props: dict[str, Any]) -> Message:
-    p = {k: native(v) for k, v in props.items()}
-    p["tool_calls"] = json.loads(p.pop("tool_calls_json", None) or "[]")
+    p = {k: native(v) for k, v in props.items() if k != "ns_token"}
+    p["tool_calls"] = _readable_tool_calls(p.pop("tool_calls_json", None))
     return Message.model_validate(p)
+
+
+def _readable_tool_calls(text: str | None) -> list[dict[str, Any]]:
+    """Stored tool calls, or a stand-in when they break today's limits: a message stored before
+    the limits (nested 900 deep) must not make every later read of the conversation fail."""
+    try:
+        calls = json.loads(text or "[]")
+    except (RecursionError, ValueError):
+        calls = None
+    if isinstance(calls, list) and all(within_json_limits(c) for c in calls):
+        return [c if isinstance(c, dict) else {"value": c} for c in calls]
+    return [{"withheld": f"stored tool calls exceed {MAX_JSON_DEPTH} levels or cannot be read"}]
 
 
 def wake_packet_props(packet: WakePacket) -> dict[str, Any]:

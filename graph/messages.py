@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
-from graph.errors import ValidationFailed
-from graph.mapping import message_from_props, message_props, redact_message
+from graph.errors import Conflict, ValidationFailed
+from graph.fulltext import in_namespace, lucene_query
+from graph.mapping import as_datetime, message_from_props, message_props, redact_message
 from graph.models import Message
-from graph.topics import MAX_FETCH, lucene_query
+from graph.overfetch import Page, Plan, overfetch
 
 
 @dataclass(frozen=True)
@@ -33,28 +36,140 @@ class MessageHit:
     topics: tuple[tuple[str, str], ...]  # (topic_id, name) the message is MENTIONED_IN
 
 
+@dataclass(frozen=True)
+class AppendPlan:
+    """What an append writes: ``new`` messages (time order kept), and for every message asked
+    for, in order, either the stored message it repeats or its position in ``new``."""
+
+    new: list[Message]
+    slots: list[Message | int]
+
+
+def plan_append(
+    messages: Sequence[Message],
+    stored: Mapping[str, Message],
+    newest: datetime | None,
+    server_time: Collection[str] = (),
+) -> AppendPlan:
+    """Decide an append without I/O (the store runs it under the conversation's lock).
+
+    - A message whose ``external_id`` is stored (``stored``: external id -> message) or repeats
+      one earlier in the batch is not written again: the stored (or earlier) message stands in.
+    - New messages keep time order among themselves and may not be older than ``newest`` (the
+      latest stored time): ``Conflict``. Messages whose id is in ``server_time`` had their time
+      set by the server, not the caller; they move forward to ``newest`` instead of failing
+      (two requests stamped a microsecond apart may commit in either order)."""
+    new: list[Message] = []
+    slots: list[Message | int] = []
+    seen: dict[str, int] = {}
+    floor = newest
+    for i, message in enumerate(messages):
+        xid = message.external_id
+        if xid is not None and xid in stored:
+            slots.append(stored[xid])
+            continue
+        if xid is not None and xid in seen:
+            slots.append(seen[xid])
+            continue
+        if floor is not None and message.at < floor:
+            if message.message_id not in server_time:
+                raise Conflict(_out_of_order(i, message.at, floor, newest))
+            message = message.model_copy(update={"at": floor})
+        floor = message.at
+        if xid is not None:
+            seen[xid] = len(new)
+        slots.append(len(new))
+        new.append(message)
+    return AppendPlan(new, slots)
+
+
+def _out_of_order(i: int, at: datetime, floor: datetime, newest: datetime | None) -> str:
+    if newest is not None and floor == newest:
+        return (
+            f"message {i} at {at.isoformat()} is older than the newest message of this "
+            f"conversation ({newest.isoformat()}): messages are appended in time order"
+        )
+    return f"message {i} at {at.isoformat()} comes after {floor.isoformat()}: not in time order"
+
+
 class MessageStore(Store):
-    def append(self, namespace: str, messages: Sequence[Message]) -> list[Message]:
+    def append(
+        self,
+        namespace: str,
+        messages: Sequence[Message],
+        *,
+        server_time: Collection[str] = (),
+    ) -> list[Message]:
         """Append messages in order, in one transaction; returns them, as stored (redacted),
-        with their ``seq``."""
+        with their ``seq``.
+
+        Idempotent by ``external_id`` and in time order (see :func:`plan_append`): a retried
+        batch stores nothing twice and returns the stored messages. The transaction holds the
+        conversation's lock from the checks to the write, so concurrent appends cannot race
+        past them. ``server_time``: ids of messages whose time the server assigned."""
         if not messages:
             return []
         if any(m.namespace != namespace for m in messages):
             raise ValidationFailed("every message must belong to the namespace it is appended to")
         messages = [redact_message(m, self.redactor) for m in messages]
+        xids = list(dict.fromkeys(m.external_id for m in messages if m.external_id is not None))
+
+        def work(tx: ManagedTransaction) -> list[Message]:
+            lock = tx.run(
+                query("lock_conversation"),
+                namespace=namespace,
+                external_ids=xids,
+                message_ids=[m.message_id for m in messages],
+            ).single(strict=True)
+            if lock["taken"]:
+                raise ValidationFailed(f"a message with id {lock['taken'][0]} already exists")
+            stored: dict[str, Message] = {}
+            for props in lock["existing"]:
+                stored.setdefault(props["external_id"], message_from_props(props))
+            newest = as_datetime(lock["newest"])
+            plan = plan_append(messages, stored, newest, server_time)
+            written = self._write(tx, namespace, int(lock["next_seq"]), plan.new)
+            return [s if isinstance(s, Message) else written[s] for s in plan.slots]
+
+        try:
+            with self._driver.session(database=self._db) as session:
+                return session.execute_write(work)
+        except ConstraintError as exc:
+            raise ValidationFailed(
+                f"a message with one of these ids already exists: {exc}"
+            ) from exc
+
+    @staticmethod
+    def _write(
+        tx: ManagedTransaction, namespace: str, base: int, messages: list[Message]
+    ) -> list[Message]:
+        if not messages:
+            return []
         rows = []
         for m in messages:
             props = message_props(m)
             props.pop("seq", None)
             rows.append(props)
-        try:
-            records = self._run(query("append_messages"), {"namespace": namespace, "rows": rows})
-        except ConstraintError as exc:
-            raise ValidationFailed(
-                f"a message with one of these ids already exists: {exc}"
-            ) from exc
+        records = tx.run(query("append_messages"), namespace=namespace, base=base, rows=rows)
         seqs = {r["message_id"]: int(r["seq"]) for r in records}
         return [m.model_copy(update={"seq": seqs[m.message_id]}) for m in messages]
+
+    def by_external_id(self, namespace: str, external_ids: Sequence[str]) -> dict[str, Message]:
+        """The stored messages carrying these external ids (the oldest, should one repeat)."""
+        if not external_ids:
+            return {}
+        found: dict[str, Message] = {}
+        for m in self._read(
+            "messages_by_external_id", namespace=namespace, external_ids=list(external_ids)
+        ):
+            if m.external_id is not None:
+                found.setdefault(m.external_id, m)
+        return found
+
+    def newest_at(self, namespace: str) -> datetime | None:
+        """The time of the latest stored message (None for an empty conversation)."""
+        rows = self._run(query("newest_message_at"), {"namespace": namespace}, read=True)
+        return as_datetime(rows[0]["at"]) if rows else None
 
     def tail(self, namespace: str, n: int) -> list[Message]:
         """The last ``n`` messages, oldest first."""
@@ -101,34 +216,33 @@ class MessageStore(Store):
         until: datetime | None = None,
     ) -> list[MessageHit]:
         """Lexical search over the conversation (English analyzer over content and speaker),
-        with the topics each hit is mentioned in. Over-fetches, then filters by namespace."""
+        with the topics each hit is mentioned in. The query is confined to the namespace before
+        Lucene ranks; a time window filters after, so the search grows until ``k`` hits."""
         lucene = lucene_query(text, fuzzy=False)
         if not lucene:
             return []
-        fetch = max(k * 8, 200)
-        while True:
+        params = {
+            "query": in_namespace(namespace, lucene),
+            "k": k,
+            "namespace": namespace,
+            "since": ensure_utc(since, "since") if since else None,
+            "until": ensure_utc(until, "until") if until else None,
+        }
+
+        def page(fetch: int) -> Page[Any]:
             records = self._run(
-                query("search_messages_fulltext"),
-                {
-                    "query": lucene,
-                    "fetch": fetch,
-                    "k": k,
-                    "namespace": namespace,
-                    "since": ensure_utc(since, "since") if since else None,
-                    "until": ensure_utc(until, "until") if until else None,
-                },
-                read=True,
+                query("search_messages_fulltext"), {**params, "fetch": fetch}, read=True
             )
-            if len(records) >= k or fetch >= MAX_FETCH:
-                break
-            fetch = min(fetch * 4, MAX_FETCH)
+            return Page(int(records[0]["raw"]), records[0]["hits"])
+
+        found = overfetch(k, Plan(first=max(k * 8, 200)), page)
         return [
             MessageHit(
-                message_from_props(r["m"]),
-                float(r["score"]),
-                tuple((t["topic_id"], t["name"]) for t in r["topics"]),
+                message_from_props(h["m"]),
+                float(h["score"]),
+                tuple((t["topic_id"], t["name"]) for t in h["topics"]),
             )
-            for r in records
+            for h in found.hits
         ]
 
     def mentions(

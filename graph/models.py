@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from graph.errors import ValidationFailed
+from graph.validation import check_json_shape, not_blank, strip_controls
 
 SCHEMA_VERSION = 1
 EMBEDDING_DIMENSIONS = 384
@@ -36,7 +37,14 @@ UtcDatetime = Annotated[AwareDatetime, AfterValidator(_to_utc)]
 Namespace = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$", strip_whitespace=True)
 ]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+# Names the sleep pipeline derives from conversation text: control characters are stripped here
+# (the API refuses them with a 422 before they get this far, see graph/validation.py).
+Name = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
+    AfterValidator(strip_controls),
+    AfterValidator(not_blank),
+]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=2000, strip_whitespace=True)]
 Key = Annotated[str, StringConstraints(min_length=1, max_length=120, strip_whitespace=True)]
 MessageIds = Annotated[list[str], Field(default_factory=list, max_length=500)]
@@ -174,7 +182,9 @@ class Message(_Model):
     at: UtcDatetime
     seq: int | None = None
     token_estimate: int = Field(default=0, ge=0)
-    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    tool_calls: list[Annotated[dict[str, Any], AfterValidator(check_json_shape)]] = Field(
+        default_factory=list
+    )
     compacted_at: UtcDatetime | None = None
     external_id: str | None = Field(default=None, max_length=200)
 

@@ -13,7 +13,7 @@ for type checking only, so importing this module imports no driver.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,8 +28,19 @@ if TYPE_CHECKING:
 class MessageStoreProtocol(Protocol):
     """The conversation log of a namespace (``graph.messages.MessageStore``)."""
 
-    def append(self, namespace: str, messages: Sequence[Message]) -> list[Message]:
-        """Append in order, in one transaction; the returned copies carry their ``seq``."""
+    def append(
+        self, namespace: str, messages: Sequence[Message], *, server_time: Collection[str] = ()
+    ) -> list[Message]:
+        """Append in order, in one transaction; the returned copies carry their ``seq``.
+        Idempotent by ``external_id`` and in time order (``graph.messages.plan_append``)."""
+        ...
+
+    def by_external_id(self, namespace: str, external_ids: Sequence[str]) -> dict[str, Message]:
+        """The stored messages carrying these external ids."""
+        ...
+
+    def newest_at(self, namespace: str) -> datetime | None:
+        """The time of the latest stored message."""
         ...
 
     def tail(self, namespace: str, n: int) -> list[Message]:

@@ -22,7 +22,9 @@ from graph.cypher import query
 from graph.db import Store
 from graph.mapping import as_datetime
 from graph.models import Namespace, Skill, UtcDatetime, new_id
-from graph.topics import MAX_FETCH, check_vector
+from graph.overfetch import MAX_FETCH, Page, Plan
+from graph.overfetch import overfetch as run_overfetch
+from graph.topics import check_vector
 
 Outcome = Literal["success", "failed", "refused", "timeout", "invalid_output"]
 
@@ -159,23 +161,21 @@ class SkillStore(Store):
         """Nearest skills by embedding: the index over-fetched and filtered by namespace, and an
         exact scan of the namespace when that leaves fewer than ``k`` while the index had more."""
         vec = check_vector(vector)
-        fetch = min(max(k * overfetch, 50), MAX_FETCH)
-        records = self._run(
-            query("search_skills_vector"),
-            {"vector": vec, "fetch": fetch, "k": k, "namespace": namespace},
-            read=True,
-        )
-        raw, hits = records[0]["raw"], records[0]["hits"]
-        if len(hits) >= k or raw < fetch:
-            return [
-                ScoredSkill(skill_from_props(h["s"]), float(h["score"]), "vector") for h in hits
-            ]
-        scanned = self._run(
-            query("scan_skills_vector"), {"vector": vec, "k": k, "namespace": namespace}, read=True
-        )
-        return [
-            ScoredSkill(skill_from_props(r["s"]), float(r["score"]), "vector-scan") for r in scanned
-        ]
+        params = {"vector": vec, "k": k, "namespace": namespace}
+
+        def page(fetch: int) -> Page[Any]:
+            records = self._run(
+                query("search_skills_vector"), {**params, "fetch": fetch}, read=True
+            )
+            return Page(int(records[0]["raw"]), records[0]["hits"])
+
+        def exact() -> list[Any]:
+            return self._run(query("scan_skills_vector"), params, read=True)
+
+        plan = Plan(first=min(max(k * overfetch, 50), MAX_FETCH), grow=1)
+        found = run_overfetch(k, plan, page, exact)
+        label = "vector" if found.source == "index" else "vector-scan"
+        return [ScoredSkill(skill_from_props(h["s"]), float(h["score"]), label) for h in found.hits]
 
     def find_by_tags(self, namespace: str, tags: Sequence[str], k: int = 10) -> list[ScoredSkill]:
         """Skills sharing tags with ``tags``; ``score`` is the number of shared tags."""

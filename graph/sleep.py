@@ -20,6 +20,7 @@ from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import AlreadyRunning, VersionConflict
+from graph.fulltext import in_namespace, phrase_query
 from graph.mapping import (
     redact_event,
     redact_subject,
@@ -33,7 +34,7 @@ from graph.mapping import (
 )
 from graph.models import Subject, Topic, TopicEvent, WakePacket, edge_type
 from graph.redaction import Redactor
-from graph.topics import LinkRequest, check_vector, phrase_query
+from graph.topics import LinkRequest, check_vector
 
 EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
 
@@ -120,7 +121,7 @@ class SleepStore(Store):
             return []
         for row in rows:
             row["vector"] = check_vector(row["vector"])
-            row["lucene"] = phrase_query(row["names"])
+            row["lucene"] = in_namespace(namespace, phrase_query(row["names"]))
         count = self._count(namespace)
         if count <= EXACT_MATCH_MAX:  # small enough to score exactly: deterministic, cheap
             records: list[Any] = []

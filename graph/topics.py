@@ -6,7 +6,6 @@ Vectors are passed in by the caller (the embedder lives above ``graph/``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,13 +17,17 @@ from graph.clock import ensure_utc
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
+from graph.fulltext import in_namespace, lucene_query, phrase_query, query_words
+from graph.lexical import rank
 from graph.mapping import as_datetime, redact_topic, topic_from_props, topic_props, update_props
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEdge, edge_type, parse
+from graph.overfetch import MAX_FETCH, Page, Plan
+from graph.overfetch import overfetch as run_overfetch
+from graph.validation import MAX_LINK_WEIGHT
 
-MAX_FETCH = 10_000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
-_WORD = re.compile(r"[\w']+", re.UNICODE)
+RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
+TEXT_FIELDS = ("name", "alias_text", "one_liner")
 
 
 @dataclass(frozen=True)
@@ -61,25 +64,6 @@ def check_vector(vector: Sequence[float]) -> list[float]:
     if not any(values) or any(v != v or v in (float("inf"), float("-inf")) for v in values):
         raise ValidationFailed("embedding must be finite and not all zeros")
     return values
-
-
-def phrase_query(names: Sequence[str]) -> str:
-    """A Lucene query for exact phrases in the name or alias fields of ``topic_text``."""
-    parts = []
-    for name in names:
-        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-        parts.append(f'name:"{escaped}" OR alias_text:"{escaped}"')
-    return " OR ".join(parts) or 'name:"__none__"'
-
-
-def lucene_query(text: str, fuzzy: bool = True) -> str:
-    """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words."""
-    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1][:32]
-    parts = []
-    for word in words:
-        escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
-        parts.append(f"{escaped}~" if fuzzy and len(word) >= 4 else escaped)
-    return " OR ".join(parts)
 
 
 class TopicStore(Store):
@@ -162,6 +146,10 @@ class TopicStore(Store):
         for link in links:
             if link.from_id == link.to_id:
                 raise ValidationFailed("a topic cannot be linked to itself")
+            if not 0 < link.delta <= MAX_LINK_WEIGHT:  # also refuses NaN
+                raise ValidationFailed(
+                    f"a link adds a weight in (0, {MAX_LINK_WEIGHT:g}], got {link.delta}"
+                )
             rows = by_type.setdefault(edge_type(link.type), [])
             rows.append({"from_id": link.from_id, "to_id": link.to_id, "delta": link.delta})
         for etype, rows in by_type.items():
@@ -268,9 +256,10 @@ class TopicStore(Store):
         wanted = sorted({n.strip().lower() for n in names if n.strip()})[:50]
         if not wanted:
             return set()
+        lucene = in_namespace(namespace, phrase_query(wanted))
         records = self._run(
             query("find_known_names"),
-            {"namespace": namespace, "lucene": phrase_query(wanted), "names": wanted},
+            {"namespace": namespace, "lucene": lucene, "names": wanted},
             read=True,
         )
         return {r["name"] for r in records}
@@ -285,31 +274,36 @@ class TopicStore(Store):
         fuzzy: bool = True,
         light: bool = False,
     ) -> list[ScoredTopic]:
-        """Full-text search (fuzzy for near-miss spellings) over name, aliases and one-liner."""
+        """Full-text search (fuzzy for near-miss spellings) over name, aliases and one-liner.
+
+        Lucene finds the namespace's candidates (the query is confined to the namespace before
+        ranking, ``graph/fulltext.py``); up to ``RERANK_POOL`` of them are ranked by BM25 with
+        the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
+        neither what is found here nor its order or scores."""
+        words = query_words(text)
         lucene = lucene_query(text, fuzzy=fuzzy)
         if not lucene:
             return []
-        window = _window(since, until)
-        windowed = window["since"] is not None or window["until"] is not None
-        fetch = max(k * (40 if windowed else 10), 50)  # a window filters more: fetch once, wide
-        while True:
+        params: dict[str, Any] = {"query": in_namespace(namespace, lucene), "namespace": namespace}
+        params.update(_window(since, until))
+
+        def page(fetch: int) -> Page[dict[str, Any]]:
             records = self._run(
-                query("search_topics_fulltext"),
-                {
-                    "query": lucene,
-                    "fetch": fetch,
-                    "k": k,
-                    "namespace": namespace,
-                    "light": light,
-                    **window,
-                },
-                read=True,
+                query("search_topics_fulltext"), {**params, "fetch": fetch}, read=True
             )
-            raw, hits = records[0]["raw"], records[0]["hits"]
-            if len(hits) >= k or raw < fetch or fetch >= MAX_FETCH or windowed:
-                break
-            fetch = min(fetch * 4, MAX_FETCH)
-        return [ScoredTopic(topic_from_props(h["t"]), float(h["score"]), "fulltext") for h in hits]
+            return Page(int(records[0]["raw"]), records[0]["hits"])
+
+        found = run_overfetch(max(k, RERANK_POOL), Plan(first=max(k, RERANK_POOL)), page)
+        pool = found.hits[: max(k, RERANK_POOL)]
+        scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
+        order = sorted(range(len(pool)), key=lambda i: (-scores[i], i))[:k]
+        ids = [pool[i]["topic_id"] for i in order]
+        topics = {t.topic_id: t for t in self._by_id(namespace, ids, light)}
+        return [
+            ScoredTopic(topics[pool[i]["topic_id"]], scores[i], "fulltext")
+            for i in order
+            if pool[i]["topic_id"] in topics
+        ]
 
     def search_vector(
         self,
@@ -324,45 +318,38 @@ class TopicStore(Store):
         """Nearest topics by embedding. With a ``since`` bound: an exact score of the topics
         seen in the window (range index seek). Otherwise the vector index, over-fetched and
         filtered; when filtering leaves fewer than ``k`` while the index had more, an exact
-        scan of the namespace."""
+        scan of the namespace (another tenant's vectors can crowd the index, never the scan)."""
         vec = check_vector(vector)
         window = _window(since, until)
+        params = {"vector": vec, "k": k, "namespace": namespace, "light": light, **window}
         if window["since"] is not None:  # a bounded window: score its topics exactly
+            records = self._run(query("scan_topics_vector_since"), params, read=True)
+            return [_scored(r, "vector-window") for r in records]
+
+        def page(fetch: int) -> Page[Any]:
             records = self._run(
-                query("scan_topics_vector_since"),
-                {"vector": vec, "k": k, "namespace": namespace, "light": light, **window},
-                read=True,
+                query("search_topics_vector"), {**params, "fetch": fetch}, read=True
             )
-            return [
-                ScoredTopic(topic_from_props(r["t"]), float(r["score"]), "vector-window")
-                for r in records
-            ]
-        fetch = min(max(k * overfetch, 20), MAX_FETCH)
+            return Page(int(records[0]["raw"]), records[0]["hits"])
+
+        def exact() -> list[Any]:
+            return self._run(query("scan_topics_vector"), params, read=True)
+
+        plan = Plan(first=min(max(k * overfetch, 20), MAX_FETCH), grow=1)
+        found = run_overfetch(k, plan, page, exact)
+        label = "vector" if found.source == "index" else "vector-scan"
+        return [_scored(r, label) for r in found.hits]
+
+    def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
+        """Topics by id in the order asked, without embeddings (``light``: no facts either)."""
+        if not topic_ids:
+            return []
         records = self._run(
-            query("search_topics_vector"),
-            {
-                "vector": vec,
-                "fetch": fetch,
-                "k": k,
-                "namespace": namespace,
-                "light": light,
-                **window,
-            },
+            query("get_topics_by_id"),
+            {"namespace": namespace, "topic_ids": list(topic_ids), "light": light},
             read=True,
         )
-        raw, hits = records[0]["raw"], records[0]["hits"]
-        if len(hits) >= k or raw < fetch:
-            return [
-                ScoredTopic(topic_from_props(h["t"]), float(h["score"]), "vector") for h in hits
-            ]
-        scanned = self._run(
-            query("scan_topics_vector"),
-            {"vector": vec, "k": k, "namespace": namespace, "light": light, **window},
-            read=True,
-        )
-        return [
-            ScoredTopic(topic_from_props(r["t"]), float(r["score"]), "vector-scan") for r in scanned
-        ]
+        return [topic_from_props(r["t"]) for r in records]
 
     def neighbours(
         self,
@@ -399,6 +386,10 @@ class TopicStore(Store):
     def _version(self, namespace: str, topic_id: str) -> int | None:
         records = self._run(query("topic_version"), {"namespace": namespace, "topic_id": topic_id})
         return int(records[0]["version"]) if records else None
+
+
+def _scored(record: Any, source: str) -> ScoredTopic:
+    return ScoredTopic(topic_from_props(record["t"]), float(record["score"]), source)
 
 
 def _window(since: datetime | None, until: datetime | None) -> dict[str, datetime | None]:

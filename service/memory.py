@@ -34,10 +34,20 @@ class ConversationService:
         self.messages = messages
 
     def append(
-        self, namespace: str, items: Sequence[IncomingMessage], auto_sleep: bool = True
+        self,
+        namespace: str,
+        items: Sequence[IncomingMessage],
+        auto_sleep: bool = True,
+        *,
+        where: str = "messages",
+        movable: bool = False,
     ) -> AppendResult:
-        """Append in time order; every message is validated before any is written."""
-        return self.conversation.append(namespace, items, auto_sleep=auto_sleep)
+        """Append in time order; every message is validated before any is written. Idempotent
+        by ``external_id``; ``where`` names the field in errors; ``movable`` times are the
+        server's and move forward instead of being refused as out of order."""
+        return self.conversation.append(
+            namespace, items, auto_sleep=auto_sleep, where=where, movable=movable
+        )
 
     def in_window(self, namespace: str, window: TimeWindow | None, limit: int) -> MessagePage:
         """Messages in the window (all when None), oldest first, at most ``limit``."""

@@ -12,17 +12,19 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, ensure_utc
-from graph.errors import AlreadyRunning, ValidationFailed
+from graph.errors import AlreadyRunning, Conflict, ValidationFailed
 from graph.messages import BufferStats
 from graph.models import Message, describe_errors
 from graph.protocols import MessageStoreProtocol
+from graph.redaction import Redactor
+from graph.validation import check_time
 from sleepwake.policy import SleepPolicy, estimate_tokens
 from sleepwake.sleep import Sleeper, SleepSummary
 
@@ -41,8 +43,12 @@ class IncomingMessage(BaseModel):
 
 
 class AppendResult(BaseModel):
+    """Every message asked for, in order (a repeated ``external_id`` gives the stored message),
+    how many of them were already stored, and the sleeps the policy ran."""
+
     messages: list[Message]
     sleeps: list[SleepSummary]
+    duplicates: int = 0
 
 
 class Conversation:
@@ -52,21 +58,28 @@ class Conversation:
         sleeper: Sleeper,
         clock: Clock,
         policy: SleepPolicy | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.messages = messages
         self.sleeper = sleeper
         self.clock = clock
         self.policy = policy or sleeper.policy
+        self.redact = (redactor or Redactor()).text  # the store's: a retry matches what it kept
 
     def to_message(self, namespace: str, item: IncomingMessage) -> Message:
-        """Validate one incoming message into a stored-message model (no I/O)."""
+        """Validate one incoming message into a stored-message model (no I/O); a given time
+        must be in range once in UTC (``graph.validation.check_time``)."""
+        try:
+            at = check_time(ensure_utc(item.at, "at")) if item.at else self.clock.now()
+        except ValueError as exc:
+            raise ValidationFailed(f"invalid message: at: {exc}") from exc
         try:
             return Message(
                 namespace=namespace,
                 role=item.role,
                 speaker=item.speaker,
                 content=item.content,
-                at=ensure_utc(item.at, "at") if item.at else self.clock.now(),
+                at=at,
                 token_estimate=estimate_tokens(item.content),
                 tool_calls=item.tool_calls,
                 external_id=item.external_id,
@@ -82,15 +95,42 @@ class Conversation:
         return models
 
     def append(
-        self, namespace: str, items: Sequence[IncomingMessage], auto_sleep: bool = True
+        self,
+        namespace: str,
+        items: Sequence[IncomingMessage],
+        auto_sleep: bool = True,
+        *,
+        where: str = "messages",
+        movable: bool = False,
     ) -> AppendResult:
         """Validate every message first (nothing is written if one is bad), then append them
-        in order, running the sleep policy between them."""
+        in order, running the sleep policy between them.
+
+        Idempotent by ``external_id``: a message whose id is already stored (or repeated in the
+        batch) is not stored again and the stored one is returned; the same id on a different
+        message is a ``Conflict``. New messages may not be older than the conversation's newest
+        (``Conflict`` naming ``<where>.<i>.at``), except those whose time the server chose (no
+        ``at``, or ``movable``: an agent's turn), which move forward to it instead."""
         models = self.validate(namespace, items)
-        return self._append_with_policy(namespace, models, auto_sleep)
+        server_time = {
+            m.message_id for m, item in zip(models, items, strict=True) if movable or not item.at
+        }
+        xids = [m.external_id for m in models if m.external_id is not None]
+        stored = self.messages.by_external_id(namespace, xids)
+        slots = _dedupe(models, stored, where, self.redact)
+        fresh = [(i, m) for i, m in enumerate(models) if slots[i] is None]
+        new = _after_newest(fresh, self.messages.newest_at(namespace), server_time, where)
+        result = self._append_with_policy(namespace, new, auto_sleep, server_time)
+        written = dict(zip((i for i, _ in fresh), result.messages, strict=True))
+        out: list[Message] = []
+        for i, slot in enumerate(slots):
+            out.append(
+                written[i] if slot is None else slot if isinstance(slot, Message) else out[slot]
+            )
+        return AppendResult(messages=out, sleeps=result.sleeps, duplicates=len(models) - len(new))
 
     def _append_with_policy(
-        self, namespace: str, models: list[Message], auto_sleep: bool
+        self, namespace: str, models: list[Message], auto_sleep: bool, server_time: set[str]
     ) -> AppendResult:
         written: list[Message] = []
         sleeps: list[SleepSummary] = []
@@ -100,7 +140,7 @@ class Conversation:
         pending: list[Message] = []
         for message in models:
             if auto_sleep and last_at and message.at - last_at >= self.policy.idle_gap:
-                written += self.messages.append(namespace, pending)
+                written += self.messages.append(namespace, pending, server_time=server_time)
                 pending = []
                 if stats.messages + len(written) > self.policy.tail_turns:
                     slept = self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
@@ -110,12 +150,12 @@ class Conversation:
             tokens += message.token_estimate
             last_at = message.at
             if auto_sleep and tokens > self.policy.buffer_share * self.policy.context_budget_tokens:
-                written += self.messages.append(namespace, pending)
+                written += self.messages.append(namespace, pending, server_time=server_time)
                 pending = []
                 slept = self._sleep(namespace, message.at, "budget")
                 sleeps += [slept] if slept else []
                 tokens = self._buffer_tokens(namespace)
-        written += self.messages.append(namespace, pending)
+        written += self.messages.append(namespace, pending, server_time=server_time)
         return AppendResult(messages=written, sleeps=sleeps)
 
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
@@ -161,6 +201,64 @@ def parse_jsonl(lines: Iterable[str]) -> list[IncomingMessage]:
         if item.at.tzinfo is None:
             raise ValidationFailed(f"line {number}: 'at' must carry a timezone")
         out.append(item)
+    return out
+
+
+def _dedupe(
+    models: list[Message],
+    stored: dict[str, Message],
+    where: str,
+    redact: Callable[[str], str],
+) -> list[Message | int | None]:
+    """Per message: the stored message it repeats, the index of an earlier one in the batch it
+    repeats, or None (new). The same ``external_id`` on a different message is a ``Conflict``."""
+    slots: list[Message | int | None] = []
+    first: dict[str, int] = {}
+    for i, m in enumerate(models):
+        xid = m.external_id
+        if xid is not None and xid in stored:
+            _same_or_conflict(m, stored[xid], f"{where}.{i}.external_id", redact)
+            slots.append(stored[xid])
+        elif xid is not None and xid in first:
+            _same_or_conflict(m, models[first[xid]], f"{where}.{i}.external_id", redact)
+            slots.append(first[xid])
+        else:
+            if xid is not None:
+                first[xid] = i
+            slots.append(None)
+    return slots
+
+
+def _same_or_conflict(
+    incoming: Message, known: Message, field: str, redact: Callable[[str], str]
+) -> None:
+    """A repeated external id must be the same message (a retry), not a different one."""
+    same_text = incoming.content == known.content or redact(incoming.content) == known.content
+    if incoming.role != known.role or not same_text:
+        raise Conflict(
+            f"{field}: {incoming.external_id!r} already names a different message "
+            f"({known.role}, {known.at.isoformat()}); use a new external_id",
+            field=field,
+        )
+
+
+def _after_newest(
+    fresh: list[tuple[int, Message]], newest: datetime | None, server_time: set[str], where: str
+) -> list[Message]:
+    """The new messages, none older than the newest stored one: a caller's time that is older
+    is a ``Conflict``; a time the server chose moves forward to ``newest``."""
+    out: list[Message] = []
+    for i, m in fresh:
+        if newest is not None and m.at < newest:
+            if m.message_id not in server_time:
+                field = f"{where}.{i}.at"
+                raise Conflict(
+                    f"{field}: {m.at.isoformat()} is older than the newest message of this "
+                    f"conversation ({newest.isoformat()}); messages are appended in time order",
+                    field=field,
+                )
+            m = m.model_copy(update={"at": newest})
+        out.append(m)
     return out
 
 

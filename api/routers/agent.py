@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import anyio.from_thread
 from fastapi import APIRouter, Request
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from agent.loop import ChatResult
 from agent.tools import ToolContext
 from api.deps import AgentDep, NamespaceDep, NowDep, ToolsDep
 from api.routers.common import errors
+from graph.validation import Ident, JsonObject, Time, utf8
 
 router = APIRouter(tags=["agent"])
 
@@ -25,10 +26,10 @@ class ToolsPublic(BaseModel):
 
 
 class ToolCallCreate(BaseModel):
-    arguments: dict[str, Any] = Field(
+    arguments: JsonObject = Field(
         default_factory=dict, description="the tool's arguments, per its parameters schema"
     )
-    now: AwareDatetime | None = Field(default=None, description="the clock (replays)")
+    now: Time | None = Field(default=None, description="the clock (replays)")
 
 
 class ToolCallPublic(BaseModel):
@@ -37,9 +38,9 @@ class ToolCallPublic(BaseModel):
 
 
 class ChatCreate(BaseModel):
-    message: str = Field(min_length=1, max_length=20_000)
-    now: AwareDatetime | None = None
-    session_id: str | None = Field(default=None, max_length=200)
+    message: Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(utf8)]
+    now: Time | None = None
+    session_id: Ident | None = None
 
 
 @router.get("/tools")
@@ -82,4 +83,4 @@ def client_gone(request: Request) -> Callable[[], bool]:
 def chat(body: ChatCreate, agent: AgentDep, ns: NamespaceDep, now: NowDep) -> ChatResult:
     """One user turn through the awake loop (memory context, model, tool calls); 503 when no
     Responses API endpoint is configured."""
-    return agent.chat(ns, body.message, body.now or now, body.session_id)
+    return agent().chat(ns, body.message, body.now or now, body.session_id)

@@ -22,16 +22,20 @@ def append_messages(
 ) -> MessagesAppended:
     """Append messages in time order. Unless ``auto_sleep`` is false the production sleep
     policy runs between them (a full buffer or a long silence starts a sleep). All messages are
-    validated before any is written."""
+    validated before any is written. Idempotent by ``external_id``: a retried batch stores
+    nothing twice and returns the stored messages (``duplicates`` counts them); the same id on
+    a different message, or a message older than the conversation's newest, is a 409 naming
+    the field, and nothing is written."""
     return append(conversation, ns, body)
 
 
 def append(conversation: ConversationService, ns: str, body: MessagesCreate) -> MessagesAppended:
     """Append ``body.messages`` to namespace ``ns`` (REST and the MCP tool)."""
     items = [IncomingMessage.model_validate(m.model_dump()) for m in body.messages]
-    result = conversation.append(ns, items, auto_sleep=body.auto_sleep)
+    result = conversation.append(ns, items, auto_sleep=body.auto_sleep, where="body.messages")
     return MessagesAppended(
-        appended=len(result.messages),
+        appended=len(result.messages) - result.duplicates,
+        duplicates=result.duplicates,
         messages=[MessagePublic.model_validate(m) for m in result.messages],
         sleeps=[s.model_dump(mode="json") for s in result.sleeps],
     )

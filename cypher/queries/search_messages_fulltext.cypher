@@ -1,15 +1,20 @@
 // Lexical (Lucene, English analyzer) search over the conversation of one namespace, optionally
-// inside a time window, with the topics each message is MENTIONED_IN.
-// params: $query (Lucene, escaped), $fetch, $k, $namespace, $since, $until (datetime | null)
-// returns: m (map), score, topics: list<{topic_id, name, first_seen_at, last_seen_at}>
+// inside a time window, with the topics each message is MENTIONED_IN. $query is confined to the
+// namespace before Lucene ranks (graph/fulltext.py: ns_token clause, boost 0), so another
+// namespace's messages cannot push these out of the $fetch window; the window filters after.
+// params: $query (Lucene, escaped, namespace-confined), $fetch, $k, $namespace,
+//         $since, $until (datetime | null)
+// returns: raw (hits Lucene returned),
+//          hits: list<{m: map, score, topics: list<{topic_id, name}>}>, best first
 CALL db.index.fulltext.queryNodes('message_text_en', $query, {limit: $fetch}) YIELD node, score
-WITH node AS m, score
-WHERE m.namespace = $namespace
-  AND ($since IS NULL OR m.at >= $since) AND ($until IS NULL OR m.at < $until)
-WITH m, score ORDER BY score DESC LIMIT $k
-OPTIONAL MATCH (t:Topic)-[:MENTIONED_IN]->(m)
-WHERE t.archived_at IS NULL
-RETURN m {.*} AS m, score,
-       [x IN collect(t) WHERE x IS NOT NULL |
-        {topic_id: x.topic_id, name: x.name}] AS topics
-ORDER BY score DESC
+WITH collect({m: node, score: score}) AS found
+WITH size(found) AS raw,
+  [h IN found WHERE h.m.namespace = $namespace
+     AND ($since IS NULL OR h.m.at >= $since) AND ($until IS NULL OR h.m.at < $until)][0..$k]
+  AS kept
+UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
+WITH raw, h, h.m AS m
+RETURN raw, collect(CASE WHEN m IS NULL THEN null ELSE
+  {m: m {.*}, score: h.score,
+   topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
+            | {topic_id: t.topic_id, name: t.name}]} END) AS hits

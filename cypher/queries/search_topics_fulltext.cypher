@@ -1,15 +1,16 @@
-// Full-text (Lucene) search over name, aliases and one-liner, filtered to a namespace and window.
-// params: $query (Lucene syntax, escaped), $fetch: int, $k: int, $namespace,
+// Full-text candidates of one namespace over name, aliases and one-liner. $query is confined to
+// the namespace before Lucene ranks (graph/fulltext.py: ns_token clause), so other namespaces
+// cannot push these topics out of the $fetch window; archive and time-window filters run after.
+// Ranking happens in graph/lexical.py with the namespace's own statistics.
+// params: $query (Lucene syntax, escaped, namespace-confined), $fetch: int, $namespace,
 //         $since: datetime | null, $until: datetime | null
-// $light: true leaves out facts, facts_json and notable_events_json (search results stay small).
-// returns: raw (hits before filtering), hits: list<{t: map, score: float}>
-CALL db.index.fulltext.queryNodes('topic_text', $query, {limit: $fetch}) YIELD node, score
-WITH collect({node: node, score: score}) AS hits_all
-WITH size(hits_all) AS raw,
-  [h IN hits_all WHERE h.node.namespace = $namespace AND h.node.archived_at IS NULL
-     AND ($since IS NULL OR h.node.last_seen_at >= $since)
-     AND ($until IS NULL OR h.node.first_seen_at < $until)][0..$k] AS kept
-UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
-WITH raw, h.node AS n, h.score AS score
-RETURN raw, collect(CASE WHEN n IS NULL THEN null
-                    ELSE {t: n {.*, embedding: null, facts: CASE WHEN $light THEN null ELSE n.facts END, facts_json: CASE WHEN $light THEN null ELSE n.facts_json END, notable_events_json: CASE WHEN $light THEN null ELSE n.notable_events_json END}, score: score} END) AS hits
+// returns: raw (hits Lucene returned), hits: list<{topic_id, name, alias_text, one_liner}>
+//          in Lucene's order
+CALL db.index.fulltext.queryNodes('topic_text', $query, {limit: $fetch}) YIELD node
+WITH collect(node) AS found
+RETURN size(found) AS raw,
+  [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
+     AND ($since IS NULL OR n.last_seen_at >= $since)
+     AND ($until IS NULL OR n.first_seen_at < $until)
+   | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner}]
+  AS hits

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
-from graph.messages import BufferStats, MessageHit
+from graph.messages import BufferStats, MessageHit, plan_append
 from graph.models import Message
 from tests.fakes.graph import FakeGraph, english_terms, query_words, term_score
 
@@ -18,8 +18,11 @@ class FakeMessageStore:
     def __init__(self, graph: FakeGraph | None = None) -> None:
         self.graph = graph if graph is not None else FakeGraph()
 
-    def append(self, namespace: str, messages: Sequence[Message]) -> list[Message]:
-        """Append in order, all or nothing; an id already stored (in any namespace) is refused."""
+    def append(
+        self, namespace: str, messages: Sequence[Message], *, server_time: Collection[str] = ()
+    ) -> list[Message]:
+        """Append in order, all or nothing; an id already stored (in any namespace) is refused;
+        idempotent by ``external_id`` and in time order, by the store's own ``plan_append``."""
         if not messages:
             return []
         if any(m.namespace != namespace for m in messages):
@@ -29,11 +32,30 @@ class FakeMessageStore:
             taken = [i for i in ids if i in self.graph.messages]
             if taken or len(set(ids)) != len(ids):
                 raise ValidationFailed(f"a message with one of these ids already exists: {taken}")
+            xids = [m.external_id for m in messages if m.external_id is not None]
+            plan = plan_append(
+                messages,
+                self.by_external_id(namespace, xids),
+                self.newest_at(namespace),
+                server_time,
+            )
             base = self.graph.next_seq.get(namespace, 0)
-            self.graph.next_seq[namespace] = base + len(messages)
-            stored = [m.model_copy(update={"seq": base + i}) for i, m in enumerate(messages)]
+            self.graph.next_seq[namespace] = base + len(plan.new)
+            stored = [m.model_copy(update={"seq": base + i}) for i, m in enumerate(plan.new)]
             self.graph.messages.update((m.message_id, m) for m in stored)
-        return [m.model_copy() for m in stored]
+        return [(s if isinstance(s, Message) else stored[s]).model_copy() for s in plan.slots]
+
+    def by_external_id(self, namespace: str, external_ids: Sequence[str]) -> dict[str, Message]:
+        """The stored messages carrying these external ids (the oldest, should one repeat)."""
+        found: dict[str, Message] = {}
+        for m in self._ordered(namespace):
+            if m.external_id is not None and m.external_id in external_ids:
+                found.setdefault(m.external_id, m)
+        return found
+
+    def newest_at(self, namespace: str) -> datetime | None:
+        """The time of the latest stored message (None for an empty conversation)."""
+        return max((m.at for m in self._ordered(namespace)), default=None)
 
     def tail(self, namespace: str, n: int) -> list[Message]:
         """The last ``n`` messages, oldest first."""

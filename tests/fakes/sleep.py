@@ -16,10 +16,11 @@ from typing import Any
 
 from graph.clock import ensure_utc
 from graph.errors import AlreadyRunning, ValidationFailed, VersionConflict
+from graph.fulltext import phrase_query
 from graph.mapping import update_props, wake_packet_from_props, wake_packet_props
 from graph.models import Topic, WakePacket, edge_type
 from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, TopicWrite
-from graph.topics import check_vector, phrase_query
+from graph.topics import check_vector
 from tests.fakes.events import put_event
 from tests.fakes.graph import FakeGraph, Lease, TopicNode, similarity
 from tests.fakes.topics import FakeTopicStore, merge_edge, new_node

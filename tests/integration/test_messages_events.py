@@ -39,8 +39,11 @@ def test_concurrent_appends_get_distinct_seqs(driver: Driver, namespace: str) ->
     store = MessageStore(driver)
 
     def writer(offset: int) -> None:
+        # The writers' clocks interleave; as for API requests without an ``at``, those times
+        # are server-assigned and may move forward (an older caller-given time is refused).
         for i in range(10):
-            store.append(namespace, [msg(namespace, offset + i)])
+            m = msg(namespace, offset + i)
+            store.append(namespace, [m], server_time={m.message_id})
 
     threads = [threading.Thread(target=writer, args=(k * 100,)) for k in range(4)]
     for th in threads:

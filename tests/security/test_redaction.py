@@ -381,9 +381,19 @@ def test_the_skill_run_record_is_redacted(scenario: Scenario) -> None:
 def test_logs_hold_no_secret(scenario: Scenario) -> None:
     """Nothing the scenario logged holds a secret, and a library's record (uvicorn's access
     log with a secret in the query string) is redacted by what the app installed."""
-    logging.getLogger("uvicorn.access").info(
-        '%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", f"/v1/x?token={GITHUB}", "1.1", 200
-    )
+    # caught at the logger itself: a live uvicorn server of an earlier test may have configured
+    # uvicorn's loggers not to propagate to the root
+    access, capture = logging.getLogger("uvicorn.access"), _Capture(scenario.logs)
+    level = access.level
+    access.setLevel(logging.INFO)
+    access.addHandler(capture)
+    try:
+        access.info(
+            '%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", f"/v1/x?token={GITHUB}", "1.1", 200
+        )
+    finally:
+        access.setLevel(level)
+        access.removeHandler(capture)
     assert scenario.logs[-1].endswith('"GET /v1/x?token=[REDACTED:github_token] HTTP/1.1" 200')
     assert len(scenario.logs) > 10  # the loop, the tools, the skill run and the sleep logged
     assert [line for line in scenario.logs if _leaks(line)] == []

@@ -1,0 +1,70 @@
+"""Lucene query text for the full-text indexes, always confined to one namespace.
+
+The full-text indexes (``topic_text``, ``message_text_en``) hold every namespace. Filtering by
+namespace *after* Lucene ranked its top ``limit`` let one tenant push another's documents out
+of the window (660 topics named "zanzibar" in one namespace hid another's "Zanzibar merger
+plan"). So every node carries ``ns_token``, a single-token encoding of its namespace, indexed
+with the text, and every query is ``ns_token:<token>^0 AND (<query>)``: Lucene only ever ranks
+the caller's documents, and the namespace clause adds nothing to the score (boost 0).
+
+The token survives both analyzers unchanged: only ``[a-z0-9_]`` (one word for the standard
+tokenizer), upper case and punctuation escaped so distinct namespaces never share a token, and a
+trailing ``0`` so the English analyzer's stemmer leaves it alone. The same encoding is written
+in Cypher by the migration that back-fills existing nodes (``009_namespace_search.cypher``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+MAX_QUERY_WORDS = 32
+FUZZY_MIN_LENGTH = 4
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
+_WORD = re.compile(r"[\w']+", re.UNICODE)
+_ESCAPES = {"_": "_0", ".": "_1", ":": "_2", "-": "_3"}
+
+
+def namespace_token(namespace: str) -> str:
+    """The one-word Lucene token of ``namespace`` (distinct namespaces, distinct tokens).
+
+    ``a-z0-9`` stay, ``A-Z`` become ``_`` + lower case, ``_ . : -`` become ``_0 _1 _2 _3``;
+    anything else (refused by the namespace pattern before it gets here) becomes ``_9_``."""
+    out = ["ns"]
+    for ch in namespace:
+        if ch.isascii() and (ch.islower() or ch.isdigit()):
+            out.append(ch)
+        elif ch.isascii() and ch.isupper():
+            out.append("_" + ch.lower())
+        else:
+            out.append(_ESCAPES.get(ch, "_9_"))
+    out.append("0")
+    return "".join(out)
+
+
+def query_words(text: str) -> list[str]:
+    """The words of ``text`` a full-text query searches for (lower case, 2+ characters)."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 1][:MAX_QUERY_WORDS]
+
+
+def lucene_query(text: str, fuzzy: bool = True) -> str:
+    """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words."""
+    parts = []
+    for word in query_words(text):
+        escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
+        parts.append(f"{escaped}~" if fuzzy and len(word) >= FUZZY_MIN_LENGTH else escaped)
+    return " OR ".join(parts)
+
+
+def phrase_query(names: Sequence[str]) -> str:
+    """A Lucene query for exact phrases in the name or alias fields of ``topic_text``."""
+    parts = []
+    for name in names:
+        escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+        parts.append(f'name:"{escaped}" OR alias_text:"{escaped}"')
+    return " OR ".join(parts) or 'name:"__none__"'
+
+
+def in_namespace(namespace: str, lucene: str) -> str:
+    """``lucene`` restricted to the documents of ``namespace``, scored as if alone."""
+    return f"ns_token:{namespace_token(namespace)}^0 AND ({lucene})"

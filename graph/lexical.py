@@ -1,0 +1,121 @@
+"""Namespace-local lexical ranking of full-text candidates (pure: no Neo4j).
+
+Lucene's BM25 takes its statistics (how rare a word is, how long a field is on average) from the
+whole index, and the index holds every namespace: 660 topics named "zanzibar" in one namespace
+made the word common and lowered another namespace's "Zanzibar merger plan" from 13.3 to 8.9,
+and could reorder that namespace's own topics. So Lucene only *finds* a namespace's candidates
+(``graph/fulltext.py`` confines the query), and this module *ranks* them with BM25 computed over
+those candidates alone: the score of a topic depends on its namespace's topics and on nothing
+another tenant stores.
+
+Same formula and parameters as Lucene (``k1 = 1.2``, ``b = 0.75``, per-field statistics, the
+fields' scores summed per query word). Fuzzy words (``word~``) match tokens within two edits
+(optimal string alignment, as Lucene counts a transposition as one edit), weighted by
+``1 - edits / min(len)`` as Lucene's fuzzy rewrite does; the number of fuzzy comparisons per
+call is bounded, so a long query over many candidates cannot take long.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from graph.fulltext import FUZZY_MIN_LENGTH
+
+K1, B = 1.2, 0.75
+MAX_EDITS = 2
+FUZZY_BUDGET = 10_000  # (word, token) pairs compared per call; beyond it, exact matches only
+_TOKEN = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens, close to Lucene's standard tokenizer (letters, digits, ``_``
+    and inner apostrophes form a word; punctuation and spaces separate words)."""
+    return _TOKEN.findall(text.lower())
+
+
+def edit_distance(a: str, b: str, limit: int = MAX_EDITS) -> int:
+    """Optimal-string-alignment distance of ``a`` and ``b``, or ``limit + 1`` once it is
+    certain to exceed ``limit`` (the rows are abandoned early)."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        if min(row) > limit:
+            return limit + 1
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+@dataclass
+class _Matcher:
+    """Which document tokens a query word matches, and how strongly (1.0 = exact)."""
+
+    fuzzy: bool
+    budget: int = FUZZY_BUDGET
+
+    def __post_init__(self) -> None:
+        self._memo: dict[tuple[str, str], float] = {}
+
+    def freq(self, word: str, counts: Counter[str]) -> float:
+        """How often ``word`` occurs in a field's token ``counts``, fuzzy matches weighted."""
+        exact = float(counts.get(word, 0))
+        if not self.fuzzy or len(word) < FUZZY_MIN_LENGTH:
+            return exact
+        near = (
+            n * self._near(word, token)
+            for token, n in counts.items()
+            if token != word and abs(len(token) - len(word)) <= MAX_EDITS
+        )
+        return exact + sum(near)
+
+    def _near(self, word: str, token: str) -> float:
+        key = (word, token)
+        if key not in self._memo:
+            if self.budget <= 0:
+                return 0.0
+            self.budget -= 1
+            edits = edit_distance(word, token)
+            self._memo[key] = (
+                max(0.0, 1.0 - edits / min(len(word), len(token))) if edits <= MAX_EDITS else 0.0
+            )
+        return self._memo[key]
+
+
+def rank(
+    words: Sequence[str],
+    docs: Sequence[Mapping[str, str]],
+    fields: Sequence[str],
+    fuzzy: bool = False,
+) -> list[float]:
+    """BM25 score of each of ``docs`` (field name -> text) for the query ``words``, with the
+    statistics of ``docs`` alone. Scores are in the order of ``docs``."""
+    analysed = [{f: Counter(tokens(doc.get(f) or "")) for f in fields} for doc in docs]
+    lengths = [{f: sum(a[f].values()) for f in fields} for a in analysed]
+    matcher = _Matcher(fuzzy)
+    scores = [0.0] * len(docs)
+    for field in fields:
+        present = [i for i, n in enumerate(lengths) if n[field] > 0]
+        if not present:
+            continue
+        avgdl = sum(lengths[i][field] for i in present) / len(present)
+        for word in words:
+            freqs = {i: matcher.freq(word, analysed[i][field]) for i in present}
+            matched = {i: f for i, f in freqs.items() if f > 0}
+            if not matched:
+                continue
+            idf = math.log(1 + (len(present) - len(matched) + 0.5) / (len(matched) + 0.5))
+            for i, freq in matched.items():
+                norm = K1 * (1 - B + B * lengths[i][field] / avgdl)
+                scores[i] += idf * freq / (freq + norm)
+    return scores

@@ -1,0 +1,86 @@
+"""Namespace-confined full-text queries (graph/fulltext.py) and namespace-local BM25
+(graph/lexical.py): what a search returns for one namespace does not depend on any other."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from graph.fulltext import in_namespace, lucene_query, namespace_token
+from graph.lexical import FUZZY_BUDGET, edit_distance, rank, tokens
+
+FIELDS = ("name", "alias_text", "one_liner")
+
+
+def doc(name: str, one_liner: str = "", aliases: str = "") -> dict[str, str]:
+    return {"name": name, "alias_text": aliases, "one_liner": one_liner}
+
+
+# -- namespace token ------------------------------------------------------------------------------
+def test_namespace_tokens_are_one_lucene_word_and_distinct() -> None:
+    spaces = ["bob", "Bob", "BOB", "b-ob", "b_ob", "b.ob", "b:ob", "bo-b", "test-3f9a", "a_0", "a-"]
+    tokens_ = [namespace_token(ns) for ns in spaces]
+    assert len(set(tokens_)) == len(spaces)  # case and punctuation never collide
+    for token in tokens_:
+        assert re.fullmatch(r"ns[a-z0-9_]+0", token), token  # one word, survives stemming
+    assert namespace_token("sv-Bob") == "nssv_3_bob0"
+
+
+def test_every_query_is_confined_to_the_namespace_and_adds_no_score() -> None:
+    query = in_namespace("alice", lucene_query("Zanzibar merger"))
+    assert query == "ns_token:nsalice0^0 AND (zanzibar~ OR merger~)"
+    hostile = in_namespace("alice", lucene_query('x") OR ns_token:nsbob0 OR ("'))
+    assert hostile.startswith("ns_token:nsalice0^0 AND (")
+    assert "ns_token\\:nsbob0" not in hostile and "nsbob0" in hostile  # a word, not a field
+
+
+# -- local BM25 -----------------------------------------------------------------------------------
+def test_tokens_follow_the_standard_tokenizer_closely() -> None:
+    assert tokens("Zanzibar-merger plan, don't PANIC: v2_final") == [
+        "zanzibar", "merger", "plan", "don't", "panic", "v2_final"
+    ]  # fmt: skip
+
+
+def test_bm25_prefers_more_and_rarer_words_in_shorter_fields() -> None:
+    docs = [doc("Merger notes"), doc("Zanzibar merger plan"), doc("Zanzibar"), doc("Lunch")]
+    scores = rank(["zanzibar", "merger", "plan"], docs, FIELDS)
+    assert scores.index(max(scores)) == 1 and scores[3] == 0.0
+    single = rank(["zanzibar"], docs, FIELDS)
+    assert single[2] > single[1] > 0  # same word, shorter name
+
+
+def test_scores_depend_only_on_the_documents_given() -> None:
+    bob = [doc("Zanzibar merger plan"), doc("Merger notes", "plan for the merger")]
+    alone = rank(["zanzibar", "merger", "plan"], bob, FIELDS)
+    again = rank(["zanzibar", "merger", "plan"], list(bob), FIELDS)
+    assert alone == again
+    # a pool of another tenant's "zanzibar" topics changes the numbers: that is why the store
+    # ranks each namespace's candidates on their own
+    crowded = rank(["zanzibar", "merger", "plan"], bob + [doc("zanzibar")] * 660, FIELDS)
+    assert crowded[:2] != alone
+
+
+def test_fuzzy_words_match_within_two_edits_weighted_by_similarity() -> None:
+    docs = [doc("Zanzibar"), doc("Zanzibra"), doc("Zagreb")]
+    exact, transposed, far = rank(["zanzibar"], docs, FIELDS, fuzzy=True)
+    assert exact > transposed > 0 and far == 0.0
+    assert rank(["zanzibar"], docs, FIELDS, fuzzy=False)[1] == 0.0
+    assert edit_distance("zanzibar", "zanzibra") == 1  # a transposition is one edit
+    assert edit_distance("abc", "abcdef") == 3  # beyond the limit: limit + 1
+
+
+def test_fuzzy_ranking_work_is_bounded() -> None:
+    words = [f"word{i:02d}xyz" for i in range(32)]
+    docs = [doc(" ".join(f"word{j:03d}xy" for j in range(40))) for _ in range(200)]
+    started = time.perf_counter()
+    rank(words, docs, FIELDS, fuzzy=True)
+    assert time.perf_counter() - started < 5.0  # 32 words x 8,000 tokens, budget-capped
+    assert FUZZY_BUDGET <= 10_000
+
+
+@pytest.mark.parametrize("fuzzy", [False, True])
+def test_empty_fields_and_unmatched_words_score_nothing(fuzzy: bool) -> None:
+    assert rank(["zzz"], [doc("", ""), doc("a")], FIELDS, fuzzy) == [0.0, 0.0]
+    assert rank([], [doc("a")], FIELDS, fuzzy) == [0.0]
