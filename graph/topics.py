@@ -296,7 +296,9 @@ class TopicStore(Store):
         found = run_overfetch(max(k, RERANK_POOL), Plan(first=max(k, RERANK_POOL)), page)
         pool = found.hits[: max(k, RERANK_POOL)]
         scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
-        order = sorted(range(len(pool)), key=lambda i: (-scores[i], i))[:k]
+        # a candidate that matched only the namespace clause (boost 0) shares no query word
+        matched = [i for i in range(len(pool)) if scores[i] > 0]
+        order = sorted(matched, key=lambda i: (-scores[i], i))[:k]
         ids = [pool[i]["topic_id"] for i in order]
         topics = {t.topic_id: t for t in self._by_id(namespace, ids, light)}
         return [

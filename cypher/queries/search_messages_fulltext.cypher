@@ -1,6 +1,7 @@
 // Lexical (Lucene, English analyzer) search over the conversation of one namespace, optionally
 // inside a time window, with the topics each message is MENTIONED_IN. $query is confined to the
-// namespace before Lucene ranks (graph/fulltext.py: ns_token clause, boost 0), so another
+// namespace before Lucene ranks (graph/fulltext.py: ns_token clause, boost 0; a hit that matched
+// the namespace clause only scores 0 and is dropped), so another
 // namespace's messages cannot push these out of the $fetch window; the window filters after.
 // params: $query (Lucene, escaped, namespace-confined), $fetch, $k, $namespace,
 //         $since, $until (datetime | null)
@@ -9,7 +10,7 @@
 CALL db.index.fulltext.queryNodes('message_text_en', $query, {limit: $fetch}) YIELD node, score
 WITH collect({m: node, score: score}) AS found
 WITH size(found) AS raw,
-  [h IN found WHERE h.m.namespace = $namespace
+  [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
      AND ($since IS NULL OR h.m.at >= $since) AND ($until IS NULL OR h.m.at < $until)][0..$k]
   AS kept
 UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h

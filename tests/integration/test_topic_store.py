@@ -103,6 +103,16 @@ def test_alias_lookup_and_near_miss_spelling(
     assert hits[0].topic.name == "Marathon training"
 
 
+def test_full_text_finds_nothing_for_words_no_topic_holds(
+    store: TopicStore, embedder: MiniLMEmbedder, namespace: str
+) -> None:
+    """The query is confined to the namespace by a clause of its own: a topic matching that
+    clause only (none of the query's words) is not a hit."""
+    store_corpus(store, embedder, namespace)
+    assert store.search_text(namespace, "zzyzx qwertyuiop") == []
+    assert store.search_text(namespace, "zzyzx qwertyuiop", fuzzy=False) == []
+
+
 def test_create_get_update_with_version_check(store: TopicStore, namespace: str) -> None:
     topic = make_topic(namespace, "Billing migration", "Moving billing tables to Postgres.")
     store.create([topic], None, T0)
