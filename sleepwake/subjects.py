@@ -16,6 +16,12 @@ from sleepwake.candidates import Candidate
 
 SIMILARITY_EDGE = 0.6
 MAX_SUBJECTS = 8
+# Bounds that keep the graph near-linear in the slice: a message naming thousands of entities
+# links only its first few (a clique of k is k^2 edges), a candidate keeps only its most similar
+# neighbours, and only so many candidates take part in the similarity pass.
+MAX_CO_MENTIONED = 12
+MAX_SIMILAR = 8
+MAX_SIMILARITY_NODES = 400
 
 
 @dataclass(frozen=True)
@@ -41,8 +47,9 @@ def compute_subjects(
     mentions = {c.key: c.mentions for c in candidates}
     graph.add_nodes_from(mentions)
     for keys in per_message.values():
-        for i, a in enumerate(keys):
-            for b in keys[i + 1 :]:
+        named = keys[:MAX_CO_MENTIONED]
+        for i, a in enumerate(named):
+            for b in named[i + 1 :]:
                 weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
                 graph.add_edge(a, b, weight=weight + 1.0)
     _similarity_edges(graph, [c.key for c in candidates], vectors)
@@ -60,12 +67,18 @@ def compute_subjects(
 
 
 def _similarity_edges(graph: nx.Graph, keys: list[str], vectors: dict[str, list[float]]) -> None:
-    usable = [k for k in keys if k in vectors][:400]  # bound the quadratic pass
+    usable = [k for k in keys if k in vectors][:MAX_SIMILARITY_NODES]  # bound the n^2 pass
     if len(usable) < 2:
         return
     matrix = np.asarray([vectors[k] for k in usable], dtype=np.float64)
     sims = matrix @ matrix.T  # one matrix product instead of n^2 Python dot products
-    rows, cols = np.nonzero(np.triu(sims >= SIMILARITY_EDGE, k=1))
+    np.fill_diagonal(sims, -np.inf)
+    # each candidate's MAX_SIMILAR nearest neighbours above the threshold (both directions)
+    nearest = np.argsort(-sims, axis=1, kind="stable")[:, :MAX_SIMILAR]
+    keep = np.zeros(sims.shape, dtype=bool)
+    np.put_along_axis(keep, nearest, True, axis=1)
+    keep &= sims >= SIMILARITY_EDGE
+    rows, cols = np.nonzero(np.triu(keep | keep.T, k=1))
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         a, b = usable[i], usable[j]
         weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
