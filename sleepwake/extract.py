@@ -37,6 +37,7 @@ from sleepwake.redact import redact
 
 __all__ = [
     "MAX_MATCHES_PER_MESSAGE",
+    "MAX_SENTENCES_READ",
     "MAX_SENTENCE_CHARS",
     "ROLES",
     "Decision",
@@ -219,6 +220,10 @@ _INITIAL = re.compile(r"(?:^|[A-Z][\w.]*\s+)[A-Z]$")
 
 _ABBREVIATION_WINDOW = 40  # characters before a full stop that can hold "Dr", "e.g" or "J. K"
 MAX_SENTENCE_CHARS = 2000  # longer "sentences" (logs, pasted blobs) are cut into windows
+_NON_SPACE = re.compile(r"\S")
+# Sentences a message is read for (entities, facts, rules). 100,000 characters of prose are
+# about 1,100 sentences; "Aa. " x 25,000 is 25,000 of them, each a candidate with a time hint.
+MAX_SENTENCES_READ = 2000
 
 
 def _is_abbreviation(before: str) -> bool:
@@ -251,12 +256,15 @@ def _lines(text: str) -> Iterator[str]:
 def _windows(sentence: str) -> Iterator[str]:
     """``sentence`` in pieces of at most :data:`MAX_SENTENCE_CHARS`, cut at a space when one
     is in the second half of the window. Bounds the work any rule does on one "sentence"."""
-    while len(sentence) > MAX_SENTENCE_CHARS:
-        cut = sentence.rfind(" ", MAX_SENTENCE_CHARS // 2, MAX_SENTENCE_CHARS + 1)
-        cut = cut if cut > 0 else MAX_SENTENCE_CHARS
-        yield sentence[:cut].rstrip()
-        sentence = sentence[cut:].lstrip()
-    yield sentence
+    start, size = 0, len(sentence)
+    while size - start > MAX_SENTENCE_CHARS:
+        end = start + MAX_SENTENCE_CHARS
+        cut = sentence.rfind(" ", start + MAX_SENTENCE_CHARS // 2, end + 1)
+        cut = cut if cut > 0 else end
+        yield sentence[start:cut].rstrip()
+        nxt = _NON_SPACE.search(sentence, cut)  # indices, not copies of the rest
+        start = nxt.start() if nxt else size
+    yield sentence[start:]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -544,7 +552,8 @@ def noun_phrases(text: str) -> list[str]:
     planning" -> "party planning", "a great support group" -> "support group") and code
     identifiers ("TopicStore", "repo_refactor", "graph.store"). Stopwords, time words and
     ordinary sentence-initial words ("Hey", "Yesterday", "Thanks") never become phrases.
-    The last few results are cached: the context path asks twice for the same message.
+    Reads the first :data:`MAX_SENTENCES_READ` sentences. The last few results are cached:
+    the context path asks twice for the same message.
     """
     return list(_noun_phrases(text))
 
@@ -553,7 +562,7 @@ def noun_phrases(text: str) -> list[str]:
 def _noun_phrases(text: str) -> tuple[str, ...]:
     masked = _REDACTION_MARKER.sub(", ", _normalise(text))
     found: list[str] = []
-    for sentence in split_sentences(masked):
+    for sentence in split_sentences(masked)[:MAX_SENTENCES_READ]:
         tokens = _tokens(sentence)
         times = DisjointSpans(_time_spans(sentence))
         spans = [
@@ -1149,7 +1158,8 @@ def _unique_models(models: Iterable[_M]) -> list[_M]:
 def find_in_progress(content: str) -> InProgress | None:
     """Only the work-in-progress part of :func:`extract` (the same result as its
     ``in_progress``), for callers that need nothing else: it skips the other rules."""
-    facts = [s for s in split_sentences(_normalise(redact(content))) if not _is_filler(s)]
+    sentences = split_sentences(_normalise(redact(content)))[:MAX_SENTENCES_READ]
+    facts = [s for s in sentences if not _is_filler(s)]
     return _in_progress(facts)
 
 
@@ -1164,12 +1174,16 @@ def extract(content: str, role: str = "user") -> Extraction:
     candidate contains a secret. ``role`` is one of :data:`ROLES`; user-only signals
     (corrections, open questions) are only taken from ``"user"`` messages.
 
+    Bounded work on any text: the first :data:`MAX_SENTENCES_READ` sentences are read, a
+    sentence over :data:`MAX_SENTENCE_CHARS` in windows, and numbers and dependencies stop at
+    :data:`MAX_MATCHES_PER_MESSAGE`.
+
     Raises :class:`graph.errors.ValidationFailed` for an unknown role. Never raises on content.
     """
     if role not in ROLES:
         raise ValidationFailed(f"unknown message role {role!r}; expected one of {sorted(ROLES)}")
     text = _normalise(redact(content))
-    sentences = split_sentences(text)
+    sentences = split_sentences(text)[:MAX_SENTENCES_READ]
     facts = [s for s in sentences if not _is_filler(s)]
     decisions = (d for d in map(_decision, facts) if d is not None)
     return Extraction(
