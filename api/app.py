@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import Depends, FastAPI
 
 from api import errors
@@ -48,6 +49,8 @@ def create_app(
         if skills is not None:
             c.namespace_skills = skills  # the tools and the skills routes share it
         app.state.skills = c.namespace_skills
+        # /health's own threads: it must answer while the routes' threadpool is busy
+        app.state.probe_limiter = anyio.CapacityLimiter(health.PROBE_THREADS)
         yield
         if container is None:
             c.close()
