@@ -20,6 +20,7 @@ Paths (pure functions, no Neo4j, no model):
   triggers    retrieval.triggers.fired (memory, time, entities, switch, recurrence)
   classify    retrieval.classify.classify
   routing     skills.routing.classify_intent + deep_triggers(text, last_tool_output=text)
+              + skills.requests.suggest_args for the four built-in skills
   timephrases retrieval.timephrases.find_windows (reads the first 20,000 characters)
   redaction   sleepwake.redact's public redaction function (redact_text or redact)
   snippets    retrieval.snippets.terms + best_sentences
@@ -44,6 +45,7 @@ from types import FrameType
 from graph.models import Message
 from retrieval import classify as classify_mod
 from retrieval import snippets, timephrases, triggers
+from skills import requests as skill_requests
 from skills import routing
 from skills.debug import tracebacks
 from sleepwake import extract as extract_mod
@@ -52,6 +54,7 @@ from sleepwake.candidates import build_candidates
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 KNOWN = frozenset({"billing service", "neo4j", "mel"})
+SKILLS = ("write_docs", "repo_refactor", "debug", "plan_and_execute")
 
 Family = Callable[[int], str]
 
@@ -99,6 +102,7 @@ FAMILIES: dict[str, Family] = {
     "file_frames": _repeat('File "'),
     "needs_first": _repeat("x needs y first, "),
     "assign": _repeat("key=value "),
+    "docs_": _repeat("docs "),
 }
 
 
@@ -117,7 +121,8 @@ def _candidates(text: str) -> object:
 
 
 def _routing(text: str) -> object:
-    return routing.classify_intent(text), routing.deep_triggers(text, last_tool_output=text)
+    args = [skill_requests.suggest_args(s, text) for s in SKILLS]
+    return routing.classify_intent(text), routing.deep_triggers(text, text), args
 
 
 def _snippets(text: str) -> object:

@@ -25,6 +25,7 @@ from api.settings import Settings
 from graph.models import Message
 from retrieval import classify, snippets, timephrases, triggers
 from retrieval.embedding import MiniLMEmbedder
+from skills import requests as skill_requests
 from skills import routing
 from skills.debug import tracebacks
 from sleepwake import extract
@@ -181,7 +182,9 @@ def _candidates(text: str) -> object:
 
 
 def _routing(text: str) -> object:
-    return routing.classify_intent(text), routing.deep_triggers(text, last_tool_output=text)
+    skills = ("write_docs", "repo_refactor", "debug", "plan_and_execute")
+    args = [skill_requests.suggest_args(s, text) for s in skills]
+    return routing.classify_intent(text), routing.deep_triggers(text, text), args
 
 
 def _triggers(text: str) -> object:
@@ -199,7 +202,7 @@ PATHS: dict[str, Callable[[str], object]] = {
     "snippets": lambda t: snippets.best_sentences(t, snippets.terms("billing plan"), 3),
     "tracebacks": tracebacks.parse_traceback,
 }
-N = 32_000
+N = 32_000  # the context message limit; two families below use the 100,000 message limit
 INPUTS: dict[str, str] = {
     "a+spaces+b": "a" + " " * N + "b",  # \s*,?\s* in the decision splitters: cubic
     "dots": "." * N,  # the sentence boundary entered at every dot
@@ -208,9 +211,10 @@ INPUTS: dict[str, str] = {
     "dot+space": ". " * (N // 2),  # thousands of sentences and spans
     "numbers": "1 " * (N // 2),  # a number key window per number
     "names": ", ".join(f"Qx{i:05d}" for i in range(N // 9)),  # thousands of entities
-    "today": "today " * (N // 6),  # thousands of overlapping time phrases
+    "today": "today " * 16_000,  # thousands of time phrases: k^2 overlap checks
     "dependency cues": "x depends on y, " * (N // 16),  # a clause scan per cue
     "frames": 'File "a.py", line 1, in ' + " " * N + "f",  # lazy name before \s*$
+    "docs": "docs " * 20_000,  # an unbounded lazy gap before "for" from every "docs"
 }
 
 
@@ -218,5 +222,5 @@ INPUTS: dict[str, str] = {
 @pytest.mark.parametrize("path", list(PATHS))
 def test_every_text_path_finishes_on_crafted_text(path: str, family: str) -> None:
     extract._noun_phrases.cache_clear()
-    with guard(f"{path} on {family!r} x {N}", 30):
+    with guard(f"{path} on {family!r} ({len(INPUTS[family]):,} characters)", 30):
         PATHS[path](INPUTS[family])
