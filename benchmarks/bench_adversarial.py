@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_adversarial.py                   # every path and family
     .venv/bin/python benchmarks/bench_adversarial.py --paths split,routing --families dots,nl
     .venv/bin/python benchmarks/bench_adversarial.py --sizes 8000,32000 --table
+    .venv/bin/python benchmarks/bench_adversarial.py --server        # the findings over HTTP
 
 A regex with overlapping quantifiers (``\\s*,?\\s*``, ``^\\s*`` under MULTILINE, a run of
 terminators entered at every character) is quadratic or worse on input built to make it
@@ -26,6 +27,12 @@ Paths (pure functions, no Neo4j, no model):
   snippets    retrieval.snippets.terms + best_sentences
   tracebacks  skills.debug.tracebacks.parse_traceback
 
+--server instead runs the issue's findings against a real server (``uvicorn api.app:create_app
+--factory`` in a subprocess, the real container and Neo4j, as bench_api_concurrency.py does) with
+one key, while two threads poll ``GET /health`` and a second tenant's ``POST /v1/context`` every
+0.1 s; printed per request: its status and time, and the slowest /health and other-tenant answer
+during it (and /health idle, for scale). The two namespaces are deleted afterwards.
+
 Each call runs under a --limit second alarm; a call that hits it prints as ">LIMIT" (a
 regression to super-linear time shows up as that). Times are wall clock of one call (the worst
 of --repeat calls), on a shared machine: small times are noisy, the ratio of large ones is not.
@@ -37,10 +44,17 @@ import argparse
 import random
 import signal
 import string
+import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from types import FrameType
+from typing import Any
+
+import httpx
 
 from graph.models import Message
 from retrieval import classify as classify_mod
@@ -204,6 +218,105 @@ def run_path(
     return worst[0], worst[1], max_ratio
 
 
+def _fillers(n: int) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"ok, noted {i}"} for i in range(n)]
+
+
+def _messages(content: str) -> dict[str, Any]:
+    """The crafted message, then 14 short turns: a sleep keeps the last 12 verbatim."""
+    turns = [{"role": "user", "content": content}, *_fillers(14)]
+    return {"messages": turns, "auto_sleep": False}
+
+
+SERVER_CASES: list[tuple[str, str, dict[str, Any] | None]] = [
+    ("context: 32,000 dots", "/v1/context", {"message": "." * 32_000}),
+    ("context: a + 31,998 newlines + b", "/v1/context", {"message": "a" + "\n" * 31_998 + "b"}),
+    (
+        "context: tool output of 32,000 newlines",
+        "/v1/context",
+        {"message": "why does it fail?", "last_tool_output": "\n" * 32_000},
+    ),
+    ("context: 6,400 x 'docs '", "/v1/context", {"message": "docs " * 6_400}),
+    ("messages: a + 12,000 spaces + b", "/v1/messages", _messages("a" + " " * 12_000 + "b")),
+    ("sleep", "/v1/sleep", None),
+    ("messages: 100,000 chars of names", "/v1/messages", _messages(_names(100_000))),
+    ("sleep", "/v1/sleep", None),
+    ("messages: 100,000 chars of 'Aa. '", "/v1/messages", _messages("Aa. " * 25_000)),
+    ("sleep", "/v1/sleep", None),
+]
+
+
+def _poll(url: str, key: str, stop: threading.Event, seen: dict[str, list[float]]) -> None:
+    """Ask /health and the other tenant's /v1/context in turn until ``stop``."""
+    headers = {"Authorization": f"Bearer {key}"}
+    while not stop.is_set():
+        for kind in ("health", "other"):
+            started = time.perf_counter()
+            if kind == "health":
+                httpx.get(f"{url}/health", timeout=600)
+            else:
+                body = {"message": "what did we decide about billing last week?"}
+                httpx.post(f"{url}/v1/context", json=body, headers=headers, timeout=600)
+            seen[kind].append(time.perf_counter() - started)
+        time.sleep(0.1)
+
+
+def _case(url: str, keys: tuple[str, str], path: str, body: dict[str, Any] | None) -> str:
+    seen: dict[str, list[float]] = {"health": [], "other": []}
+    stop = threading.Event()
+    poller = threading.Thread(target=_poll, args=(url, keys[1], stop, seen))
+    poller.start()
+    time.sleep(0.3)
+    started = time.perf_counter()
+    answer = httpx.post(
+        f"{url}{path}", json=body, headers={"Authorization": f"Bearer {keys[0]}"}, timeout=900
+    )
+    took = time.perf_counter() - started
+    stop.set()
+    poller.join()
+    return (
+        f"{answer.status_code:6d}  {took * 1000:7.0f}  {max(seen['health']) * 1000:11.0f}"
+        f"  {max(seen['other']) * 1000:12.0f}"
+    )
+
+
+def run_server() -> None:
+    """The findings over HTTP against a real server, with /health and a neighbour polled."""
+    from bench_api_concurrency import ApiServer  # the same server harness
+
+    from api.settings import Settings
+    from graph.db import connect
+    from graph.keys import ApiKeyStore
+
+    settings = Settings()
+    driver = connect(*settings.connection())
+    namespaces = [f"bench-adv-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    store = ApiKeyStore(driver, settings.neo4j_database)
+    keys = tuple(store.create(ns, "bench_adversarial", datetime.now(UTC))[1] for ns in namespaces)
+    log_path = Path(tempfile.mkdtemp()) / "server.log"
+    with log_path.open("w") as log:
+        server = ApiServer(log, log_path, workers=1)
+        try:
+            server.start()
+            idle = []
+            for _ in range(10):
+                started = time.perf_counter()
+                httpx.get(f"{server.url}/health", timeout=60)
+                idle.append(time.perf_counter() - started)
+            print(
+                f"/health idle: median {sorted(idle)[5] * 1000:.0f} ms, max {max(idle) * 1000:.0f}"
+            )
+            print(f"{'request (tenant 1)':40s} status  took ms  /health max  tenant 2 max")
+            for label, path, body in SERVER_CASES:
+                row = _case(server.url, (keys[0], keys[1]), path, body)
+                print(f"{label:40s} {row}", flush=True)
+        finally:
+            server.stop()
+            for ns in namespaces:  # the keys are nodes of their namespace
+                driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=ns)
+            driver.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", default="32000,100000", help="comma-separated text lengths")
@@ -212,7 +325,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="calls per cell (the worst counts)")
     parser.add_argument("--limit", type=int, default=120, help="seconds before a call is cut")
     parser.add_argument("--table", action="store_true", help="print every (path, family) row")
+    parser.add_argument("--server", action="store_true", help="the findings over real HTTP")
     args = parser.parse_args()
+    if args.server:
+        run_server()
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     paths, families = args.paths.split(","), args.families.split(",")
     signal.signal(signal.SIGALRM, _alarm)
