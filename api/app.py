@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
@@ -48,6 +49,8 @@ def create_app(container: Container | None = None) -> FastAPI:
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
         _ = c.services, c.workspaces  # built now: a bad workspace root stops the start-up
+        # /health's own threads: it must answer while the routes' threadpool is busy
+        app.state.probe_limiter = anyio.CapacityLimiter(health.PROBE_THREADS)
         async with mcp.running(c):  # the MCP sessions live as long as the app
             yield
         if container is None:

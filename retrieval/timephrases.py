@@ -48,11 +48,13 @@ import dateparser
 
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
+from retrieval.spans import DisjointSpans
 
 WeekMode = Literal["rolling", "calendar"]
 
 _MAX_TEXT = 20_000  # characters scanned; longer messages are truncated, never rejected
 _MAX_DATE_CANDIDATES = 20  # dateparser calls per message
+_MAX_DATE_CHARS = 64  # what dateparser may see: a date, with its whitespace runs collapsed
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = (
@@ -331,6 +333,10 @@ def _explicit_date(match: re.Match[str], ctx: _Ctx) -> _Span | None:
     ambiguous = month is not None and month.group(0).lower() in _AMBIGUOUS_MONTHS
     if ambiguous and month is not None and month.group(0).islower() and not _YEAR.search(text):
         return None  # "those 2 may help": lower-case modal verb, not May 2
+    # "5" + 20,000 spaces + "May" is a date to the pattern; dateparser gets "5 May" only
+    text = " ".join(text.split())
+    if len(text) > _MAX_DATE_CHARS:
+        return None
     parsed = _dateparse(re.sub(r"^the\s+", "", text, flags=re.IGNORECASE), ctx)
     return None if parsed is None else ctx.day(parsed)
 
@@ -572,8 +578,10 @@ def _kind(family: str, phrase: str) -> str:
 def _without_overlaps(found: list[_Found]) -> list[_Found]:
     """Keep the longest phrase where matches overlap; return them in text order."""
     kept: list[_Found] = []
+    taken = DisjointSpans()  # O(k log k): a text can hold thousands of phrases
     for item in sorted(found, key=lambda f: (f.first - f.last, f.priority, f.first)):
-        if all(item.last <= other.first or item.first >= other.last for other in kept):
+        if not taken.overlaps(item.first, item.last):
+            taken.add(item.first, item.last)
             kept.append(item)
     return sorted(kept, key=lambda f: f.first)
 

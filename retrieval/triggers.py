@@ -35,7 +35,11 @@ _RECURRENCE = re.compile(
     r"fails? again|broke again|still failing|again the same)\b",
     re.I,
 )
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*File \".+\", line \d+", re.M)
+# "[^\S\n]*+": indentation on the frame's own line. "^\s*" crossed newlines, so 32,000 blank lines
+# were 32,000 scans to the end of the text.
+_TRACEBACK = re.compile(
+    r"Traceback \(most recent call last\)|^[^\S\n]*+File \".+\", line \d+", re.M
+)
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,11 @@ INTENT_TAGS: dict[Intent, frozenset[str]] = {
 
 _I = re.IGNORECASE
 TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
-_FRAME = re.compile(r'^\s*File "[^"]+", line \d+', re.MULTILINE)
+# Line-anchored patterns take the indentation of their own line only ("[^\S\n]*+", not "\s*"):
+# "^\s*" crosses newlines, so 32,000 blank lines were 32,000 scans to the end of the text.
+_FRAME = re.compile(r'^[^\S\n]*+File "[^"]+", line \d+', re.MULTILINE)
 _EXC_LINE = re.compile(
-    r"^\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt)\b:?.*$", re.MULTILINE
+    r"^[^\S\n]*+(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt)\b:?.*$", re.MULTILINE
 )
 
 # (pattern, weight) per intent; a strong phrase weighs 2, a hint 1.
@@ -137,7 +139,7 @@ _MULTI_STEP = re.compile(
     r"implement \w+ (across|throughout))\b",
     _I,
 )
-_NUMBERED = re.compile(r"^\s*(\d+[.)]|[-*])\s+\S", re.MULTILINE)
+_NUMBERED = re.compile(r"^[^\S\n]*+(\d+[.)]|[-*])\s++\S", re.MULTILINE)
 _THEN = re.compile(r"\b(and then|then|after that|afterwards|finally)\b", _I)
 
 
@@ -158,9 +160,9 @@ _FAILURE = [
     (re.compile(r"Traceback \(most recent call last\)"), "a Python traceback"),
     (re.compile(r"\b[1-9]\d* (failed|errors?)\b", _I), "failed tests"),
     (re.compile(r"\bFAILED\b"), "FAILED"),
-    (re.compile(r"^\s*(?:[\w.]+\.)?\w+(?:Error|Exception):", re.MULTILINE), "an exception"),
+    (re.compile(r"^[^\S\n]*+(?:[\w.]+\.)?\w+(?:Error|Exception):", re.MULTILINE), "an exception"),
     (re.compile(r"\bexit (code|status)[ :=]*[1-9]\d*\b", _I), "a non-zero exit code"),
-    (re.compile(r"^\s*(error|fatal)\b[:!]", re.MULTILINE | _I), "an error line"),
+    (re.compile(r"^[^\S\n]*+(error|fatal)\b[:!]", re.MULTILINE | _I), "an error line"),
     (re.compile(r"\b(command not found|segmentation fault|timed out)\b", _I), "a failure"),
 ]
 

@@ -33,6 +33,12 @@ EVENT_NOUNS = frozenset(
 CONTINUATION_GAP = timedelta(minutes=30)
 MAX_FACT_CHARS = 1000
 MAX_ONE_LINER = 300
+# A message naming thousands of entities must not cost thousands squared: each candidate records
+# as co-entities only the first this-many entities of a message (a normal message names a few).
+MAX_CO_ENTITIES = 24
+# ... and at most this many candidates come from one message; its other sentences attach to
+# those (a pasted list of 10,000 names is not 10,000 topics, nor 10,000 embeddings).
+MAX_ENTITIES_PER_MESSAGE = 64
 
 
 def normalise_key(phrase: str) -> str:
@@ -60,6 +66,17 @@ class Candidate:
     constraint_count: int = 0
     corrected: bool = False
     time_hint: datetime | None = None
+    # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
+    _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._fact_texts = {f.text for f in self.facts}
+
+    def add_fact(self, fact: Fact) -> None:
+        """Append ``fact`` unless a fact with the same text is already there."""
+        if fact.text not in self._fact_texts:
+            self._fact_texts.add(fact.text)
+            self.facts.append(fact)
 
     @property
     def name(self) -> str:
@@ -169,14 +186,12 @@ def _absorb_message(
     ``extra_entities`` (named by the LLM extractor) take the place of the rule-based noun
     phrases: each joins the sentences it shares a word with, or every sentence when it shares
     none; a sentence no entity joins keeps its noun phrases."""
-    keys_in_message: list[str] = []
+    seen: dict[str, None] = {}  # the message's candidate keys, in order
     orphan_sentences: list[str] = []
     placed = _place_entities(extra_entities or [], extraction.sentences)
+    rules = set(extraction.constraints)
     for sentence in extraction.sentences:
-        named = [e for e in placed.get(sentence, []) if _usable(normalise_key(e))]
-        phrases = named or [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
-        if not phrases and sentence in extraction.constraints:
-            phrases = [p for p in [constraint_phrase(sentence)] if p]
+        phrases = _within_cap(_sentence_phrases(sentence, placed, sentence in rules), seen)
         if not phrases:
             orphan_sentences.append(sentence)
             continue
@@ -186,15 +201,37 @@ def _absorb_message(
             _add_fact(cand, message, sentence)
             if hint is not None:
                 cand.time_hint = hint
-            if cand.key not in keys_in_message:
-                keys_in_message.append(cand.key)
+    keys_in_message = list(seen)
     if not keys_in_message:
         return []
     _attach_sentences(by_key, keys_in_message, message, orphan_sentences)
     _attach_structure(by_key, keys_in_message, message, extraction)
+    named = keys_in_message[:MAX_CO_ENTITIES]
     for key in keys_in_message:
-        by_key[key].co_entities.update(k for k in keys_in_message if k != key)
+        by_key[key].co_entities.update(k for k in named if k != key)
     return keys_in_message
+
+
+def _within_cap(phrases: list[str], seen: dict[str, None]) -> list[str]:
+    """The phrases that are (or, while there is room, become) one of the message's first
+    ``MAX_ENTITIES_PER_MESSAGE`` candidates; ``seen`` is updated."""
+    kept = []
+    for phrase in phrases:
+        key = normalise_key(phrase)
+        if key in seen or len(seen) < MAX_ENTITIES_PER_MESSAGE:
+            seen.setdefault(key)
+            kept.append(phrase)
+    return kept
+
+
+def _sentence_phrases(sentence: str, placed: dict[str, list[str]], rule: bool) -> list[str]:
+    """What a sentence is about: the LLM's entities placed in it, else its noun phrases, else
+    (for a rule that names nothing) what the rule constrains."""
+    named = [e for e in placed.get(sentence, []) if _usable(normalise_key(e))]
+    phrases = named or [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
+    if not phrases and rule:
+        phrases = [p for p in [constraint_phrase(sentence)] if p]
+    return phrases
 
 
 def _place_entities(entities: list[str], sentences: list[str]) -> dict[str, list[str]]:
@@ -228,8 +265,7 @@ def _candidate(by_key: dict[str, Candidate], phrase: str, message: Message) -> C
 
 def _add_fact(cand: Candidate, message: Message, sentence: str) -> None:
     text = fact_text(message, sentence)
-    if all(f.text != text for f in cand.facts):
-        cand.facts.append(Fact(text=text, at=message.at, source_message_ids=[message.message_id]))
+    cand.add_fact(Fact(text=text, at=message.at, source_message_ids=[message.message_id]))
 
 
 def _attach_sentences(
@@ -247,8 +283,9 @@ def _attach_structure(
     """Numbers, open loops and decisions go to the entities of the sentence they came from."""
     source = {"user": "user", "assistant": "assistant", "tool": "tool"}.get(message.role, "doc")
     ids = [message.message_id]
+    owners = _Owners(by_key, keys, message)
     for n in extraction.numbers:
-        for key in _keys_for(by_key, keys, message, n.text):
+        for key in owners.of(n.text):
             by_key[key].numbers.append(
                 TypedNumber(
                     key=n.key,
@@ -261,7 +298,7 @@ def _attach_structure(
                 )
             )
     for loop in extraction.open_loops:
-        for key in _keys_for(by_key, keys, message, loop):
+        for key in owners.of(loop):
             by_key[key].open_loops.append(
                 OpenLoop(text=loop[:1000], at=message.at, source_message_ids=ids)
             )
@@ -269,31 +306,46 @@ def _attach_structure(
         rejected = f" over {', '.join(d.rejected)}" if d.rejected else ""
         reason = f" because {d.reason}" if d.reason else ""
         event = f"Decided: {d.chosen}{rejected}{reason}"[:1000]
-        for key in _keys_for(by_key, keys, message, d.text):
+        for key in owners.of(d.text):
             by_key[key].events.append(
                 NotableEvent(at=message.at, event=event, source_message_ids=ids)
             )
     for rule in extraction.constraints:
-        for key in _keys_for(by_key, keys, message, rule):
+        for key in owners.of(rule):
             by_key[key].constraint_count += 1
     for key in keys:
         by_key[key].corrected = by_key[key].corrected or extraction.is_correction
 
 
-def _keys_for(
-    by_key: dict[str, Candidate], keys: list[str], message: Message, text: str
-) -> list[str]:
-    """The message's candidates with a fact (from this message) that contains ``text``."""
-    needle = text.strip().lower()[:80]
-    hits = [
-        key
-        for key in keys
-        if any(
-            message.message_id in f.source_message_ids and needle in f.text.lower()
-            for f in by_key[key].facts
-        )
-    ]
-    return hits or keys[:1]
+class _Owners:
+    """Which of a message's candidates hold a fact from that message, indexed by the fact's
+    text, so a message with thousands of sentences and entities is not thousands squared."""
+
+    def __init__(self, by_key: dict[str, Candidate], keys: list[str], message: Message) -> None:
+        self.by_key, self.keys, self.message = by_key, keys, message
+        self.exact: dict[str, list[str]] = {}
+        for key in keys:
+            for fact in reversed(by_key[key].facts):  # this message's facts are the newest
+                if message.message_id not in fact.source_message_ids:
+                    break
+                self.exact.setdefault(fact.text, []).append(key)
+
+    def of(self, text: str) -> list[str]:
+        """The candidates with the fact of sentence ``text``; for a text that is no sentence of
+        the message (the LLM extractor quotes part of one), those whose fact contains it."""
+        exact = self.exact.get(fact_text(self.message, text.strip()))
+        if exact:
+            return exact
+        needle = text.strip().lower()[:80]
+        hits = [
+            key
+            for key in self.keys
+            if any(
+                self.message.message_id in f.source_message_ids and needle in f.text.lower()
+                for f in self.by_key[key].facts
+            )
+        ]
+        return hits or self.keys[:1]
 
 
 def _time_hint(sentence: str, message: Message, tz: str) -> datetime | None:

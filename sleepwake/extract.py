@@ -12,6 +12,12 @@ so no secret can leak into a candidate. The rules are tuned for precision on cas
 what deliberately does *not* fire (e.g. "I never knew that" is not a constraint, "I remember
 the 90s" is not a memory reference, "That must be tough" is not a rule).
 
+Every rule is linear-time on any text up to the API's size limits, because an API key must
+not be able to stall the server: no two adjacent quantifiers can take the same character, a
+whitespace run is only entered at its first character and taken whole (possessive), span
+selection is O(k log k), and a sentence longer than :data:`MAX_SENTENCE_CHARS` is read in
+windows. ``benchmarks/bench_adversarial.py`` measures it; docs/security.md has the figures.
+
 Pure functions, no I/O, no randomness: the same input always gives the same output.
 """
 
@@ -19,14 +25,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from itertools import islice
 from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.errors import ValidationFailed
+from retrieval.spans import DisjointSpans
 from sleepwake.redact import redact
 
 __all__ = [
+    "MAX_MATCHES_PER_MESSAGE",
+    "MAX_SENTENCES_READ",
+    "MAX_SENTENCE_CHARS",
     "ROLES",
     "Decision",
     "Dependency",
@@ -34,6 +46,7 @@ __all__ = [
     "InProgress",
     "NumberMention",
     "extract",
+    "find_in_progress",
     "noun_phrases",
     "split_sentences",
     "time_expressions",
@@ -190,8 +203,10 @@ _TRANSLATE = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ", "\u200b": ""}
 )
 _REDACTION_MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
-_BOUNDARY = re.compile(r"[.!?\u2026]+[\"')\]]*\s+")
-_BULLET = re.compile(r"^\s*(?:[-*\u2022>]+|\d{1,3}[.)])\s+")
+# A run of terminators is only entered at its first character (the lookbehind), so "...."
+# x 30,000 is one linear scan instead of one scan per dot.
+_BOUNDARY = re.compile(r"(?<![.!?\u2026])[.!?\u2026]++[\"')\]]*+\s+")
+_BULLET = re.compile(r"^\s*+(?:[-*\u2022>]++|\d{1,3}[.)])\s+")
 _LAST_WORD = re.compile(r"([^\s(\"']+)$")
 _TOKEN = re.compile(r"[^\W_](?:[\w'+#&.-]*[\w+#])?")
 
@@ -203,9 +218,17 @@ def _normalise(text: str) -> str:
 _INITIAL = re.compile(r"(?:^|[A-Z][\w.]*\s+)[A-Z]$")
 
 
+_ABBREVIATION_WINDOW = 40  # characters before a full stop that can hold "Dr", "e.g" or "J. K"
+MAX_SENTENCE_CHARS = 2000  # longer "sentences" (logs, pasted blobs) are cut into windows
+_NON_SPACE = re.compile(r"\S")
+# Sentences a message is read for (entities, facts, rules). 100,000 characters of prose are
+# about 1,100 sentences; "Aa. " x 25,000 is 25,000 of them, each a candidate with a time hint.
+MAX_SENTENCES_READ = 2000
+
+
 def _is_abbreviation(before: str) -> bool:
     """Whether the text before a full stop ends in "Dr", "e.g", "U.S" or a name initial."""
-    tail = before[-40:]
+    tail = before[-_ABBREVIATION_WINDOW:]
     m = _LAST_WORD.search(tail)
     if m is None:
         return False
@@ -216,18 +239,32 @@ def _is_abbreviation(before: str) -> bool:
 
 def _lines(text: str) -> Iterator[str]:
     """Physical lines, re-joining hard-wrapped prose (a lower-case continuation line)."""
-    current = ""
+    parts: list[str] = []  # joined once at the end: repeated concatenation is quadratic
     for raw in text.splitlines():
         line = raw.strip()
-        wrapped = current and line[:1].islower() and not _BULLET.match(raw)
-        if wrapped and current[-1:] not in ".!?:;":
-            current = f"{current} {line}"
+        wrapped = parts and line[:1].islower() and not _BULLET.match(raw)
+        if wrapped and parts[-1][-1:] not in ".!?:;":
+            parts.append(line)
             continue
-        if current:
-            yield current
-        current = line
-    if current:
-        yield current
+        if parts:
+            yield " ".join(parts)
+        parts = [line] if line else []
+    if parts:
+        yield " ".join(parts)
+
+
+def _windows(sentence: str) -> Iterator[str]:
+    """``sentence`` in pieces of at most :data:`MAX_SENTENCE_CHARS`, cut at a space when one
+    is in the second half of the window. Bounds the work any rule does on one "sentence"."""
+    start, size = 0, len(sentence)
+    while size - start > MAX_SENTENCE_CHARS:
+        end = start + MAX_SENTENCE_CHARS
+        cut = sentence.rfind(" ", start + MAX_SENTENCE_CHARS // 2, end + 1)
+        cut = cut if cut > 0 else end
+        yield sentence[start:cut].rstrip()
+        nxt = _NON_SPACE.search(sentence, cut)  # indices, not copies of the rest
+        start = nxt.start() if nxt else size
+    yield sentence[start:]
 
 
 def split_sentences(text: str) -> list[str]:
@@ -236,19 +273,20 @@ def split_sentences(text: str) -> list[str]:
     Splits on ``.``/``!``/``?``/``…`` followed by whitespace and on line breaks (bullets
     become their own sentences, bullet markers are dropped, hard-wrapped lines are re-joined).
     Abbreviations ("Dr.", "e.g.", "vs.") and initials ("J. K.") do not end a sentence;
-    dotted identifiers and decimals ("graph.store", "3.5") are never split.
+    dotted identifiers and decimals ("graph.store", "3.5") are never split. A sentence longer
+    than :data:`MAX_SENTENCE_CHARS` is cut into windows of at most that size.
     """
     sentences: list[str] = []
     for line in _lines(_normalise(text)):
         start = 0
         for m in _BOUNDARY.finditer(line):
-            if _is_abbreviation(line[start : m.start()]):
+            if _is_abbreviation(line[max(start, m.start() - _ABBREVIATION_WINDOW) : m.start()]):
                 continue
             sentences.append(line[start : m.end()])
             start = m.end()
         sentences.append(line[start:])
     cleaned = (_BULLET.sub("", s).strip() for s in sentences)
-    return [s for s in cleaned if s]
+    return [w for s in cleaned if s for w in _windows(s) if w]
 
 
 _GREETINGS = _words("hey hi hello hiya howdy yo heya morning evening greetings dear")
@@ -487,8 +525,10 @@ def _code_identifiers(sentence: str) -> Iterator[_Span]:
 def _select_spans(spans: Iterable[_Span]) -> list[_Span]:
     """Best non-overlapping spans: higher priority first, then longer, then earlier."""
     chosen: list[_Span] = []
+    taken = DisjointSpans()
     for span in sorted(spans, key=lambda s: (-s.priority, s.start - s.end, s.start)):
-        if all(span.end <= c.start or span.start >= c.end for c in chosen):
+        if not taken.overlaps(span.start, span.end):
+            taken.add(span.start, span.end)
             chosen.append(span)
     return sorted(chosen, key=lambda s: s.start)
 
@@ -512,21 +552,28 @@ def noun_phrases(text: str) -> list[str]:
     planning" -> "party planning", "a great support group" -> "support group") and code
     identifiers ("TopicStore", "repo_refactor", "graph.store"). Stopwords, time words and
     ordinary sentence-initial words ("Hey", "Yesterday", "Thanks") never become phrases.
+    Reads the first :data:`MAX_SENTENCES_READ` sentences. The last few results are cached:
+    the context path asks twice for the same message.
     """
+    return list(_noun_phrases(text))
+
+
+@lru_cache(maxsize=16)
+def _noun_phrases(text: str) -> tuple[str, ...]:
     masked = _REDACTION_MARKER.sub(", ", _normalise(text))
     found: list[str] = []
-    for sentence in split_sentences(masked):
+    for sentence in split_sentences(masked)[:MAX_SENTENCES_READ]:
         tokens = _tokens(sentence)
-        times = _time_spans(sentence)
+        times = DisjointSpans(_time_spans(sentence))
         spans = [
             *_capitalised_runs(sentence, tokens),
             *_determiner_phrases(sentence, tokens),
             *_quoted_terms(sentence),
             *_code_identifiers(sentence),
         ]
-        spans = [s for s in spans if not any(s.start < e and b < s.end for b, e in times)]
+        spans = [s for s in spans if not times.overlaps(s.start, s.end)]
         found.extend(span.surface for span in _select_spans(spans))
-    return _dedupe(found)
+    return tuple(_dedupe(found))
 
 
 # --------------------------------------------------------------------------------------------
@@ -777,15 +824,19 @@ _DECISION_TRIGGER = re.compile(
 )
 _WEAK_TRIGGER = re.compile(r"went\s+with|picked|(?:will|'ll|going\s+to)\s+use\s+$", re.I)
 _FIRM = re.compile(r"\b(?:finally|eventually|ultimately|in\s+the\s+end|decided)\b", re.I)
+# "(?<!\s)\s*+": a run of whitespace is entered only at its first character and taken whole.
+# The old "\s*,?\s*" tried every split of every suffix of a run: cubic on "a" + 12,000 spaces.
 _REASON_SPLIT = re.compile(
-    r"\s*,?\s*\b(?:because|since|due\s+to|given\s+that|as\s+(?=(?:it|they|we|this|that|there)\b))"
-    r"\s*",
+    r"(?<!\s)\s*+(?:,\s*+)?\b(?:because|since|due\s+to|given\s+that|"
+    r"as\s+(?=(?:it|they|we|this|that|there)\b))\s*+",
     re.I,
 )
-_REJECT_SPLIT = re.compile(r"\s*,?\s*\b(?:over|instead\s+of|rather\s+than|and\s+not|not)\s+", re.I)
-_LATE_REJECT_SPLIT = re.compile(r"\s*,\s*(?:rather\s+than|instead\s+of)\s+", re.I)
-_LIST_SPLIT = re.compile(r"\s*(?:,|/|\bor\b|\band\b)\s*", re.I)
-_CLAUSE_END = re.compile(r"[;:]|\s+-\s+|\s+(?:and\s+then|but)\s+", re.I)
+_REJECT_SPLIT = re.compile(
+    r"(?<!\s)\s*+(?:,\s*+)?\b(?:over|instead\s+of|rather\s+than|and\s+not|not)\s+", re.I
+)
+_LATE_REJECT_SPLIT = re.compile(r"(?<!\s)\s*+,\s*+(?:rather\s+than|instead\s+of)\s+", re.I)
+_LIST_SPLIT = re.compile(r"(?<!\s)\s*+(?:,|/|\bor\b|\band\b)\s*+", re.I)
+_CLAUSE_END = re.compile(r"[;:]|(?<!\s)\s++(?:-|and\s++then|but)\s+", re.I)
 _TRIM = " \t\"'`.,;:!?()"
 
 
@@ -815,14 +866,16 @@ def _decision(sentence: str) -> Decision | None:
 
 
 _DEPENDENCY_TRIGGER = re.compile(
-    r"\s+(?:(?:depends|depend|relies|rely)\s+on|(?:is|are|was|were|'s|'re)\s+(?:still\s+|"
+    r"(?<!\s)\s++(?:(?:depends|depend|relies|rely)\s+on|(?:is|are|was|were|'s|'re)\s+(?:still\s+|"
     r"currently\s+)?(?:blocked|gated)\s+(?:by|on)|(?:is|are|'s|'re)\s+(?:still\s+)?waiting\s+"
     r"(?:on|for)|can(?:'t|not|\s+not)\s+(?:start|begin|happen|proceed|ship|land|go\s+ahead|"
     r"be\s+done)\s+(?:until|before))\s+",
     re.I,
 )
 _NEEDS_FIRST = re.compile(
-    r"\s+(?:needs|need|requires|require)\s+(?P<b>[^,;.!?]{1,80}?)\s+(?:first|beforehand)\b", re.I
+    r"(?<!\s)\s++(?:needs|need|requires|require)\s++(?P<b>[^\s,;.!?][^,;.!?]{0,79}?)"
+    r"\s++(?:first|beforehand)\b",
+    re.I,
 )
 _BEFORE_WE_NEED = re.compile(
     r"\bbefore\s+(?P<a>[^,;.!?]{1,80}?),?\s+(?:we|i|you)\s+(?:need|have|must|should|'ll\s+need)"
@@ -840,13 +893,15 @@ _CANT_UNTIL = re.compile(
     re.I,
 )
 _DONE_SUFFIX = re.compile(
-    r"\s+(?:is|are|has\s+been|have\s+been|gets?)\s+(?:done|finished|complete|completed|ready|"
-    r"merged|approved|fixed|signed(?:\s+off)?|in\s+place)$|\s+(?:lands|ships|is\s+in)$",
+    r"(?<!\s)\s++(?:(?:is|are|has\s+been|have\s+been|gets?)\s+(?:done|finished|complete|"
+    r"completed|ready|merged|approved|fixed|signed(?:\s+off)?|in\s+place)|lands|ships|is\s+in)$",
     re.I,
 )
 _CLAUSE_BREAK = re.compile(
-    r"[,;:()]|\s+-\s+|\s+(?:and|but|so|because|then|which|while|if|when|since)\s+", re.I
+    r"[,;:()]|(?<!\s)\s++(?:-|and|but|so|because|then|which|while|if|when|since)\s+", re.I
 )
+_CLAUSE_STOP = re.compile(r"[.!?]|(?<!\s)\s++(?:so|because|which)\s+", re.I)
+_CLAUSE_WINDOW = 300  # characters either side of a dependency cue read for its two parties
 _LEADING_NOISE = re.compile(
     r"^(?:(?:so|and|but|then|also|well|ok|okay|basically|i\s+think|i\s+guess|now)\s+)+", re.I
 )
@@ -866,16 +921,17 @@ def _clause_before(text: str) -> str:
 
 
 def _clause_after(text: str) -> str:
-    return _clean_party(
-        re.split(r"[.!?]|\s+(?:so|because|which)\s+", _CLAUSE_BREAK.split(text)[0])[0]
-    )
+    return _clean_party(_CLAUSE_STOP.split(_CLAUSE_BREAK.split(text, maxsplit=1)[0], maxsplit=1)[0])
 
 
 def _dependency_pairs(sentence: str) -> Iterator[tuple[str, str]]:
+    # each cue reads a bounded window either side: many cues in one long sentence stay linear
     for m in _DEPENDENCY_TRIGGER.finditer(sentence):
-        yield _clause_before(sentence[: m.start()]), _clause_after(sentence[m.end() :])
+        before = sentence[max(0, m.start() - _CLAUSE_WINDOW) : m.start()]
+        yield _clause_before(before), _clause_after(sentence[m.end() : m.end() + _CLAUSE_WINDOW])
     for m in _NEEDS_FIRST.finditer(sentence):
-        yield _clause_before(sentence[: m.start()]), _clean_party(m["b"])
+        before = sentence[max(0, m.start() - _CLAUSE_WINDOW) : m.start()]
+        yield _clause_before(before), _clean_party(m["b"])
     for pattern in (_BEFORE_WE_NEED, _NEED_BEFORE, _CANT_UNTIL):
         for m in pattern.finditer(sentence):
             yield _clean_party(m["a"]), _clean_party(m["b"])
@@ -908,7 +964,7 @@ _NEXT_STEP = re.compile(
     re.I,
 )
 _GOAL_END = re.compile(
-    r"[;.!?]|,\s*(?:and|but|so|next|then)\b|\s+(?:and|but)\s+(?:the\s+)?next\b", re.I
+    r"[;.!?]|,\s*+(?:and|but|so|next|then)\b|(?<!\s)\s++(?:and|but)\s++(?:the\s++)?next\b", re.I
 )
 
 
@@ -996,16 +1052,17 @@ _LABELS = _words(
     """
 )
 _HEDGES = re.compile(
-    r"(?:\s+(?:about|around|roughly|approximately|approx|only|just|exactly|at\s+least|at\s+most|"
-    r"up\s+to|under|over|nearly|almost|like|~))+\s*$",
+    r"(?<!\s)(?:\s++(?:about|around|roughly|approximately|approx|only|just|exactly|at\s+least|at\s+most|"
+    r"up\s+to|under|over|nearly|almost|like|~))+\s*+$",
     re.I,
 )
 _LINK = re.compile(
-    r"(?:\s+(?:is|was|are|were|of|to|be|becomes?|equals?|costs?|weighs?|takes?|lasts?|hits?|"
-    r"reached|reaches|set\s+to|now)|\s*[=:~])\s*$",
+    r"(?<!\s)(?:\s++(?:is|was|are|were|of|to|be|becomes?|equals?|costs?|weighs?|takes?|lasts?|hits?|"
+    r"reached|reaches|set\s+to|now)|\s*+[=:~])\s*+$",
     re.I,
 )
-_TAIL_WORDS = re.compile(r"((?:[^\W_][\w'-]*\s+){0,3}[^\W_][\w'-]*)\s*$")
+_TAIL_WORDS = re.compile(r"((?:[^\W_][\w'-]*+\s++){0,3}[^\W_][\w'-]*+)\s*+$")
+_LABEL_BEFORE = re.compile(r"([^\W\d_][\w-]*+)\s*+#?\s*+$")
 _AFTER_WORDS = re.compile(
     r"^\s*(?:(?:of|for|on)\s+)?(?:(?:the|my|our|your|a|an|his|her|their)\s+)?"
     r"([^\W_][\w'-]*(?:\s+[^\W_][\w'-]*)?)",
@@ -1037,7 +1094,7 @@ def _key_before(before: str) -> str | None:
 
 def _key_label(before: str) -> str | None:
     """ "port 7687", "PR 42", "Python 3" -> the label word."""
-    m = re.search(r"([^\W\d_][\w-]*)\s*#?\s*$", before)
+    m = _LABEL_BEFORE.search(before)
     if m is None:
         return None
     word = m.group(1)
@@ -1060,13 +1117,13 @@ def _number_value(m: re.Match[str]) -> float:
 
 
 def _numbers_in(sentence: str) -> Iterator[NumberMention]:
-    busy = _time_spans(sentence)
+    busy = DisjointSpans(_time_spans(sentence))
     for m in _NUMBER.finditer(sentence):
         nxt = sentence[m.end() : m.end() + 2]
         if nxt[:1].isalnum() or re.match(r"[-/:.]\d", nxt):
             continue
         unit = _CURRENCY.get(m["cur"] or "") or _UNITS.get((m["unit"] or "").lower())
-        if unit is None and any(s < m.end() and m.start() < e for s, e in busy):
+        if unit is None and busy.overlaps(m.start(), m.end()):
             continue
         before = sentence[max(0, m.start() - _KEY_WINDOW) : m.start()]
         after = sentence[m.end() : m.end() + _KEY_WINDOW]
@@ -1081,6 +1138,10 @@ def _numbers_in(sentence: str) -> Iterator[NumberMention]:
 
 
 _M = TypeVar("_M", bound=BaseModel)
+# Numbers and dependencies can come many to a sentence ("1 1 1 ..."); past this many per
+# message the rest are not read (each one costs key windows and a model; none of a list that
+# long is worth a memory).
+MAX_MATCHES_PER_MESSAGE = 100
 
 
 def _unique_models(models: Iterable[_M]) -> list[_M]:
@@ -1094,6 +1155,18 @@ def _unique_models(models: Iterable[_M]) -> list[_M]:
     return out
 
 
+def find_in_progress(content: str) -> InProgress | None:
+    """Only the work-in-progress part of :func:`extract` (the same result as its
+    ``in_progress``), for callers that need nothing else: it skips the other rules."""
+    sentences = split_sentences(_normalise(redact(content)))[:MAX_SENTENCES_READ]
+    facts = [s for s in sentences if not _is_filler(s)]
+    return _in_progress(facts)
+
+
+def _first(items: Iterable[_M]) -> Iterator[_M]:
+    return islice(items, MAX_MATCHES_PER_MESSAGE)
+
+
 def extract(content: str, role: str = "user") -> Extraction:
     """Extract memory candidates from one message, deterministically and without an LLM.
 
@@ -1101,12 +1174,16 @@ def extract(content: str, role: str = "user") -> Extraction:
     candidate contains a secret. ``role`` is one of :data:`ROLES`; user-only signals
     (corrections, open questions) are only taken from ``"user"`` messages.
 
+    Bounded work on any text: the first :data:`MAX_SENTENCES_READ` sentences are read, a
+    sentence over :data:`MAX_SENTENCE_CHARS` in windows, and numbers and dependencies stop at
+    :data:`MAX_MATCHES_PER_MESSAGE`.
+
     Raises :class:`graph.errors.ValidationFailed` for an unknown role. Never raises on content.
     """
     if role not in ROLES:
         raise ValidationFailed(f"unknown message role {role!r}; expected one of {sorted(ROLES)}")
     text = _normalise(redact(content))
-    sentences = split_sentences(text)
+    sentences = split_sentences(text)[:MAX_SENTENCES_READ]
     facts = [s for s in sentences if not _is_filler(s)]
     decisions = (d for d in map(_decision, facts) if d is not None)
     return Extraction(
@@ -1114,10 +1191,10 @@ def extract(content: str, role: str = "user") -> Extraction:
         decisions=_unique_models(decisions),
         constraints=list(dict.fromkeys(s for s in facts if _is_constraint(s))),
         open_loops=list(dict.fromkeys(s for s in facts if _is_open_loop(s, role))),
-        numbers=_unique_models(n for s in facts for n in _numbers_in(s)),
+        numbers=_unique_models(_first(n for s in facts for n in _numbers_in(s))),
         time_expressions=time_expressions(text),
         memory_references=_memory_references(facts),
-        dependencies=_unique_models(d for s in facts for d in _dependencies(s)),
+        dependencies=_unique_models(_first(d for s in facts for d in _dependencies(s))),
         is_correction=role == "user" and any(_is_correction(s) for s in facts),
         in_progress=_in_progress(facts),
         sentences=facts,

@@ -43,7 +43,7 @@ from graph.topics import LinkRequest
 from retrieval.embedding import Embedder, text_hash
 from sleepwake import tiers
 from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
-from sleepwake.extract import Extraction, extract
+from sleepwake.extract import Extraction, find_in_progress
 from sleepwake.extract import InProgress as ExtractedProgress
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.matching import MergeConfig, PoolTopic, alias_score, best_match, score
@@ -516,7 +516,7 @@ def _in_progress(
     latest = cands.in_progress
     for m in tail:
         if m.role == "user":
-            found = extract(m.content, m.role).in_progress
+            found = find_in_progress(m.content)
             if found is not None:
                 latest = (found, m)
     if latest is None:

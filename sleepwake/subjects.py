@@ -16,6 +16,11 @@ from sleepwake.candidates import Candidate
 
 SIMILARITY_EDGE = 0.6
 MAX_SUBJECTS = 8
+# A message naming thousands of entities links only its first few in the co-mention graph (a
+# clique of k is k^2 edges); only so many candidates take part in the similarity pass (at most
+# 400^2 / 2 edges: under a second of Louvain when every pair is similar).
+MAX_CO_MENTIONED = 12
+MAX_SIMILARITY_NODES = 400
 
 
 @dataclass(frozen=True)
@@ -41,8 +46,9 @@ def compute_subjects(
     mentions = {c.key: c.mentions for c in candidates}
     graph.add_nodes_from(mentions)
     for keys in per_message.values():
-        for i, a in enumerate(keys):
-            for b in keys[i + 1 :]:
+        named = keys[:MAX_CO_MENTIONED]
+        for i, a in enumerate(named):
+            for b in named[i + 1 :]:
                 weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
                 graph.add_edge(a, b, weight=weight + 1.0)
     _similarity_edges(graph, [c.key for c in candidates], vectors)
@@ -60,7 +66,7 @@ def compute_subjects(
 
 
 def _similarity_edges(graph: nx.Graph, keys: list[str], vectors: dict[str, list[float]]) -> None:
-    usable = [k for k in keys if k in vectors][:400]  # bound the quadratic pass
+    usable = [k for k in keys if k in vectors][:MAX_SIMILARITY_NODES]  # bound the n^2 pass
     if len(usable) < 2:
         return
     matrix = np.asarray([vectors[k] for k in usable], dtype=np.float64)

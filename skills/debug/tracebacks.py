@@ -13,7 +13,9 @@ _CHAIN = re.compile(
     r"The above exception was the direct cause of the following exception:)\s*$",
     re.MULTILINE,
 )
-_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+?))?\s*$')
+# "(?P<func>.+)" then strip: a lazy ".+?" before "\s*$" rescanned a whitespace run from
+# every character of it (quadratic on a 32,000-character line).
+_FRAME = re.compile(r'^\s*+File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*+$')
 _PYTEST_FRAME = re.compile(r"^(?P<path>[^\s:][^:]*\.py):(?P<line>\d+): in (?P<func>\S+)\s*$")
 _PYTEST_EXC = re.compile(r"^E\s+(?P<type>[A-Za-z_][\w.]*)(?::\s*(?P<msg>.*))?$")
 _EXC = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s*(?P<msg>.*))?$")
