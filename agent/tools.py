@@ -330,4 +330,7 @@ def build_registry(deps: Container) -> ToolRegistry:
         Tool("repo_run_tests", "Run an allow-listed test preset or command in the workspace.",
              RepoRunTests, _run_tests, writes=True),
     ]  # fmt: skip
+    from agent.tools_memory import memory_tools  # imports this module: bind at call time
+
+    tools += memory_tools()
     return ToolRegistry(deps, {t.name: t for t in tools})

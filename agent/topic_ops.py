@@ -68,7 +68,7 @@ def search(
                 "one_liner": h.topic.one_liner,
                 "first_seen_at": h.topic.time.first_seen_at.isoformat(),
                 "last_seen_at": h.topic.time.last_seen_at.isoformat(),
-                "facts": [f.text for f in h.topic.facts[-SNIPPET_FACTS:]],
+                "facts": [f.text for f in h.topic.current().facts[-SNIPPET_FACTS:]],
                 "open_loops": [o.text for o in h.topic.open_loops[:SNIPPET_FACTS]],
                 "score": round(h.score, 4),
                 "why": h.reason,
@@ -87,8 +87,11 @@ def get_full(c: Container, namespace: str, topic_ids: Sequence[str]) -> list[dic
     events: dict[str, list[dict[str, Any]]] = {}
     for e in c.events.for_topics(namespace, list(topic_ids)):
         events.setdefault(e.topic_id, []).append(e.model_dump(mode="json"))
-    return [
-        {**found[tid].model_dump(mode="json", exclude={"namespace"}), "events": events.get(tid, [])}
+    return [  # the facts valid now (topics_history has the superseded ones)
+        {
+            **found[tid].current().model_dump(mode="json", exclude={"namespace"}),
+            "events": events.get(tid, []),
+        }
         for tid in topic_ids
     ]
 
@@ -172,7 +175,7 @@ def _new_topic(namespace: str, change: TopicChange, now: datetime, sources: list
 def _apply(
     c: Container, topic: Topic, change: TopicChange, now: datetime, sources: list[str]
 ) -> tuple[Topic, list[float] | None]:
-    known_facts = {f.text.casefold() for f in topic.facts}
+    known_facts = {f.text.casefold() for f in topic.facts if f.invalid_at is None}
     known_loops = {o.text.casefold() for o in topic.open_loops}
     known_names = {a.casefold() for a in [topic.name, *topic.aliases]}
     facts = [

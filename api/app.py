@@ -18,7 +18,7 @@ from api.container import Container
 from api.deps import authenticate
 from api.limits import BodyLimitMiddleware
 from api.metrics import Metrics, MetricsMiddleware
-from api.routers import V1_ROUTERS, health
+from api.routers import V1_ROUTERS, health, transfer
 from api.routers.common import V1_ERRORS
 from api.settings import Settings
 from api.skill_runs import NamespaceSkills
@@ -60,6 +60,9 @@ def create_app(
         app.include_router(
             router, prefix="/v1", dependencies=[Depends(authenticate)], responses=V1_ERRORS
         )
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes)
+    uploads = dict.fromkeys(transfer.IMPORT_PATHS, settings.api_max_import_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes, overrides=uploads
+    )
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app

@@ -19,17 +19,19 @@ if TYPE_CHECKING:
 
 def search_topics(c: Container, namespace: str, q: TopicSearch) -> SearchPublic:
     """Ranked topics of ``namespace`` for ``q``, with why each was found."""
-    now = q.now or c.clock.now()
+    now = q.now or q.as_of or c.clock.now()
     window = request_window(c, namespace, q.window, q.from_, q.to, now)
     if window is None:
         window = query_window(c, namespace, q.query, now)
     expand = q.expand if q.expand is not None else window is not None
-    result = c.search.run(namespace, q.query, now, k=q.k, window=window, expand=expand)
+    k = q.k if q.as_of is None else min(50, q.k * 3)  # as_of filters after ranking: fetch more
+    result = c.search.run(namespace, q.query, now, k=k, window=window, expand=expand)
+    hits = [h for h in result.hits if q.as_of is None or h.topic.time.first_seen_at <= q.as_of]
     return SearchPublic(
         query=q.query,
         time_window=public(window),
         degraded=result.degraded,
-        hits=[_hit(h) for h in result.hits],
+        hits=[_hit(h) for h in hits[: q.k]],
     )
 
 

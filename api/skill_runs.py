@@ -45,6 +45,11 @@ class NamespaceSkills:
             self._services.move_to_end(namespace)
             return service
 
+    def drop(self, namespace: str) -> None:
+        """Forget the namespace's service (its data was deleted; the next use re-syncs)."""
+        with self._lock:
+            self._services.pop(namespace, None)
+
     def _build(self, namespace: str) -> SkillService:
         c = self.container
         settings = self.base.model_copy(update={"namespace": namespace})

@@ -64,6 +64,8 @@ def update(c: Container, namespace: str, topic_id: str, body: TopicUpdate, now: 
     data = current.model_dump()
     fields = _fields(body, now)
     data["links"].update(fields.pop("links"))
+    if "facts" in fields:  # they replace the valid facts; superseded ones stay as history
+        fields["facts"] = [f for f in data["facts"] if f["invalid_at"]] + fields["facts"]
     data.update(fields)
     if body.name is not None:
         data["name"] = redact(body.name)
@@ -81,9 +83,17 @@ def update(c: Container, namespace: str, topic_id: str, body: TopicUpdate, now: 
     return c.topics.get_one(namespace, topic_id)
 
 
-def detail(c: Container, namespace: str, topic_id: str) -> TopicDetail:
-    """The whole topic with its events (oldest first) and its typed edges."""
+def detail(
+    c: Container,
+    namespace: str,
+    topic_id: str,
+    as_of: datetime | None = None,
+    history: bool = False,
+) -> TopicDetail:
+    """The whole topic with its events (oldest first) and its typed edges; facts valid now
+    (or ``as_of``; every one with ``history``)."""
     topic = c.topics.get_one(namespace, topic_id)
+    topic = topic if history else topic.view(as_of)
     events = c.events.for_topics(namespace, [topic_id])
     edges = c.topics.edges(namespace, topic_id)
     return TopicDetail(

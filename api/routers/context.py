@@ -27,6 +27,7 @@ def build_context(body: ContextCreate, c: ContainerDep, ns: NamespaceDep) -> Con
             explicit=body.explicit,
             full_records=body.full_records,
             last_tool_output=body.last_tool_output,
+            as_of=body.as_of,
         )
     )
     data = result.model_dump()

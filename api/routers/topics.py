@@ -14,6 +14,7 @@ from api.schemas import (
     LinkCreate,
     NeighbourPublic,
     SearchPublic,
+    Time,
     TopicCreate,
     TopicDetail,
     TopicPublic,
@@ -50,9 +51,16 @@ def search_post(body: TopicSearch, c: ContainerDep, ns: NamespaceDep) -> SearchP
 
 
 @router.get("/{topic_id}", responses=errors(404))
-def get_topic(topic_id: TopicIdPath, c: ContainerDep, ns: NamespaceDep) -> TopicDetail:
-    """The whole topic with its events (oldest first) and its typed edges."""
-    return topic_service.detail(c, ns, topic_id)
+def get_topic(
+    topic_id: TopicIdPath,
+    c: ContainerDep,
+    ns: NamespaceDep,
+    as_of: Annotated[Time | None, Query(description="facts valid then (ISO-8601)")] = None,
+    history: Annotated[bool, Query(description="every fact, superseded ones too")] = False,
+) -> TopicDetail:
+    """The whole topic with its events (oldest first) and its typed edges; its facts are the
+    currently valid ones, or those valid ``as_of``, or all of them with ``history``."""
+    return topic_service.detail(c, ns, topic_id, as_of, history)
 
 
 @router.patch("/{topic_id}", responses=errors(404, 409))
