@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -243,13 +243,13 @@ class ContextBuilder:
         best = [h.topic.topic_id for h in got.topic_hits[:FACT_TOPICS]]
         stored = self.topics.get(req.namespace, best) if best else []
         full = [t.view(req.as_of) for t in stored]
-        stale = _stale_sources(full, stored)
+        hidden = _hidden_sentences(full, stored)
         top = max((h.score for h in got.evidence), default=1.0) or 1.0
         evidence_topics: dict[str, tuple[str, float]] = {}
         for hit in got.evidence:
-            m = hit.message
-            if m.message_id in snippets or m.message_id in stale:
-                continue  # stale: it only said what a later statement superseded
+            m = _without(hit.message, hidden.get(hit.message.message_id, ()))
+            if m.message_id in snippets or not m.content.strip():
+                continue  # empty: all it said was superseded (or said after as_of)
             homes = sorted((tid for tid, _ in hit.topics), key=lambda t: -strength.get(t, 0.0))
             base = hit.score / top
             for tid, name in hit.topics:
@@ -416,12 +416,30 @@ def _after(as_of: datetime | None) -> datetime | None:
     return ensure_utc(as_of, "as_of") + timedelta(microseconds=1) if as_of else None
 
 
-def _stale_sources(shown: list[Topic], stored: list[Topic]) -> set[str]:
-    """Messages all of whose facts in these topics are hidden from the view shown (closed, or
-    said after ``as_of``): a superseded "my favourite colour is blue" is not evidence for the
-    colour now."""
-    live = {m for t in shown for f in t.facts for m in f.source_message_ids}
-    return {m for t in stored for f in t.facts for m in f.source_message_ids} - live
+def _hidden_sentences(shown: list[Topic], stored: list[Topic]) -> dict[str, set[str]]:
+    """message id -> the statements of it that these topics hide from the view shown (closed,
+    or said after ``as_of``) and show nowhere: a superseded "my favourite colour is blue" is not
+    evidence for the colour now, but the rest of its message still is."""
+    visible = {f.text for t in shown for f in t.facts}
+    hidden: dict[str, set[str]] = {}
+    for topic in stored:
+        for fact in topic.facts:
+            if fact.text not in visible:
+                for m in fact.source_message_ids:
+                    hidden.setdefault(m, set()).add(fact.text)
+    return hidden
+
+
+def _without(message: Message, statements: Collection[str]) -> Message:
+    """The message with hidden statements cut out (a fact is a sentence, maybe "Speaker: "
+    first)."""
+    content = message.content
+    for text in statements:
+        said = text.split(": ", 1)[1] if text not in content and ": " in text[:102] else text
+        content = content.replace(said, " ")
+    if content == message.content:
+        return message
+    return message.model_copy(update={"content": content})
 
 
 def _lap(mark: float) -> float:

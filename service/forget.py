@@ -39,6 +39,7 @@ from graph.sleep import SleepStore
 from graph.topics import TopicStore
 from retrieval.embedding import Embedder, text_hash
 from service.scrub import Removal, scrub_event, scrub_packet, scrub_topic
+from sleepwake.candidates import normalise_key
 
 log = logging.getLogger(__name__)
 
@@ -259,7 +260,7 @@ class ForgetService:
         plan.delete_topic_ids = sorted(doomed)
         plan.delete_message_ids = sorted(messages)
         self._rewrite_events(ns, plan, set(messages), removed_texts)
-        names = {t.name.lower() for t in doomed.values()}
+        names = {normalise_key(n) for t in doomed.values() for n in (t.name, *t.aliases)}
         for packet in self.store.wake_packets(ns):
             cleaned = scrub_packet(packet, doomed, messages, names)
             if cleaned is not None:

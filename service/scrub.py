@@ -25,6 +25,7 @@ from graph.models import (
     TypedNumber,
     WakePacket,
 )
+from sleepwake.candidates import normalise_key
 from sleepwake.supersede import supersede
 
 WITHHELD = "details removed: they quoted forgotten messages"
@@ -142,11 +143,12 @@ def scrub_packet(
     messages: dict[str, str],
     topic_names: Collection[str],
 ) -> WakePacket | None:
-    """The packet without forgotten topics and messages (``messages``: id -> content); None
-    when nothing in it changes."""
+    """The packet without forgotten topics and messages (``messages``: id -> content;
+    ``topic_names``: their names and aliases as ``normalise_key`` keys); None when nothing in
+    it changes."""
     tail = [t for t in packet.conversation_tail if t.message_id not in messages]
     tops = [t for t in packet.top_topic_ids if t not in topic_ids]
-    hints = [h for h in packet.active_subject_hints if h.lower() not in topic_names]
+    hints = [h for h in (_without(h, topic_names) for h in packet.active_subject_hints) if h]
     progress = packet.in_progress
     goal = progress.resume_hint.partition("; next step: ")[0].strip().lower()
     if progress.topic_id in topic_ids or (
@@ -166,6 +168,11 @@ def scrub_packet(
             "in_progress": progress,
         }
     )
+
+
+def _without(label: str, names: Collection[str]) -> str:
+    """A subject label ("kitchen, rosa, caterer": topic keys) without forgotten topics."""
+    return ", ".join(p for p in label.split(", ") if normalise_key(p) not in names)
 
 
 def _keep(items: list[_Sourced], gone: set[str], removed: list[str]) -> list[_Sourced]:
