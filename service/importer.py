@@ -221,6 +221,11 @@ class _Plan:
     def maps(self, kind: str, olds: Sequence[str]) -> list[str]:
         return [self.ids.get((kind, o), o) for o in olds]
 
+    def known_topics(self, olds: Sequence[str]) -> list[str]:
+        """The namespace's ids of these topics, without those it does not hold (a file cannot
+        point a packet or a run at another namespace's topic)."""
+        return [t for t in self.maps("topic", olds) if t in self.topics_known]
+
 
 class ImportService:
     def __init__(
@@ -506,13 +511,14 @@ class ImportService:
                 continue
             tail = [t.model_copy(update={"message_id": plan.map("message", t.message_id)})
                     for t in rec.conversation_tail]  # fmt: skip
+            working_on = plan.map("topic", rec.in_progress.topic_id)
             progress = rec.in_progress.model_copy(
-                update={"topic_id": plan.map("topic", rec.in_progress.topic_id)}
+                update={"topic_id": working_on if working_on in plan.topics_known else None}
             )
             packet = WakePacket(
                 packet_id=new, namespace=plan.commit.namespace, slept_at=rec.slept_at,
                 conversation_tail=tail, active_subject_hints=rec.active_subject_hints,
-                top_topic_ids=plan.maps("topic", rec.top_topic_ids),
+                top_topic_ids=plan.known_topics(rec.top_topic_ids),
                 recent_skill_refs=rec.recent_skill_refs, in_progress=progress,
             )  # fmt: skip
             plan.commit.wake_packets.append(packet)
@@ -530,7 +536,7 @@ class ImportService:
             data.update(
                 run_id=new,
                 namespace=plan.commit.namespace,
-                topic_ids=plan.maps("topic", rec.topic_ids),
+                topic_ids=plan.known_topics(rec.topic_ids),
                 parent_run_id=plan.map("skill_run", rec.parent_run_id),
             )
             plan.commit.skill_runs.append(SkillRun.model_validate(data))
