@@ -48,7 +48,26 @@ def export(
     )
 
 
-@router.post("/import", responses=errors(409, 413))
+NDJSON_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "the export document (JSON Lines; docs/export-schema.json per line)",
+        "content": {
+            "application/x-ndjson": {"schema": {"type": "string"}},
+            "text/plain": {"schema": {"type": "string"}},
+        },
+    }
+}
+CHATGPT_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "conversations.json of a ChatGPT data export",
+        "content": {"application/json": {"schema": {"type": "array", "items": {"type": "object"}}}},
+    }
+}
+
+
+@router.post("/import", responses=errors(409, 413), openapi_extra=NDJSON_BODY)
 async def import_document(
     request: Request, c: ContainerDep, ns: NamespaceDep, dry_run: DryRun = False
 ) -> ImportReport:
@@ -62,7 +81,7 @@ async def import_document(
     return await run_in_threadpool(work)
 
 
-@router.post("/import/chatgpt", responses=errors(409, 413))
+@router.post("/import/chatgpt", responses=errors(409, 413), openapi_extra=CHATGPT_BODY)
 async def import_chatgpt(
     request: Request, c: ContainerDep, ns: NamespaceDep, dry_run: DryRun = False
 ) -> ChatGPTReport:
