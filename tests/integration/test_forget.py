@@ -5,9 +5,13 @@ analytics - and a later sleep cannot rebuild it. Real Neo4j, real MiniLM."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +23,7 @@ from graph.analytics import AnalyticsStore
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
 from retrieval.embedding import MiniLMEmbedder
-from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.api_support import api_client, bearer, keys, new_key
 
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SLEPT = DAY1 + timedelta(hours=2)
@@ -137,6 +141,10 @@ def _every_surface(w: World, driver: Driver, gone: set[str], text: str | None) -
     for name, args in (("topics_search", {"query": query}),
                        ("memory_wake", {"message": "the Zanzibar merger plan"})):  # fmt: skip
         clean(f"tool {name}", w.post(f"/v1/tools/{name}", {"arguments": args}))
+    for tid in gone:  # a forgotten topic is unknown to the tools, as to REST
+        got = w.client.post("/v1/tools/topics_get", json={"arguments": {"topic_ids": [tid]}},
+                            headers=w.auth)  # fmt: skip
+        assert got.status_code == 404, got.text
     clean("export", w.export())
     analytics = AnalyticsStore(driver)
     for analytic in analytics.catalogue():
@@ -317,3 +325,32 @@ def test_bad_input_is_a_clear_4xx_and_nothing_is_deleted(
     assert response.status_code == status, response.text
     assert field in response.json()["detail"]
     assert world.export() == before
+
+
+def test_the_cli_lists_then_forgets_then_drops_the_namespace(
+    world: World, settings: Settings
+) -> None:
+    uri, user, password = settings.connection()
+    env = {**os.environ, "NEO4J_URI": uri, "NEO4J_USER": user, "NEO4J_PASSWORD": password}
+
+    def sheriff(*args: str) -> Any:
+        done = subprocess.run(
+            [sys.executable, "-c", "from api.cli import main; main()", *args, "-n", world.namespace],
+            env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    before = world.export()
+    listed = sheriff("forget", "query", "Zanzibar")
+    assert listed["report"]["dry_run"] and listed["matches"]["topics"]
+    assert world.export() == before  # without --yes nothing goes
+    done = sheriff("forget", "query", "Zanzibar", "--yes")
+    assert done["report"]["topics_deleted"] == listed["report"]["topics_deleted"]
+    assert SECRET not in world.export().lower()
+    dropped = sheriff("forget", "namespace", "--yes")
+    assert dropped["keys_revoked"] == 1 and dropped["deleted"]["Message"] == len(TURNS) - 2
+    key = world.auth["Authorization"].removeprefix("Bearer ")
+    record = keys(world.client).store.find(key)  # this server trusts its cache for a TTL more
+    assert record is not None and record.revoked
