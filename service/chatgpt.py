@@ -124,7 +124,15 @@ def read_history(data: bytes | str | list[Any]) -> History:
             assert message.at is not None
             found.append((message.at.timestamp(), index, position, message))
     found.sort(key=lambda row: row[:3])
-    return History(len(raw), [row[3] for row in found], skipped)
+    messages: list[IncomingMessage] = []
+    seen: set[str | None] = set()
+    for *_, message in found:  # a conversation exported twice: each message once
+        if message.external_id in seen:
+            skipped["duplicate"] += 1
+            continue
+        seen.add(message.external_id)
+        messages.append(message)
+    return History(len(raw), messages, skipped)
 
 
 def conversation_messages(

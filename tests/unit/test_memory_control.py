@@ -263,3 +263,6 @@ def test_a_history_is_ordered_by_time_across_conversations() -> None:
     history = read_history(json.dumps([one, two, empty]))
     assert [m.content for m in history.messages] == ["first", "second", "third"]
     assert history.conversations == 3 and not history.skipped
+    twice = read_history(json.dumps([one, one]))  # the same conversation exported twice
+    assert [m.content for m in twice.messages] == ["first", "third"]
+    assert twice.skipped == {"duplicate": 2}
