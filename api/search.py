@@ -24,7 +24,7 @@ def search_topics(c: Container, namespace: str, q: TopicSearch) -> SearchPublic:
     if window is None:
         window = query_window(c, namespace, q.query, now)
     expand = q.expand if q.expand is not None else window is not None
-    k = q.k if q.as_of is None else min(50, q.k * 3)  # as_of filters after ranking: fetch more
+    k = q.k if q.as_of is None else min(200, q.k * 5)  # as_of filters after ranking: fetch more
     result = c.search.run(namespace, q.query, now, k=k, window=window, expand=expand)
     hits = [h for h in result.hits if q.as_of is None or h.topic.time.first_seen_at <= q.as_of]
     return SearchPublic(
