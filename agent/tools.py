@@ -292,7 +292,7 @@ def _snippet(h: TopicHit) -> dict[str, Any]:
         "one_liner": t.one_liner,
         "first_seen_at": t.time.first_seen_at.isoformat(),
         "last_seen_at": t.time.last_seen_at.isoformat(),
-        "facts": [f.text for f in t.facts[-SNIPPET_FACTS:]],
+        "facts": [f.text for f in t.current().facts[-SNIPPET_FACTS:]],
         "open_loops": [o.text for o in t.open_loops[:SNIPPET_FACTS]],
         "score": round(h.score, 4),
         "why": h.reason,
@@ -304,8 +304,11 @@ def _get(s: Services, ctx: ToolContext, p: TopicsGet) -> list[dict[str, Any]]:
     events: dict[str, list[dict[str, Any]]] = {}
     for e in s.topics.events_of(ctx.namespace, p.topic_ids):
         events.setdefault(e.topic_id, []).append(e.model_dump(mode="json"))
-    return [
-        {**t.model_dump(mode="json", exclude={"namespace"}), "events": events.get(t.topic_id, [])}
+    return [  # the facts valid now (topics_history has the superseded ones)
+        {
+            **t.current().model_dump(mode="json", exclude={"namespace"}),
+            "events": events.get(t.topic_id, []),
+        }
         for t in topics
     ]
 
@@ -411,4 +414,7 @@ def build_registry(services: Services) -> ToolRegistry:
         Tool("repo_run_tests", "Run an allow-listed test preset or command in the workspace.",
              RepoRunTests, _run_tests, writes=True),
     ]  # fmt: skip
+    from agent.tools_memory import memory_tools  # imports this module: bind at call time
+
+    tools += memory_tools()
     return ToolRegistry(services, {t.name: t for t in tools})

@@ -22,7 +22,7 @@ from api.deps import authenticate
 from api.limits import BodyLimitMiddleware
 from api.mcp_http import MCP_PATH, McpHttp
 from api.metrics import Metrics, MetricsMiddleware
-from api.routers import V1_ROUTERS, health
+from api.routers import V1_ROUTERS, health, transfer
 from api.routers.common import V1_ERRORS
 from api.settings import Settings
 
@@ -65,6 +65,9 @@ def create_app(container: Container | None = None) -> FastAPI:
             router, prefix="/v1", dependencies=[Depends(authenticate)], responses=V1_ERRORS
         )
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes)
+    uploads = dict.fromkeys(transfer.IMPORT_PATHS, settings.api_max_import_bytes)
+    app.add_middleware(
+        BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes, overrides=uploads
+    )
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app

@@ -116,6 +116,13 @@ class ApiKeys:
         self.cache.drop(record.key_hash)
         return record
 
+    def revoke_namespace(self, namespace: str) -> list[ApiKey]:
+        """Revoke every key of ``namespace``; they stop working in this process immediately."""
+        records = self.store.revoke_namespace(namespace, self.clock.now())
+        for record in records:
+            self.cache.drop(record.key_hash)
+        return records
+
     def _observe(self, outcome: str) -> None:
         if self.observe is not None:
             self.observe(outcome)

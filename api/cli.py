@@ -19,6 +19,7 @@ from api.cli_agent import chat, demo
 from api.cli_analytics import analytics_app
 from api.cli_keys import keys_app
 from api.cli_mcp import mcp
+from api.cli_memory import export_jsonl, facts_app, forget_app, import_app, memory_import
 from api.cli_search import search
 from api.cli_skills import skills_app
 from api.settings import Settings
@@ -36,6 +37,9 @@ app.add_typer(keys_app, name="keys")
 app.command("search")(search)
 app.command("mcp")(mcp)
 app.add_typer(analytics_app, name="analytics")
+app.add_typer(forget_app, name="forget")
+app.add_typer(facts_app, name="facts")
+app.add_typer(import_app, name="import")
 err = Console(stderr=True)
 
 
@@ -357,12 +361,23 @@ app.add_typer(memory_app, name="memory")
 @memory_app.command("export")
 def memory_export(
     namespace: NamespaceOpt,
-    out: Annotated[Path, typer.Option(help="YAML file to write")],
+    out: Annotated[Path, typer.Option(help="file to write ('-' = stdout, jsonl only)")],
     budget: Annotated[int, typer.Option(help="token budget (hot 60%, warm 30%, cold 10%)")] = 4000,
     now: NowOpt = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="yaml: a budgeted summary; jsonl: everything")
+    ] = "yaml",
+    vectors: Annotated[bool, typer.Option(help="jsonl: include the vectors")] = False,
 ) -> None:
-    """Write the memory as YAML within a token budget."""
+    """Write the memory as YAML within a token budget, or all of it as versioned JSON Lines
+    (docs/export.md) for backup and `sheriff memory import`."""
     from sleepwake.export import export_memory
+
+    if fmt not in ("yaml", "jsonl"):
+        raise typer.BadParameter(f"--format must be yaml or jsonl, not {fmt!r}")
+    if fmt == "jsonl":
+        export_jsonl(namespace, out, vectors)
+        return
 
     container = _container()
     try:
@@ -373,6 +388,9 @@ def memory_export(
         container.close()
     out.write_text(text, encoding="utf-8")
     err.print(f"wrote {out} ({len(text)} chars)")
+
+
+memory_app.command("import")(memory_import)
 
 
 def main() -> None:

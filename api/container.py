@@ -21,15 +21,22 @@ from api.settings import Settings
 from graph.clock import Clock, SystemClock
 from graph.db import connect
 from graph.events import EventStore
+from graph.forget import ForgetStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
 from graph.redaction import Redactor, install_log_redaction
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
+from graph.transfer import TransferStore
 from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder, build_embedder
 from retrieval.search import TopicSearch
+from service.chatgpt import ChatGPTImporter
+from service.export import ExportService
+from service.facts import FactService
+from service.forget import ForgetReport, ForgetService
+from service.importer import ImportService
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.services import Services
 from service.skills import NamespaceSkills
@@ -251,6 +258,11 @@ class Container:
             sleepwake=SleepWakeService(self.sleeper, self.waker, self.sleep_store),
             skills=self.namespace_skills,
             windows=self.windows,
+            forget=self.forget,
+            facts=self.facts,
+            exporter=self.exporter,
+            importer=self.importer,
+            chatgpt=self.chatgpt,
             clock=self.clock,
         )
 
@@ -283,6 +295,43 @@ class Container:
             max_steps=s.agent_max_steps,
             budget=s.agent_context_budget,
         )
+
+    # -- memory control (service/) ----------------------------------------------------------------
+    @cached_property
+    def transfer_store(self) -> TransferStore:
+        return TransferStore(self.driver, self.settings.neo4j_database)
+
+    @cached_property
+    def forget(self) -> ForgetService:
+        store = ForgetStore(self.driver, self.settings.neo4j_database)
+        return ForgetService(store, self.topics, self.messages, self.events, self.sleep_store,
+                             self.embedder, self.clock, listeners=[self._forgotten])  # fmt: skip
+
+    @cached_property
+    def facts(self) -> FactService:
+        return FactService(self.topics, self.events, self.embedder, self.clock)
+
+    @cached_property
+    def exporter(self) -> ExportService:
+        return ExportService(self.transfer_store, self.embedder, self.clock)
+
+    @cached_property
+    def importer(self) -> ImportService:
+        return ImportService(self.transfer_store, self.messages, self.topics, self.sleep_store,
+                             self.embedder, self.clock)  # fmt: skip
+
+    @cached_property
+    def chatgpt(self) -> ChatGPTImporter:
+        return ChatGPTImporter(self.conversation, self.messages, self.transfer_store, self.clock)
+
+    def _forgotten(self, namespace: str, report: ForgetReport) -> None:
+        """In-process caches drop what was forgotten (the suppression cache by record id; a
+        namespace forgotten whole also loses its sessions and its skill service)."""
+        whole = report.whole_namespace
+        if "context" in self.__dict__:
+            self.context.forget(report.topics_deleted, f"{namespace}/" if whole else None)
+        if whole and "namespace_skills" in self.__dict__:
+            self.namespace_skills.drop(namespace)
 
     def migrate(self) -> MigrationReport:
         return apply_migrations(self.driver, self.clock.now(), self.settings.neo4j_database)

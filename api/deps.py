@@ -22,6 +22,11 @@ from agent.tools import ToolRegistry
 from api.auth import ApiKeys, AuthFailed
 from api.container import Container
 from api.metrics import Metrics
+from service.chatgpt import ChatGPTImporter
+from service.export import ExportService
+from service.facts import FactService
+from service.forget import ForgetService
+from service.importer import ImportService
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.services import Services
 from service.skills import NamespaceSkills
@@ -75,6 +80,31 @@ def get_skills(request: Request) -> NamespaceSkills:
 
 def get_windows(request: Request) -> WindowResolver:
     return get_services(request).windows
+
+
+def get_forget(request: Request) -> ForgetService:
+    return get_services(request).forget
+
+
+def get_facts(request: Request) -> FactService:
+    return get_services(request).facts
+
+
+def get_exporter(request: Request) -> ExportService:
+    return get_services(request).exporter
+
+
+def get_importer(request: Request) -> ImportService:
+    return get_services(request).importer
+
+
+def get_chatgpt(request: Request) -> ChatGPTImporter:
+    return get_services(request).chatgpt
+
+
+def get_api_keys(request: Request) -> ApiKeys:
+    keys: ApiKeys = request.app.state.api_keys
+    return keys
 
 
 def get_tools(request: Request) -> ToolRegistry:
@@ -141,6 +171,12 @@ ContextDep = Annotated[ContextService, Depends(get_context)]
 SleepWakeDep = Annotated[SleepWakeService, Depends(get_sleepwake)]
 SkillsDep = Annotated[NamespaceSkills, Depends(get_skills)]
 WindowsDep = Annotated[WindowResolver, Depends(get_windows)]
+ForgetDep = Annotated[ForgetService, Depends(get_forget)]
+FactsDep = Annotated[FactService, Depends(get_facts)]
+ExportDep = Annotated[ExportService, Depends(get_exporter)]
+ImportDep = Annotated[ImportService, Depends(get_importer)]
+ChatGPTDep = Annotated[ChatGPTImporter, Depends(get_chatgpt)]
+ApiKeysDep = Annotated[ApiKeys, Depends(get_api_keys)]
 ToolsDep = Annotated[ToolRegistry, Depends(get_tools)]
 AgentDep = Annotated[Callable[[], AgentLoop], Depends(get_agent)]
 PrincipalDep = Annotated[Principal, Depends(authenticate)]

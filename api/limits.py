@@ -9,7 +9,7 @@ nothing downstream needs to know about the limit.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 Scope = MutableMapping[str, Any]
@@ -20,25 +20,29 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, overrides: Mapping[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.overrides = dict(overrides or {})  # exact path -> its own limit (uploads)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.overrides.get(scope.get("path", ""), self.max_bytes)
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_bytes:
-            await self._too_large(scope, send, f"declares Content-Length {declared}")
+        if declared is not None and declared > limit:
+            await self._too_large(scope, send, limit, f"declares Content-Length {declared}")
             return
-        messages, size = await self._read(receive)
-        if size > self.max_bytes:
-            await self._too_large(scope, send, "is larger than that")
+        messages, size = await self._read(receive, limit)
+        if size > limit:
+            await self._too_large(scope, send, limit, "is larger than that")
             return
         await self.app(scope, _replay(messages, receive), send)
 
-    async def _read(self, receive: Receive) -> tuple[list[Message], int]:
+    async def _read(self, receive: Receive, limit: int) -> tuple[list[Message], int]:
         """Buffer the body's messages, stopping as soon as the limit is passed."""
         messages: list[Message] = []
         size = 0
@@ -48,12 +52,12 @@ class BodyLimitMiddleware:
             if message["type"] != "http.request":
                 return messages, size  # a disconnect: pass it on
             size += len(message.get("body", b""))
-            if size > self.max_bytes or not message.get("more_body", False):
+            if size > limit or not message.get("more_body", False):
                 return messages, size
 
-    async def _too_large(self, scope: Scope, send: Send, why: str) -> None:
+    async def _too_large(self, scope: Scope, send: Send, limit: int, why: str) -> None:
         scope.setdefault("state", {})["body_rejected"] = True
-        detail = f"request body over the {self.max_bytes}-byte limit: the request {why}"
+        detail = f"request body over the {limit}-byte limit: the request {why}"
         body = json.dumps({"error": "PayloadTooLarge", "detail": detail}).encode()
         await send(
             {

@@ -134,6 +134,8 @@ class ContextCreate(_In):
     last_tool_output: Annotated[str, Field(max_length=32_000), Plain] | None = None
     now: Time | None = Field(default=None, description="the clock (replays); default: now")
     trace: bool = Field(default=False, description="include why each candidate was kept")
+    as_of: Time | None = Field(default=None, description="the memory as it stood then: facts "
+                               "valid then, nothing said later; default: what is valid now")  # fmt: skip
 
 
 class ContextPublic(BaseModel):
@@ -256,6 +258,8 @@ class TopicSearch(_In):
     expand: bool | None = Field(default=None, description="1-hop graph expansion; default: "
                                 "when a window applies")  # fmt: skip
     now: Time | None = None
+    as_of: Time | None = Field(default=None, description="only topics known then (first seen "
+                               "before it); ranked as of then")  # fmt: skip
 
 
 class SearchHitPublic(BaseModel):

@@ -20,9 +20,9 @@ def search_topics(
     topics: TopicService, windows: WindowResolver, namespace: str, q: TopicSearch, now: datetime
 ) -> SearchPublic:
     """Ranked topics of ``namespace`` for ``q``, with why each was found."""
-    now = q.now or now
+    now = q.now or q.as_of or now
     window = windows.request(namespace, q.window, q.from_, q.to, now)
-    found = topics.search(namespace, q.query, now, q.k, window, q.expand)
+    found = topics.search(namespace, q.query, now, q.k, window, q.expand, as_of=q.as_of)
     return SearchPublic(
         query=q.query,
         time_window=public(found.window),

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     api_max_body_bytes: int = Field(
         default=1_048_576, gt=0, description="largest request body the API accepts (413 above)"
     )
+    api_max_import_bytes: int = Field(
+        default=64 * 1_048_576, gt=0, description="largest upload to /v1/import (413 above)"
+    )
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )

@@ -71,8 +71,9 @@ class Store:
 
 
 def drop_namespace(driver: Driver, namespace: str, database: str = "neo4j") -> None:
-    """Delete every node of ``namespace`` (demo and evaluation namespaces; the product itself
-    never hard-deletes memory). Batched, so it runs as an auto-commit transaction."""
+    """Delete every node of ``namespace``, API keys included (demo and evaluation namespaces; a
+    user forgets through ``service.forget``, which keeps the keys, revoked). Batched, so it runs
+    as an auto-commit transaction."""
     from graph.cypher import query
 
     with driver.session(database=database) as session:

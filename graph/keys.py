@@ -103,6 +103,13 @@ class ApiKeyStore(Store):
             raise NotFound(f"no API key with id {key_id!r}")
         return _from_props(records[0]["k"])
 
+    def revoke_namespace(self, namespace: str, now: datetime) -> list[ApiKey]:
+        """Revoke every key of ``namespace`` (idempotent); returns them all."""
+        records = self._run(
+            query("revoke_namespace_keys"), {"namespace": namespace, "now": ensure_utc(now)}
+        )
+        return [_from_props(r["k"]) for r in records]
+
 
 def _from_props(props: dict[str, Any]) -> ApiKey:
     return ApiKey.model_validate({k: native(v) for k, v in props.items()})

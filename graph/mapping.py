@@ -65,8 +65,9 @@ def topic_props(topic: Topic) -> dict[str, Any]:
             (f.source_message_ids for f in topic.facts if f.text == topic.one_liner), []
         ),
         "facts": [f.text for f in topic.facts],
-        "facts_json": _FACTS.dump_json(topic.facts).decode(),
-        "numbers_json": _NUMBERS.dump_json(topic.numbers).decode(),
+        # validity fields are left out while null, so old and new records are the same size
+        "facts_json": _FACTS.dump_json(topic.facts, exclude_none=True).decode(),
+        "numbers_json": _NUMBERS.dump_json(topic.numbers, exclude_none=True).decode(),
         "number_keys": [n.key for n in topic.numbers],
         "open_loops": [o.text for o in topic.open_loops],
         "open_loops_json": _LOOPS.dump_json(topic.open_loops).decode(),

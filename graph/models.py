@@ -7,6 +7,7 @@ All timestamps are timezone-aware and normalised to UTC; naive datetimes are ref
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -68,10 +69,47 @@ class EdgeType(StrEnum):
     PREV = "PREV"
 
 
+def fact_id_for(text: str, at: datetime | None) -> str:
+    """A fact's stable id: a hash of its text and time. Old facts stored without an id get the
+    same id on every read, and a sleep re-run writes the same ids (ids are unique per topic)."""
+    stamp = at.astimezone(UTC).isoformat() if at is not None else ""
+    digest = hashlib.sha256(f"{text}\x1f{stamp}".encode()).hexdigest()
+    return f"f-{digest[:16]}"
+
+
 class Fact(_Model):
+    """One statement of a topic, with its time and validity (a bitemporal-lite record).
+
+    ``at`` is when it was said; ``valid_from`` when it became true (None: since ``at``);
+    ``invalid_at`` when it stopped being true (None: still true) and ``superseded_by`` the id of
+    the fact that replaced it (None when it was retracted). Facts are never edited in place: a
+    correction adds a new fact and closes the old one, so ``as_of`` can show any past state.
+    """
+
     text: ShortText
     at: UtcDatetime | None = None
     source_message_ids: MessageIds
+    fact_id: str = Field(
+        default_factory=lambda data: fact_id_for(data["text"], data.get("at")),
+        min_length=1,
+        max_length=64,
+    )
+    valid_from: UtcDatetime | None = None
+    invalid_at: UtcDatetime | None = None
+    superseded_by: str | None = Field(default=None, max_length=64)
+    invalid_reason: str | None = Field(default=None, max_length=300)
+
+    @property
+    def starts_at(self) -> datetime | None:
+        """When the fact became true: ``valid_from``, else when it was said."""
+        return self.valid_from or self.at
+
+    def valid_at(self, when: datetime) -> bool:
+        """True when the fact held at ``when`` (``valid_from``/``at`` <= when < ``invalid_at``)."""
+        start = self.starts_at
+        if start is not None and when < start:
+            return False
+        return self.invalid_at is None or when < self.invalid_at
 
 
 class OpenLoop(_Model):
@@ -90,6 +128,11 @@ class TypedNumber(_Model):
     source: Literal["doc", "user", "tool", "assistant"] = "user"
     confidence: float = Field(default=0.8, ge=0.0, le=1.0)
     source_message_ids: MessageIds
+    invalid_at: UtcDatetime | None = None  # a later value of the same key replaced it then
+
+    def valid_at(self, when: datetime) -> bool:
+        """True when this value was the current one at ``when``."""
+        return self.at <= when and (self.invalid_at is None or when < self.invalid_at)
 
 
 class NotableEvent(_Model):
@@ -148,6 +191,33 @@ class Topic(_Model):
     def semantic_text(self) -> str:
         """The text that is embedded: the one_liner is the canonical semantic key (spec §2.1)."""
         return self.one_liner or self.name
+
+    def view(self, as_of: datetime | None = None) -> Topic:
+        """What a reader sees: the facts valid ``as_of``, else the currently valid ones."""
+        return self.as_of(as_of) if as_of is not None else self.current()
+
+    def current(self) -> Topic:
+        """This topic with only the facts and numbers not closed (superseded or retracted)."""
+        if all(f.invalid_at is None for f in self.facts) and all(
+            n.invalid_at is None for n in self.numbers
+        ):
+            return self
+        return self.model_copy(
+            update={
+                "facts": [f for f in self.facts if f.invalid_at is None],
+                "numbers": [n for n in self.numbers if n.invalid_at is None],
+            }
+        )
+
+    def as_of(self, when: datetime) -> Topic:
+        """This topic as it stood at ``when``: only the facts and numbers valid then (the
+        history stays in the stored record; see ``Fact.valid_at``)."""
+        return self.model_copy(
+            update={
+                "facts": [f for f in self.facts if f.valid_at(when)],
+                "numbers": [n for n in self.numbers if n.valid_at(when)],
+            }
+        )
 
 
 class TopicEdge(_Model):

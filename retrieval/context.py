@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
@@ -46,6 +46,7 @@ class ContextRequest(BaseModel):
     explicit: bool = False  # an explicit search: class A, no suppression
     full_records: bool = False  # L2: the full record of the best topic
     last_tool_output: str | None = None
+    as_of: datetime | None = None  # the memory as it stood then (facts valid then, no later)
 
 
 class ContextResult(BaseModel):
@@ -94,6 +95,17 @@ class ContextBuilder:
         self.cfg = self.config.context
         self.skill_router = skill_router  # (message, last tool output) -> route dict
         self._sessions: dict[str, SuppressionCache] = {}
+
+    def forget(self, record_ids: Iterable[str], session_prefix: str | None = None) -> None:
+        """Drop forgotten records from every session's suppression cache, and the sessions
+        whose id starts with ``session_prefix`` (a namespace forgotten whole)."""
+        ids = set(record_ids)
+        for session_id, cache in list(self._sessions.items()):
+            if session_prefix is not None and session_id.startswith(session_prefix):
+                self._sessions.pop(session_id, None)
+                continue
+            for rid in ids:
+                cache.entries.pop(rid, None)
 
     def build(self, req: ContextRequest) -> ContextResult:
         now = ensure_utc(req.now)
@@ -201,9 +213,13 @@ class ContextBuilder:
         )  # fmt: skip
         got.topic_hits, got.degraded = found.hits, found.degraded
         since, until = (window.start, window.end) if window and deep else (None, None)
+        known_by = _after(req.as_of)  # as_of: nothing said later is evidence
+        if known_by is not None:
+            got.topic_hits = [h for h in found.hits if h.topic.time.first_seen_at < known_by]
+            until = min(until, known_by) if until else known_by
         k = self.cfg.deep_evidence if deep else self.cfg.light_evidence
-        got.evidence = self.messages.search_text(req.namespace, req.message, k)
-        if since or until:  # the window's own evidence, so old hits cannot crowd it out
+        got.evidence = self.messages.search_text(req.namespace, req.message, k, until=known_by)
+        if since or until != known_by:  # the window's own evidence: old hits cannot crowd it out
             got.evidence += self.messages.search_text(
                 req.namespace, req.message, k // 2, since, until
             )
@@ -220,12 +236,16 @@ class ContextBuilder:
     ) -> tuple[list[Candidate], list[Snippet]]:
         strength = _topic_strength(got.topic_hits)
         snippets: dict[str, Snippet] = {}
+        best = [h.topic.topic_id for h in got.topic_hits[: self.cfg.fact_topics]]
+        stored = self.topics.get(req.namespace, best) if best else []
+        full = [t.view(req.as_of) for t in stored]
+        hidden = _hidden_sentences(full, stored)
         top = max((h.score for h in got.evidence), default=1.0) or 1.0
         evidence_topics: dict[str, tuple[str, float]] = {}
         for hit in got.evidence:
-            m = hit.message
-            if m.message_id in snippets:
-                continue
+            m = _without(hit.message, hidden.get(hit.message.message_id, ()))
+            if m.message_id in snippets or not m.content.strip():
+                continue  # empty: all it said was superseded (or said after as_of)
             homes = sorted((tid for tid, _ in hit.topics), key=lambda t: -strength.get(t, 0.0))
             base = hit.score / top
             for tid, name in hit.topics:
@@ -233,8 +253,7 @@ class ContextBuilder:
                 evidence_topics[tid] = (name, max(prev[1], base))
             boost = 1 + self.cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
             snippets[m.message_id] = self._snippet(m, base * boost, homes, qterms, window)
-        best = [h.topic.topic_id for h in got.topic_hits[: self.cfg.fact_topics]]
-        for topic in self.topics.get(req.namespace, best) if best else []:
+        for topic in full:
             for snip in self._fact_snippets(topic, qterms, strength.get(topic.topic_id, 0.0)):
                 if snip.message_id not in snippets:
                     snippets[snip.message_id] = snip
@@ -338,7 +357,7 @@ class ContextBuilder:
         if req.full_records and candidates:
             best = max(candidates, key=lambda c: c.score)
             for topic in self.topics.get(req.namespace, [best.record_id]):
-                _full_record(best, topic, self.cfg.full_record_facts)
+                _full_record(best, topic.view(req.as_of), self.cfg.full_record_facts)
         self._external_ids(req.namespace, candidates)
 
     def _external_ids(self, namespace: str, candidates: list[Candidate]) -> None:
@@ -391,6 +410,37 @@ class ContextBuilder:
         fingerprint = task_fingerprint(req.message)
         for rid in used:
             cache.record(rid, now, confidence, fingerprint)
+
+
+def _after(as_of: datetime | None) -> datetime | None:
+    """The exclusive bound of what was known ``as_of`` (messages at ``as_of`` included)."""
+    return ensure_utc(as_of, "as_of") + timedelta(microseconds=1) if as_of else None
+
+
+def _hidden_sentences(shown: list[Topic], stored: list[Topic]) -> dict[str, set[str]]:
+    """message id -> the statements of it that these topics hide from the view shown (closed,
+    or said after ``as_of``) and show nowhere: a superseded "my favourite colour is blue" is not
+    evidence for the colour now, but the rest of its message still is."""
+    visible = {f.text for t in shown for f in t.facts}
+    hidden: dict[str, set[str]] = {}
+    for topic in stored:
+        for fact in topic.facts:
+            if fact.text not in visible:
+                for m in fact.source_message_ids:
+                    hidden.setdefault(m, set()).add(fact.text)
+    return hidden
+
+
+def _without(message: Message, statements: Collection[str]) -> Message:
+    """The message with hidden statements cut out (a fact is a sentence, maybe "Speaker: "
+    first)."""
+    content = message.content
+    for text in statements:
+        said = text.split(": ", 1)[1] if text not in content and ": " in text[:102] else text
+        content = content.replace(said, " ")
+    if content == message.content:
+        return message
+    return message.model_copy(update={"content": content})
 
 
 def _lap(mark: float) -> float:

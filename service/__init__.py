@@ -7,4 +7,11 @@ call these services, so a rule (redaction, validation, a time window, a version 
 one place. Services speak in domain models (``graph.models``) and plain values; turning them
 into HTTP bodies or tool outputs is the surface's job. Below: ``sleepwake``, ``retrieval``,
 ``skills``, ``graph``, ``text``; nothing here imports ``api`` or ``agent`` (tests/unit/test_layers.py).
+
+The services: ``topics.TopicService`` (create, update, upsert, link, search, timeline),
+``windows.WindowResolver`` (time phrases and ranges), ``memory`` (conversation, context, sleep
+and wake), ``skills.NamespaceSkills``, ``forget.ForgetService`` (every trace of a topic, messages,
+a query's matches or a namespace), ``facts.FactService`` (correct, retract, history, ``as_of``),
+``export.ExportService`` / ``importer.ImportService`` (the versioned JSON Lines format) and
+``chatgpt.ChatGPTImporter``; ``services.Services`` bundles them for the surfaces.
 """

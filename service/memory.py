@@ -75,6 +75,7 @@ class ContextService:
         explicit: bool = False,
         full_records: bool = False,
         last_tool_output: str | None = None,
+        as_of: datetime | None = None,
     ) -> ContextResult:
         """Packed context with its trace. Sessions are the caller's names, kept apart per
         namespace (the suppression cache is keyed by session)."""
@@ -88,6 +89,7 @@ class ContextService:
                 explicit=explicit,
                 full_records=full_records,
                 last_tool_output=last_tool_output,
+                as_of=as_of,
             )
         )
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graph.clock import Clock
+from service.chatgpt import ChatGPTImporter
+from service.export import ExportService
+from service.facts import FactService
+from service.forget import ForgetService
+from service.importer import ImportService
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.skills import NamespaceSkills
 from service.topics import TopicService
@@ -22,4 +27,9 @@ class Services:
     sleepwake: SleepWakeService
     skills: NamespaceSkills
     windows: WindowResolver
+    forget: ForgetService
+    facts: FactService
+    exporter: ExportService
+    importer: ImportService
+    chatgpt: ChatGPTImporter
     clock: Clock

@@ -41,3 +41,8 @@ class NamespaceSkills:
                     self._services.popitem(last=False)
             self._services.move_to_end(namespace)
             return service
+
+    def drop(self, namespace: str) -> None:
+        """Forget the namespace's service (its data was deleted; the next use re-syncs)."""
+        with self._lock:
+            self._services.pop(namespace, None)

@@ -165,9 +165,17 @@ class TopicService:
     def events_of(self, namespace: str, topic_ids: Sequence[str]) -> list[TopicEvent]:
         return self.events.for_topics(namespace, list(topic_ids))
 
-    def detail(self, namespace: str, topic_id: str) -> TopicDetail:
-        """The whole topic with its events (oldest first) and its typed edges."""
+    def detail(
+        self,
+        namespace: str,
+        topic_id: str,
+        as_of: datetime | None = None,
+        history: bool = False,
+    ) -> TopicDetail:
+        """The whole topic with its events (oldest first) and its typed edges; facts valid now
+        (or ``as_of``; every one with ``history``)."""
         topic = self.get(namespace, topic_id)
+        topic = topic if history else topic.view(as_of)
         events = self.events.for_topics(namespace, [topic_id])
         return TopicDetail(topic, events, self.topics.edges(namespace, topic_id))
 
@@ -188,13 +196,19 @@ class TopicService:
         k: int,
         window: TimeWindow | None,
         expand: bool | None = None,
+        as_of: datetime | None = None,
     ) -> WindowedSearch:
         """Ranked topics; the window is the one given, else the time phrase inside ``query``.
-        With a window the graph is expanded one hop unless ``expand`` says otherwise."""
+        With a window the graph is expanded one hop unless ``expand`` says otherwise; with
+        ``as_of`` only topics known then."""
         if window is None:
             window = self.windows.in_text(namespace, query, now)
         grow = expand if expand is not None else window is not None
-        result = self.searcher.run(namespace, query, now, k=k, window=window, expand=grow)
+        fetch = k if as_of is None else min(200, k * 5)  # as_of filters after ranking
+        result = self.searcher.run(namespace, query, now, k=fetch, window=window, expand=grow)
+        if as_of is not None:
+            known = [h for h in result.hits if h.topic.time.first_seen_at <= as_of]
+            result.hits = known[:k]
         return WindowedSearch(result, window)
 
     def search_full(
@@ -242,6 +256,8 @@ class TopicService:
         data = current.model_dump()
         fields = _fields(body, now, self.redact)
         data["links"].update(fields.pop("links"))
+        if "facts" in fields:  # they replace the valid facts; superseded ones stay as history
+            fields["facts"] = [f for f in data["facts"] if f["invalid_at"]] + fields["facts"]
         data.update(fields)
         if body.name is not None:
             data["name"] = self.redact(body.name)
@@ -386,7 +402,7 @@ def _new_topic(namespace: str, change: TopicChange, now: datetime, sources: list
 
 def _added(topic: Topic, change: TopicChange, now: datetime, sources: list[str]) -> Topic:
     """``topic`` with the change's new items (case-insensitively new) and one-liner."""
-    known_facts = {f.text.casefold() for f in topic.facts}
+    known_facts = {f.text.casefold() for f in topic.facts if f.invalid_at is None}
     known_loops = {o.text.casefold() for o in topic.open_loops}
     known_names = {a.casefold() for a in [topic.name, *topic.aliases]}
     facts = [

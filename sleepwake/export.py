@@ -19,7 +19,9 @@ SHARES = {"hot": 0.6, "warm": 0.3, "cold": 0.1}
 
 
 def topic_entry(topic: Topic) -> dict[str, Any]:
-    """The exported form of one topic: its durable content with dates and provenance."""
+    """The exported form of one topic: its durable content with dates and provenance (the
+    facts and numbers valid now; superseded ones are history, in the JSON Lines export)."""
+    topic = topic.current()
     return {
         "topic_id": topic.topic_id,
         "name": topic.name,

@@ -24,6 +24,7 @@ from graph.models import (
 )
 from retrieval.embedding import text_hash
 from sleepwake.candidates import Candidate
+from sleepwake.supersede import supersede, supersede_numbers
 
 UTILITY_CORRECTED = 5.0
 UTILITY_CONSTRAINED = 3.0
@@ -74,8 +75,10 @@ def new_topic(cand: Candidate, namespace: str, topic_id: str, embedding_model: s
 def merge_candidate(topic: Topic, cand: Candidate) -> tuple[Topic, str]:
     """Fold ``cand`` into ``topic``; return the new topic and a one-line summary of the change."""
     facts = _merge_items(topic.facts, cand.facts)
+    facts = supersede(facts, fresh=facts[len(topic.facts) :])
     loops = _merge_items(topic.open_loops, cand.open_loops)
     numbers = _merge_numbers(topic.numbers, cand.numbers)
+    numbers = supersede_numbers(numbers, fresh=numbers[len(topic.numbers) :])
     events = _merge_events(topic.time.notable_events, cand.events)
     aliases = _merge_aliases(topic, cand)
     added = {
@@ -106,14 +109,31 @@ def merge_candidate(topic: Topic, cand: Candidate) -> tuple[Topic, str]:
             "aliases": aliases,
             "time": time,
             "stats": stats,
-            "one_liner": topic.one_liner or cand.one_liner(),
+            "one_liner": _current_one_liner(topic.one_liner, facts) or cand.one_liner(),
         }
     )
     return merged, _summary(cand, added, facts[len(topic.facts) :])
 
 
+def _current_one_liner(one_liner: str, facts: list[Fact]) -> str:
+    """The one-liner is kept once set, unless the fact it quotes was superseded: then it
+    follows the fact that replaced it (so the topic's gist is what is true now)."""
+    by_id = {f.fact_id: f for f in facts}
+    for _ in range(len(facts)):  # follow a chain of supersessions, never loop forever
+        quoted = [f for f in facts if f.text[:300] == one_liner]
+        if not quoted or any(f.invalid_at is None for f in quoted):
+            return one_liner
+        successor = by_id.get(quoted[-1].superseded_by or "")
+        if successor is None:
+            return one_liner
+        one_liner = successor.text[:300]
+    return one_liner
+
+
 def _merge_items(old: list[_Item], new: list[_Item]) -> list[_Item]:
-    seen = {_norm(i.text) for i in old}
+    """Append the new items whose text is not already current (a statement made again after it
+    was superseded is a new, current fact: "blue", then "green", then "blue" again)."""
+    seen = {_norm(i.text) for i in old if _current(i)}
     out = list(old)
     for item in new:
         key = _norm(item.text)
@@ -123,8 +143,12 @@ def _merge_items(old: list[_Item], new: list[_Item]) -> list[_Item]:
     return out
 
 
+def _current(item: Fact | OpenLoop) -> bool:
+    return not isinstance(item, Fact) or item.invalid_at is None
+
+
 def _merge_numbers(old: list[TypedNumber], new: list[TypedNumber]) -> list[TypedNumber]:
-    seen = {(n.key.lower(), n.value, (n.unit or "").lower()) for n in old}
+    seen = {(n.key.lower(), n.value, (n.unit or "").lower()) for n in old if n.invalid_at is None}
     out = list(old)
     for n in new:
         key = (n.key.lower(), n.value, (n.unit or "").lower())

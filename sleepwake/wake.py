@@ -129,7 +129,7 @@ def resume_plan(packet: WakePacket | None, now: datetime, policy: SleepPolicy) -
 
 
 def _woken(topic: Topic, score: float, reason: str) -> WokenTopic:
-    ids = list(dict.fromkeys(m for f in topic.facts for m in f.source_message_ids))
+    ids = list(dict.fromkeys(m for f in topic.current().facts for m in f.source_message_ids))
     return WokenTopic(
         topic_id=topic.topic_id,
         name=topic.name,

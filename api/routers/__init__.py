@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.routers import agent, context, messages, skills, sleepwake, timeline, topics
+from api.routers import (
+    agent,
+    context,
+    facts,
+    forget,
+    messages,
+    skills,
+    sleepwake,
+    timeline,
+    topics,
+    transfer,
+)
 
 V1_ROUTERS: list[APIRouter] = [
     messages.router,
@@ -15,4 +26,7 @@ V1_ROUTERS: list[APIRouter] = [
     sleepwake.router,
     skills.router,
     agent.router,
+    forget.router,
+    facts.router,
+    transfer.router,
 ]

@@ -36,6 +36,7 @@ def memory_context(
         explicit=body.explicit,
         full_records=body.full_records,
         last_tool_output=body.last_tool_output,
+        as_of=body.as_of,
     )
     data = result.model_dump()
     if not body.trace:

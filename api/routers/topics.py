@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
@@ -22,6 +23,7 @@ from api.schemas import (
 )
 from api.search import search_topics
 from graph.models import EdgeType, Topic
+from graph.validation import Time
 from service.topics import TopicService
 
 router = APIRouter(prefix="/topics", tags=["topics"])
@@ -66,14 +68,27 @@ def search_post(
 
 
 @router.get("/{topic_id}", responses=errors(404))
-def get_topic(topic_id: TopicIdPath, topics: TopicsDep, ns: NamespaceDep) -> TopicDetail:
-    """The whole topic with its events (oldest first) and its typed edges."""
-    return topic_detail(topics, ns, topic_id)
+def get_topic(
+    topic_id: TopicIdPath,
+    topics: TopicsDep,
+    ns: NamespaceDep,
+    as_of: Annotated[Time | None, Query(description="facts valid then (ISO-8601)")] = None,
+    history: Annotated[bool, Query(description="every fact, superseded ones too")] = False,
+) -> TopicDetail:
+    """The whole topic with its events (oldest first) and its typed edges; its facts are the
+    currently valid ones, or those valid ``as_of``, or all of them with ``history``."""
+    return topic_detail(topics, ns, topic_id, as_of, history)
 
 
-def topic_detail(topics: TopicService, ns: str, topic_id: str) -> TopicDetail:
+def topic_detail(
+    topics: TopicService,
+    ns: str,
+    topic_id: str,
+    as_of: datetime | None = None,
+    history: bool = False,
+) -> TopicDetail:
     """The whole topic as REST shows it (the route and the MCP topic resource)."""
-    found = topics.detail(ns, topic_id)
+    found = topics.detail(ns, topic_id, as_of, history)
     return TopicDetail(
         **public(found.topic).model_dump(),
         events=[EventPublic.model_validate(e) for e in found.events],

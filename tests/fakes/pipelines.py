@@ -15,6 +15,7 @@ from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder
 from retrieval.search import TopicSearch
 from retrieval.timephrases import SleepHistory
+from service.windows import WindowResolver
 from sleepwake.conversation import Conversation, IncomingMessage
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
@@ -54,18 +55,8 @@ class Memory:
 
 
 def sleep_history(stores: FakeStores) -> Callable[[str], SleepHistory]:
-    """Sleep times for time phrases, from the newest wake packet (as the container does)."""
-
-    def history(namespace: str) -> SleepHistory:
-        packets = stores.sleep.wake_packets(namespace, limit=1)
-        if not packets:
-            return SleepHistory()
-        tail = packets[0].conversation_tail
-        return SleepHistory(
-            slept_at=packets[0].slept_at, previous_session_end=tail[-1].at if tail else None
-        )
-
-    return history
+    """Sleep times for time phrases, from the newest wake packet (the product's resolver)."""
+    return WindowResolver(stores.sleep).history
 
 
 def wire(

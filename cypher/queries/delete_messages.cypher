@@ -1,0 +1,7 @@
+// Hard-delete messages of a namespace (and their MENTIONED_IN edges).
+// params: $namespace, $message_ids: list<string>
+// returns: deleted (count)
+UNWIND $message_ids AS id
+MATCH (m:Message {message_id: id, namespace: $namespace})
+DETACH DELETE m
+RETURN count(*) AS deleted

@@ -1,0 +1,556 @@
+"""Import an export document into the caller's namespace, idempotently by ids.
+
+1. **Parse** (``parse_document``): every line is validated against the format before anything
+   else happens; the first bad line is refused with its number and field (``ValidationFailed``).
+   The header must come first, kinds in the documented order, the end line last with matching
+   counts, and no id twice.
+2. **Plan** (``ImportService.plan``): ids are kept when free or already the importer's; an id
+   another namespace owns is replaced by a deterministic one (so importing the same file again
+   finds what the first import wrote), and every reference is rewritten with it. Each record is
+   then *created* (new), *merged* (exists, the file adds something: facts, aliases, edge
+   weight), *unchanged* (exists, nothing new) or *refused* (with the reason: a message older than
+   the namespace's conversation, an event whose topic is missing, ...).
+3. **Write** (unless ``dry_run``): new topics get their vector from the file when it was made by
+   the same embedding model, else they are embedded again; everything is written in one
+   transaction under the namespace's sleep lease.
+
+The namespace always comes from the caller: the header's namespace is information only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from graph.clock import Clock, SystemClock
+from graph.errors import ValidationFailed
+from graph.forget import TopicRewrite
+from graph.messages import MessageStore
+from graph.models import (
+    EmbeddingMeta,
+    Message,
+    Topic,
+    TopicEdge,
+    TopicEvent,
+    TopicLinks,
+    WakePacket,
+    describe_errors,
+)
+from graph.skills import SkillRun
+from graph.sleep import SleepStore
+from graph.topics import TopicStore
+from graph.transfer import ImportCommit, TransferStore
+from retrieval.embedding import Embedder, text_hash
+from service.export_format import (
+    KINDS,
+    RECORD,
+    VERSION,
+    EdgeRecord,
+    EndRecord,
+    Header,
+    MessageRecord,
+    SkillRunRecord,
+    TopicRecord,
+    WakePacketRecord,
+)
+from service.merge import merge_topic
+from sleepwake.normalise import stable_id
+
+LEASE_TTL = timedelta(minutes=30)
+MAX_REFUSALS_SHOWN = 100
+_ID_FIELD = {
+    "message": "message_id",
+    "topic": "topic_id",
+    "event": "event_id",
+    "wake_packet": "packet_id",
+    "skill_run": "run_id",
+}
+
+
+class KindCount(BaseModel):
+    created: int = 0
+    merged: int = 0
+    unchanged: int = 0
+    refused: int = 0
+
+
+class Refusal(BaseModel):
+    line: int
+    kind: str
+    id: str
+    reason: str
+
+
+class ImportReport(BaseModel):
+    """What an import wrote (or, with ``dry_run``, would write)."""
+
+    namespace: str
+    dry_run: bool
+    source_namespace: str
+    format_version: int
+    counts: dict[str, KindCount]
+    refused: list[Refusal] = []
+    remapped_ids: int = 0
+    embedded: int = 0
+    vectors_imported: int = 0
+    duration_ms: float = 0.0
+
+
+@dataclass
+class Document:
+    """A parsed, validated export: the header and each kind's records with their line."""
+
+    header: Header
+    records: dict[str, list[tuple[int, Any]]]
+
+    def count(self) -> int:
+        return sum(len(v) for v in self.records.values())
+
+
+def import_id(namespace: str, kind: str, old_id: str) -> str:
+    """The id a record gets in ``namespace`` when another namespace owns its own id:
+    deterministic, so importing the same file twice finds the first import's records."""
+    return stable_id("import", namespace, kind, old_id)
+
+
+def parse_document(lines: Iterable[str]) -> Document:
+    """Validate a whole document; ``ValidationFailed`` names the first bad line and field."""
+    header: Header | None = None
+    records: dict[str, list[tuple[int, Any]]] = {k: [] for k in KINDS}
+    seen: dict[tuple[str, str], int] = {}
+    end: EndRecord | None = None
+    order = -1
+    number = 0
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        if end is not None:
+            raise ValidationFailed(f"line {number}: nothing may follow the end line")
+        record = _record(number, raw, first=header is None)
+        if isinstance(record, Header):
+            header = record
+        elif isinstance(record, EndRecord):
+            end = record
+        else:
+            kind = record.kind
+            if KINDS.index(kind) < order:
+                raise ValidationFailed(
+                    f"line {number}: kind: a {kind} line after {KINDS[order]} lines; the order is "
+                    + ", ".join(KINDS)
+                )
+            order = KINDS.index(kind)
+            _unique(seen, number, kind, record)
+            records[kind].append((number, record))
+    if header is None:
+        raise ValidationFailed("line 1: the document is empty (expected a header line)")
+    if end is None:
+        raise ValidationFailed(f"line {number + 1}: the end line is missing: the file is truncated")
+    _check_counts(end, records)
+    return Document(header, records)
+
+
+def _record(number: int, raw: str, first: bool) -> Any:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValidationFailed(f"line {number}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise ValidationFailed(f"line {number}: must be a JSON object")
+    if first and data.get("kind") != "header":
+        raise ValidationFailed(f"line {number}: kind: the first line must be the header")
+    if not first and data.get("kind") == "header":
+        raise ValidationFailed(f"line {number}: kind: a second header line")
+    if data.get("kind") == "header" and data.get("version") != VERSION:
+        raise ValidationFailed(
+            f"line {number}: version: unsupported export version {data.get('version')!r} "
+            f"(this server reads version {VERSION})"
+        )
+    try:
+        return RECORD.validate_python(data)
+    except ValidationError as exc:
+        raise ValidationFailed(f"line {number}: {describe_errors('record', exc)}") from exc
+
+
+def _unique(seen: dict[tuple[str, str], int], number: int, kind: str, record: Any) -> None:
+    name = _ID_FIELD.get(kind)
+    if name is None:
+        return
+    key = (kind, getattr(record, name))
+    if key in seen:
+        raise ValidationFailed(f"line {number}: {name}: {key[1]} already on line {seen[key]}")
+    seen[key] = number
+
+
+def _check_counts(end: EndRecord, records: dict[str, list[tuple[int, Any]]]) -> None:
+    for kind in KINDS:
+        said, found = end.counts.get(kind, 0), len(records[kind])
+        if said != found:
+            raise ValidationFailed(
+                f"end: counts.{kind}: the end line says {said} but the file holds {found}"
+            )
+
+
+@dataclass
+class _Plan:
+    """Everything the import would do, built before anything is written."""
+
+    commit: ImportCommit
+    report: ImportReport
+    ids: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, old) -> new
+    present: set[tuple[str, str]] = field(default_factory=set)  # (kind, new id) in the namespace
+    topics_known: set[str] = field(default_factory=set)  # new topic ids after the import
+    seq_offset: int = 0
+    to_embed: list[Topic] = field(default_factory=list)
+
+    def refuse(self, line: int, kind: str, rid: str, reason: str) -> None:
+        self.report.counts[kind].refused += 1
+        if len(self.report.refused) < MAX_REFUSALS_SHOWN:
+            self.report.refused.append(Refusal(line=line, kind=kind, id=rid, reason=reason))
+
+    def map(self, kind: str, old: str | None) -> str | None:
+        """The namespace's id for a reference (ids the file does not hold stay as they are)."""
+        return None if old is None else self.ids.get((kind, old), old)
+
+    def maps(self, kind: str, olds: Sequence[str]) -> list[str]:
+        return [self.ids.get((kind, o), o) for o in olds]
+
+    def known_topics(self, olds: Sequence[str]) -> list[str]:
+        """The namespace's ids of these topics, without those it does not hold (a file cannot
+        point a packet or a run at another namespace's topic)."""
+        return [t for t in self.maps("topic", olds) if t in self.topics_known]
+
+
+class ImportService:
+    def __init__(
+        self,
+        store: TransferStore,
+        messages: MessageStore,
+        topics: TopicStore,
+        leases: SleepStore,
+        embedder: Embedder,
+        clock: Clock,
+        lease_clock: Clock | None = None,
+    ) -> None:
+        self.store = store
+        self.messages = messages
+        self.topics = topics
+        self.leases = leases
+        self.embedder = embedder
+        self.clock = clock
+        self.lease_clock = lease_clock or SystemClock()
+
+    def run(self, namespace: str, doc: Document, dry_run: bool = False) -> ImportReport:
+        """Plan the import of ``doc`` into ``namespace`` and, unless ``dry_run``, write it."""
+        started = time.perf_counter()
+        if dry_run:
+            plan = self.plan(namespace, doc, embed=False)
+        else:
+            holder = f"import-{uuid.uuid4()}"
+            wall = self.lease_clock.now()
+            self.leases.acquire_lease(namespace, holder, wall, wall + LEASE_TTL)
+            try:
+                plan = self.plan(namespace, doc, embed=True)
+                self.store.commit(plan.commit)
+            finally:
+                self.leases.release_lease(namespace, holder)
+        plan.report.duration_ms = (time.perf_counter() - started) * 1000
+        return plan.report
+
+    def plan(self, namespace: str, doc: Document, embed: bool) -> _Plan:
+        """Decide every record's fate (no writes); ``embed`` computes the vectors too."""
+        plan = _Plan(
+            commit=ImportCommit(namespace=namespace, now=self.clock.now()),
+            report=ImportReport(
+                namespace=namespace,
+                dry_run=not embed,
+                source_namespace=doc.header.namespace,
+                format_version=doc.header.version,
+                counts={k: KindCount() for k in KINDS},
+            ),
+        )
+        self._assign_ids(namespace, doc, plan)
+        self._messages(namespace, doc.records["message"], plan)
+        self._topics(namespace, doc, plan, embed)
+        self._events(doc, plan)
+        self._edges(namespace, doc.records["edge"], plan)
+        self._packets(doc.records["wake_packet"], plan)
+        self._runs(doc.records["skill_run"], plan)
+        return plan
+
+    # -- ids ---------------------------------------------------------------------------------------
+    def _assign_ids(self, namespace: str, doc: Document, plan: _Plan) -> None:
+        wanted = [
+            (kind, getattr(rec, _ID_FIELD[kind]))
+            for kind in _ID_FIELD
+            for _, rec in doc.records[kind]
+        ]
+        owners = self.store.id_owners(wanted)
+        remap = {key: import_id(namespace, *key) for key in wanted if owners.get(key, namespace)
+                 != namespace}  # fmt: skip
+        owners.update(self.store.id_owners([(k, new) for (k, _), new in remap.items()]))
+        for kind, old in wanted:
+            new = remap.get((kind, old), old)
+            owner = owners.get((kind, new))
+            plan.ids[(kind, old)] = new
+            if owner == namespace:
+                plan.present.add((kind, new))
+            elif owner is not None:  # even the derived id is taken elsewhere: never touch it
+                plan.present.add(("foreign", new))
+        plan.report.remapped_ids = len(remap)
+
+    def _foreign(self, plan: _Plan, line: int, kind: str, new: str) -> bool:
+        if ("foreign", new) in plan.present:
+            plan.refuse(line, kind, new, "the id belongs to another namespace")
+            return True
+        return False
+
+    # -- messages ----------------------------------------------------------------------------------
+    def _messages(self, ns: str, items: list[tuple[int, MessageRecord]], plan: _Plan) -> None:
+        existing = {m.message_id: m for m in self.messages.get(ns, [
+            plan.ids[("message", r.message_id)] for _, r in items])}  # fmt: skip
+        by_external = {
+            m.external_id: m
+            for m in self.store.messages_by_external_id(
+                ns, [r.external_id for _, r in items if r.external_id]
+            )
+        }
+        tail = self.messages.tail(ns, 1)
+        last_at, next_seq = (tail[-1].at, (tail[-1].seq or 0) + 1) if tail else (None, 0)
+        fresh: list[tuple[int, MessageRecord]] = []
+        for line, rec in items:
+            new = plan.ids[("message", rec.message_id)]
+            twin = by_external.get(rec.external_id) if rec.external_id else None
+            if self._foreign(plan, line, "message", new):
+                continue
+            if new in existing:
+                self._same_message(plan, line, existing[new], rec)
+            elif twin is not None:  # stored already under the caller's external id
+                plan.ids[("message", rec.message_id)] = twin.message_id
+                plan.report.counts["message"].unchanged += 1
+            elif last_at is not None and rec.at < last_at:
+                plan.refuse(line, "message", new, f"older than the namespace's latest message "
+                            f"({last_at.isoformat()}): messages are kept in time order")  # fmt: skip
+            else:
+                fresh.append((line, rec))
+        self._new_messages(ns, fresh, plan, next_seq, fresh_namespace=not tail)
+
+    def _same_message(self, plan: _Plan, line: int, stored: Message, rec: MessageRecord) -> None:
+        if stored.content == rec.content and stored.at == rec.at:
+            plan.report.counts["message"].unchanged += 1
+        else:
+            plan.refuse(line, "message", stored.message_id,
+                        "a message with this id exists with other content or time")  # fmt: skip
+
+    def _new_messages(
+        self,
+        ns: str,
+        fresh: list[tuple[int, MessageRecord]],
+        plan: _Plan,
+        next_seq: int,
+        fresh_namespace: bool,
+    ) -> None:
+        """Seqs are kept in an empty namespace; appended after the conversation otherwise
+        (gaps kept, so events' ``first_seq``/``last_seq`` shift by the same offset)."""
+        if not fresh:
+            return
+        seqs = [r.seq for _, r in fresh if r.seq is not None]
+        base = min(seqs) if seqs else 0
+        plan.seq_offset = 0 if fresh_namespace else next_seq - base
+        top = next_seq - 1
+        for line, rec in fresh:
+            seq = rec.seq + plan.seq_offset if rec.seq is not None else top + 1
+            top = max(top, seq)
+            data = rec.model_dump(exclude={"kind"})
+            data.update(message_id=plan.ids[("message", rec.message_id)], namespace=ns, seq=seq)
+            try:
+                plan.commit.messages.append(Message.model_validate(data))
+            except ValidationError as exc:
+                plan.refuse(line, "message", data["message_id"], describe_errors("message", exc))
+                continue
+            plan.report.counts["message"].created += 1
+        plan.commit.next_seq = top + 1
+
+    # -- topics ------------------------------------------------------------------------------------
+    def _topics(self, ns: str, doc: Document, plan: _Plan, embed: bool) -> None:
+        items = doc.records["topic"]
+        stored = {t.topic_id: t for t in self.topics.get(ns, [
+            plan.ids[("topic", r.topic_id)] for _, r in items
+            if ("topic", plan.ids[("topic", r.topic_id)]) in plan.present])}  # fmt: skip
+        plan.topics_known = set(stored)
+        vectors_usable = doc.header.vectors and (
+            doc.header.embedding.model == self.embedder.model_name
+            and doc.header.embedding.dimensions == self.embedder.dimensions
+        )
+        for line, rec in items:
+            new = plan.ids[("topic", rec.topic_id)]
+            if self._foreign(plan, line, "topic", new):
+                continue
+            topic = self._topic_model(ns, rec, plan, line)
+            if topic is None:
+                continue
+            plan.topics_known.add(new)
+            mentions = plan.maps("message", rec.mentioned_in)
+            if mentions:
+                plan.commit.mentions[new] = mentions
+            if new in stored:
+                self._merge(plan, stored[new], topic)
+            elif vectors_usable and rec.vector is not None:
+                plan.commit.new_topics.append((topic, rec.vector))
+                plan.report.vectors_imported += 1
+                plan.report.counts["topic"].created += 1
+            else:
+                plan.to_embed.append(topic)
+                plan.report.counts["topic"].created += 1
+        self._embed_new(plan, embed)
+
+    def _topic_model(self, ns: str, rec: TopicRecord, plan: _Plan, line: int) -> Topic | None:
+        data = rec.model_dump(exclude={"kind", "mentioned_in", "vector", "skill_refs",
+                                       "artifact_refs"})  # fmt: skip
+        data.update(
+            topic_id=plan.ids[("topic", rec.topic_id)],
+            namespace=ns,
+            links=TopicLinks(skill_refs=rec.skill_refs, artifact_refs=rec.artifact_refs),
+        )
+        for group in ("facts", "numbers", "open_loops"):
+            for item in data[group]:
+                item["source_message_ids"] = plan.maps("message", item["source_message_ids"])
+        for item in data["time"]["notable_events"]:
+            item["source_message_ids"] = plan.maps("message", item["source_message_ids"])
+        try:
+            return Topic.model_validate(data)
+        except ValidationError as exc:
+            plan.refuse(line, "topic", data["topic_id"], describe_errors("topic", exc))
+            return None
+
+    def _merge(self, plan: _Plan, stored: Topic, incoming: Topic) -> None:
+        merged = merge_topic(stored, incoming)
+        if merged is None:
+            plan.report.counts["topic"].unchanged += 1
+            return
+        plan.commit.merged_topics.append(TopicRewrite(merged, None, stored.version))
+        plan.report.counts["topic"].merged += 1
+
+    def _embed_new(self, plan: _Plan, embed: bool) -> None:
+        """New topics without a usable vector in the file: embed their semantic text."""
+        todo = plan.to_embed
+        vectors: list[list[float] | None] = (
+            list(self.embedder.embed([t.semantic_text() for t in todo])) if embed and todo
+            else [None] * len(todo)
+        )  # fmt: skip
+        for topic, vector in zip(todo, vectors, strict=True):
+            meta = EmbeddingMeta(
+                model=self.embedder.model_name, hash=text_hash(topic.semantic_text())
+            )
+            plan.commit.new_topics.append((topic.model_copy(update={"embedding": meta}), vector))
+        plan.report.embedded = len(todo)
+
+    # -- events, edges, packets, runs ----------------------------------------------------------
+    def _events(self, doc: Document, plan: _Plan) -> None:
+        usable = doc.header.vectors and doc.header.embedding.model == self.embedder.model_name
+        for line, rec in doc.records["event"]:
+            new = plan.ids[("event", rec.event_id)]
+            topic_id = plan.map("topic", rec.topic_id) or rec.topic_id
+            if self._foreign(plan, line, "event", new):
+                continue
+            if ("event", new) in plan.present:
+                plan.report.counts["event"].unchanged += 1
+                continue
+            if topic_id not in plan.topics_known:
+                plan.refuse(line, "event", new, f"its topic {topic_id} is neither in the file nor "
+                            "in the namespace")  # fmt: skip
+                continue
+            event = TopicEvent(
+                event_id=new, namespace=plan.commit.namespace, topic_id=topic_id, at=rec.at,
+                delta_summary=rec.delta_summary,
+                source_message_ids=plan.maps("message", rec.source_message_ids),
+                first_seq=_shift(rec.first_seq, plan.seq_offset),
+                last_seq=_shift(rec.last_seq, plan.seq_offset),
+            )  # fmt: skip
+            plan.commit.events.append((event, rec.vector if usable else None))
+            plan.report.counts["event"].created += 1
+
+    def _edges(self, ns: str, items: list[tuple[int, EdgeRecord]], plan: _Plan) -> None:
+        stored_ids = sorted(t for k, t in plan.present if k == "topic")
+        existing = {(e.from_topic_id, e.to_topic_id, e.type): e
+                    for e in self.store.edges_among(ns, stored_ids)}  # fmt: skip
+        for line, rec in items:
+            a = plan.map("topic", rec.from_topic_id) or rec.from_topic_id
+            b = plan.map("topic", rec.to_topic_id) or rec.to_topic_id
+            missing = [t for t in (a, b) if t not in plan.topics_known]
+            if missing or a == b:
+                why = f"topic {missing[0]} is missing" if missing else "a self-link"
+                plan.refuse(line, "edge", f"{a}->{b}", why)
+                continue
+            edge = TopicEdge.model_construct(from_topic_id=a, to_topic_id=b, type=rec.type,
+                                             weight=rec.weight,
+                                             last_updated_at=rec.last_updated_at or plan.commit.now)  # fmt: skip
+            plan.commit.edges.append(edge)
+            old = existing.get((a, b, rec.type))
+            counts = plan.report.counts["edge"]
+            if old is None:
+                counts.created += 1
+            elif old.weight >= rec.weight:
+                counts.unchanged += 1
+            else:
+                counts.merged += 1
+
+    def _packets(self, items: list[tuple[int, WakePacketRecord]], plan: _Plan) -> None:
+        for line, rec in items:
+            new = plan.ids[("wake_packet", rec.packet_id)]
+            if self._foreign(plan, line, "wake_packet", new):
+                continue
+            if ("wake_packet", new) in plan.present:
+                plan.report.counts["wake_packet"].unchanged += 1
+                continue
+            tail = [t.model_copy(update={"message_id": plan.map("message", t.message_id)})
+                    for t in rec.conversation_tail]  # fmt: skip
+            working_on = plan.map("topic", rec.in_progress.topic_id)
+            progress = rec.in_progress.model_copy(
+                update={"topic_id": working_on if working_on in plan.topics_known else None}
+            )
+            packet = WakePacket(
+                packet_id=new, namespace=plan.commit.namespace, slept_at=rec.slept_at,
+                conversation_tail=tail, active_subject_hints=rec.active_subject_hints,
+                top_topic_ids=plan.known_topics(rec.top_topic_ids),
+                recent_skill_refs=rec.recent_skill_refs, in_progress=progress,
+            )  # fmt: skip
+            plan.commit.wake_packets.append(packet)
+            plan.report.counts["wake_packet"].created += 1
+
+    def _runs(self, items: list[tuple[int, SkillRunRecord]], plan: _Plan) -> None:
+        for line, rec in items:
+            new = plan.ids[("skill_run", rec.run_id)]
+            if self._foreign(plan, line, "skill_run", new):
+                continue
+            if ("skill_run", new) in plan.present:
+                plan.report.counts["skill_run"].unchanged += 1
+                continue
+            data = rec.model_dump(exclude={"kind"})
+            data.update(
+                run_id=new,
+                namespace=plan.commit.namespace,
+                topic_ids=plan.known_topics(rec.topic_ids),
+                parent_run_id=plan.map("skill_run", rec.parent_run_id),
+            )
+            plan.commit.skill_runs.append(SkillRun.model_validate(data))
+            plan.report.counts["skill_run"].created += 1
+
+
+def _shift(seq: int | None, offset: int) -> int | None:
+    return None if seq is None else seq + offset
+
+
+def read_lines(data: bytes | str) -> list[str]:
+    """The lines of an uploaded document (UTF-8; a BOM is tolerated)."""
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed(f"body: not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
+    return text.splitlines()
