@@ -384,9 +384,9 @@ def _repo(s: Services, ctx: ToolContext) -> RepoTools:
     return repo
 
 
-def build_registry(services: Services) -> ToolRegistry:
-    """Every host tool of spec §7.3, bound to the application ``services``."""
-    tools = [
+def host_tools() -> list[Tool]:
+    """The host tools of spec §7.3 (memory control: ``agent.tools_memory``)."""
+    return [
         Tool("topics_search", "Search memory topics by meaning, name or alias; a time phrase "
              "filters and boosts by when topics were seen. Returns compact topic snippets.",
              TopicsSearch, _search),
@@ -414,7 +414,3 @@ def build_registry(services: Services) -> ToolRegistry:
         Tool("repo_run_tests", "Run an allow-listed test preset or command in the workspace.",
              RepoRunTests, _run_tests, writes=True),
     ]  # fmt: skip
-    from agent.tools_memory import memory_tools  # imports this module: bind at call time
-
-    tools += memory_tools()
-    return ToolRegistry(services, {t.name: t for t in tools})

@@ -81,7 +81,7 @@ def _history(s: Services, ctx: ToolContext, p: TopicsHistory) -> dict[str, Any]:
 
 
 def memory_tools() -> list[Tool]:
-    """The memory-control tools, for ``agent.tools.build_registry``."""
+    """The memory-control tools, for ``agent.registry.build_registry``."""
     return [
         Tool("memory_forget", "Forget for real (not archive): one topic, one message, or "
              "everything a phrase matches. Dry run by default: shows what would be deleted; "

@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from api import terminal
 from api.cli_agent import chat, demo
@@ -23,7 +22,7 @@ from api.cli_memory import export_jsonl, facts_app, forget_app, import_app, memo
 from api.cli_search import search
 from api.cli_skills import skills_app
 from api.settings import Settings
-from api.terminal import markup
+from api.terminal import markup, progress
 from graph.errors import SheriffError
 from graph.server import LocalNeo4j
 
@@ -233,7 +232,7 @@ def ingest(
         with file.open(encoding="utf-8") as fh:
             items = parse_jsonl(fh)
         container.conversation.validate(namespace, items)  # the whole file, before any write
-        with _progress() as bar:
+        with progress() as bar:
             task = bar.add_task("ingesting", total=len(items))
             for start in range(0, len(items), INGEST_BATCH):
                 part = items[start : start + INGEST_BATCH]
@@ -253,18 +252,6 @@ def ingest(
 
 
 INGEST_BATCH = 100
-
-
-def _progress() -> Progress:
-    """A progress bar on stderr (stdout stays machine-readable); gone when done."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    )
 
 
 @app.command()
@@ -338,7 +325,7 @@ def eval_locomo(
     try:
         container.migrate()
         samples = load_samples(data, sample)
-        with ExitStack() as stack, _progress() as bar:
+        with ExitStack() as stack, progress() as bar:
             outs = {b: stack.enter_context(p.open("w", encoding="utf-8")) for b, p in paths.items()}
             task = bar.add_task("conversations", total=len(samples))
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from api.terminal import progress
 from graph.errors import SheriffError
 
 if TYPE_CHECKING:
@@ -178,12 +179,11 @@ def import_chatgpt(
 ) -> None:
     """Ingest a ChatGPT data export: the current branch of every conversation, by time, with
     the production sleep policy (as `sheriff ingest`)."""
-    from api.cli import _progress
     from service.chatgpt import read_history
 
     def work(c: Container) -> Any:
         history = read_history(file.read_bytes())
-        with _progress() as bar:
+        with progress() as bar:
             task = bar.add_task("importing", total=len(history.messages))
 
             def advance(done: int, total: int) -> None:

@@ -16,7 +16,8 @@ from neo4j import Driver
 
 from agent.loop import AgentLoop, AgentUnavailable
 from agent.policy import ModelPolicy
-from agent.tools import ToolRegistry, build_registry
+from agent.registry import build_registry
+from agent.tools import ToolRegistry
 from api.settings import Settings
 from graph.clock import Clock, SystemClock
 from graph.db import connect

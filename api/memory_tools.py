@@ -38,6 +38,10 @@ TITLES = {
     "memory_wake": "Wake: resume plan and recalled topics",
     "skills_search": "Search skills",
     "skills_run": "Run a skill",
+    "memory_forget": "Forget: delete a topic, a message or what a phrase matches",
+    "facts_correct": "Correct one fact (the old one kept as history)",
+    "facts_retract": "Retract one fact (kept as history)",
+    "topics_history": "A topic's fact versions and events",
 }
 
 

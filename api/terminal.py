@@ -17,6 +17,7 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 # what a terminal acts on: C0 (tab and newline are kept as layout), DEL, C1, line separators,
 # bidi marks, embeddings, overrides and isolates, and the BOM
@@ -60,3 +61,15 @@ def echo(value: Any) -> None:
 def error(console: Console, value: Any, code: str = "error") -> None:
     """``error: <value>`` in bold red on ``console``, the value escaped."""
     console.print(f"[bold red]{code}:[/] {markup(value)}", highlight=False, soft_wrap=True)
+
+
+def progress() -> Progress:
+    """A progress bar on stderr (stdout stays machine-readable); gone when done."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from api.schemas import WindowPublic
-from retrieval.timephrases import TimeWindow
+from text.timephrases import TimeWindow
 
 
 def public(window: TimeWindow | None) -> WindowPublic | None:

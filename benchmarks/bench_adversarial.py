@@ -14,15 +14,15 @@ smallest and the largest size and the ratio largest/smallest. Linear is about th
 printed too.
 
 Paths (pure functions, no Neo4j, no model):
-  split       sleepwake.extract.split_sentences
+  split       text.english.split_sentences
   extract     sleepwake.extract.extract (redaction, sentences, every rule)
-  nouns       sleepwake.extract.noun_phrases (uncached)
+  nouns       text.english.noun_phrases (uncached)
   candidates  sleepwake.candidates.build_candidates on one message (the sleep's step 3)
   triggers    retrieval.triggers.fired (memory, time, entities, switch, recurrence)
   classify    retrieval.classify.classify
   routing     skills.routing.classify_intent + deep_triggers(text, last_tool_output=text)
               + skills.requests.suggest_args for the four built-in skills
-  timephrases retrieval.timephrases.find_windows (reads the first 20,000 characters)
+  timephrases text.timephrases.find_windows (reads the first 20,000 characters)
   redaction   sleepwake.redact's public redaction function (redact_text or redact)
   snippets    retrieval.snippets.terms + best_sentences
   tracebacks  skills.debug.tracebacks.parse_traceback
@@ -58,13 +58,14 @@ import httpx
 
 from graph.models import Message
 from retrieval import classify as classify_mod
-from retrieval import snippets, timephrases, triggers
+from retrieval import snippets, triggers
 from skills import requests as skill_requests
 from skills import routing
 from skills.debug import tracebacks
 from sleepwake import extract as extract_mod
 from sleepwake import redact as redact_mod
 from sleepwake.candidates import build_candidates
+from text import english, timephrases
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 KNOWN = frozenset({"billing service", "neo4j", "mel"})
@@ -144,18 +145,18 @@ def _snippets(text: str) -> object:
 
 
 def _nouns(text: str) -> object:
-    extract_mod._noun_phrases.cache_clear()  # measure the work, not the cache
-    return extract_mod.noun_phrases(text)
+    english._noun_phrases.cache_clear()  # measure the work, not the cache
+    return english.noun_phrases(text)
 
 
 def _triggers(text: str) -> object:
-    extract_mod._noun_phrases.cache_clear()
+    english._noun_phrases.cache_clear()
     ctx = triggers.TriggerContext(now=NOW, known_names=KNOWN)
     return triggers.fired(text, ctx)
 
 
 PATHS: dict[str, Callable[[str], object]] = {
-    "split": extract_mod.split_sentences,
+    "split": english.split_sentences,
     "extract": extract_mod.extract,
     "nouns": _nouns,
     "candidates": _candidates,

@@ -65,7 +65,7 @@ from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, Topi
 from graph.topics import LinkRequest, TopicStore
 from retrieval.embedding import MiniLMEmbedder
 from retrieval.search import TopicSearch
-from retrieval.timephrases import resolve
+from text.timephrases import resolve
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 SPREAD_DAYS = 120

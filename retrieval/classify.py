@@ -20,13 +20,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from retrieval.config import ConsultConfig
+from text.cues import MEMORY_CUE
 
-_EXPLICIT = re.compile(
-    r"\b(search (?:the )?memory|look (?:it )?up in memory|remember|recall|what did we|did we (?:decide|agree)"
-    r"|last time|before you slept|you (?:told|said)|we (?:spoke|talked|discussed) about"
-    r"|restore (?:the )?(?:previous )?(?:task|context))\b",
-    re.I,
-)
 _CASUAL = re.compile(
     r"^\s*(?:hi|hello|hey|thanks|thank you|ok|okay|cool|great|nice|lol|good (?:morning|night)|bye)"
     r"[\s!.,]*$",
@@ -73,7 +68,7 @@ class ConsultDecision:
 def classify(text: str, memory_triggers: list[str], names_known: bool = False) -> RequestClass:
     """A when the user asks memory explicitly, a memory-reference trigger fired, or the message
     is a question about something the memory knows by name; C for small talk; else B."""
-    if _EXPLICIT.search(text) or any(t.startswith("memory_reference") for t in memory_triggers):
+    if MEMORY_CUE.search(text) or any(t.startswith("memory_reference") for t in memory_triggers):
         return RequestClass.EXPLICIT
     if names_known and _QUESTION.search(text):
         return RequestClass.EXPLICIT

@@ -30,9 +30,9 @@ from retrieval.packer import Candidate, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache, task_fingerprint
-from retrieval.timephrases import SleepHistory, TimeWindow, resolve
 from retrieval.triggers import TriggerContext, fired, low_confidence
-from sleepwake.extract import noun_phrases
+from text.english import noun_phrases
+from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
 

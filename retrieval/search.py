@@ -18,7 +18,7 @@ from graph.protocols import EventStoreProtocol, TopicStoreProtocol
 from graph.topics import ScoredTopic
 from retrieval.config import SearchConfig
 from retrieval.embedding import Embedder
-from retrieval.timephrases import TimeWindow
+from text.timephrases import TimeWindow
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="topic-search")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from sleepwake.matching import stem
+from text.tokens import stem
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

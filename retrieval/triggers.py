@@ -11,15 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval.config import TriggerConfig
-from retrieval.timephrases import SleepHistory, find_windows
-from sleepwake.extract import noun_phrases
+from text.cues import MEMORY_CUE
+from text.english import noun_phrases
+from text.timephrases import SleepHistory, find_windows
 
-_MEMORY = re.compile(
-    r"\b(remember|recall|last time|we (?:spoke|talked|discussed|chatted) about|you (?:said|told me|mentioned)"
-    r"|as i (?:said|mentioned)|did we (?:decide|agree|say|talk)|what did we|earlier you"
-    r"|previously|before you slept|the other day)\b",
-    re.I,
-)
 _PAST_QUESTION = re.compile(
     r"^\s*(?:when|what|where|who|which|how|why)\b[^?]*\b(?:did|was|were|had)\b|"
     r"^\s*(?:did|has|had|was|were)\b[^?]*\?",
@@ -54,7 +49,7 @@ class TriggerContext:
 
 
 def memory_reference(text: str, ctx: TriggerContext) -> str | None:
-    m = _MEMORY.search(text)
+    m = MEMORY_CUE.search(text)
     if m:
         return f"memory_reference: '{m.group(0)}'"
     q = _PAST_QUESTION.search(text)

@@ -13,11 +13,11 @@ from graph.messages import MessageStore
 from graph.models import Message, WakePacket
 from graph.sleep import SleepStore
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
-from retrieval.timephrases import TimeWindow
 from sleepwake.conversation import AppendResult, Conversation, IncomingMessage
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
 from sleepwake.wake import Waker, WakeResult
+from text.timephrases import TimeWindow
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from graph.redaction import Redactor
 from graph.topics import LinkRequest, Neighbour, TopicStore
 from retrieval.embedding import Embedder, text_hash
 from retrieval.search import SearchResult, TopicSearch
-from retrieval.timephrases import TimeWindow
 from service.windows import WindowResolver
+from text.timephrases import TimeWindow
 
 
 # -- what a surface hands in ------------------------------------------------------------------

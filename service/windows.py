@@ -9,7 +9,7 @@ from typing import Protocol
 
 from graph.errors import ValidationFailed
 from graph.models import WakePacket
-from retrieval.timephrases import SleepHistory, TimeWindow, resolve
+from text.timephrases import SleepHistory, TimeWindow, resolve
 
 EXAMPLES = "'last week', 'yesterday', 'in March', 'before you slept', '2026-03-02'"
 

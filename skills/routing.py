@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from text.cues import MEMORY_CUE
+
 
 class Intent(StrEnum):
     """The request classes of spec §4.1 step 2 (``none`` = small talk, no skill needed)."""
@@ -66,7 +68,7 @@ _INTENT_PATTERNS: dict[Intent, list[tuple[re.Pattern[str], float]]] = {
         (re.compile(r"\b(code|module|function|class|method|tests?|repo|package|file)\b", _I), 0.5),
     ],
     Intent.MEMORY: [
-        (re.compile(r"\b(remember|recall|last time|we (spoke|talked) about|you said)\b", _I), 2.0),
+        (MEMORY_CUE, 2.0),  # the one table of memory cues (text/cues.py)
         (re.compile(r"\b(before you slept|yesterday|last week|earlier)\b", _I), 1.0),
     ],
 }

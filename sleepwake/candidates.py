@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
-from retrieval.timephrases import resolve
 from sleepwake.extract import Extraction, InProgress, extract, noun_phrases
 from sleepwake.redact import redact
+from text.timephrases import resolve
 
 _DETERMINERS = re.compile(
     r"^(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those|some)\s+", re.I

@@ -21,10 +21,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleepwake.candidates import Candidate
-
-_SUFFIXES = ("ings", "ing", "ions", "ion", "ed", "es", "s")
-_STOP = frozenset("of for and or to in on at with the a an my our your his her their".split())
-_WORD = re.compile(r"[a-z0-9]+")
+from text.tokens import stems
 
 
 class MergeConfig(BaseModel):
@@ -67,20 +64,6 @@ class MatchScore:
     @property
     def total(self) -> float:
         return self.alias + self.embedding + self.entity + self.time
-
-
-def stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            break
-    if word.endswith("y"):
-        word = word[:-1] + "i"
-    return word.rstrip("e") or word
-
-
-def stems(phrase: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _WORD.findall(phrase.lower()) if w not in _STOP)
 
 
 def alias_score(key: str, names: tuple[str, ...], w: MergeConfig) -> float:

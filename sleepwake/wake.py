@@ -17,8 +17,8 @@ from graph.clock import ensure_utc
 from graph.models import TailTurn, Topic, WakePacket
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
 from retrieval.search import TopicSearch
-from retrieval.timephrases import SleepHistory, resolve
 from sleepwake.policy import SleepPolicy
+from text.timephrases import SleepHistory, resolve
 
 
 class ResumePlan(BaseModel):

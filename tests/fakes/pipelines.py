@@ -14,13 +14,13 @@ from graph.clock import FixedClock
 from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder
 from retrieval.search import TopicSearch
-from retrieval.timephrases import SleepHistory
 from service.windows import WindowResolver
 from sleepwake.conversation import Conversation, IncomingMessage
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
 from sleepwake.wake import Waker
 from tests.fakes import FakeStores, FakeTopicStore, HashEmbedder
+from text.timephrases import SleepHistory
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 

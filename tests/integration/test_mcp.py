@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {
     "memory_context", "messages_append", "topics_search", "topics_get", "topics_upsert",
     "topics_link", "memory_sleep", "memory_wake", "skills_search", "skills_run",
+    "memory_forget", "facts_correct", "facts_retract", "topics_history",
 }  # fmt: skip
 TRACE = 'Traceback (most recent call last):\n  File "app/calc.py", line 3, in ratio\nZeroDivisionError: division by zero'
 
@@ -130,6 +131,26 @@ def test_every_tool_runs_and_matches_rest(server: LiveServer, namespace: str) ->
                 "skill_id": "debug", "args": {"trace": TRACE, "use_llm": False},
             })  # fmt: skip
             assert ran["skill_id"] == "debug" and ran["ok"] and ran["outcome"] == "success"
+            fact = got[0]["facts"][0]["fact_id"]
+            fixed = await call(s, "facts_correct", {
+                "topic_id": lake["topic_id"], "fact_id": fact, "text": "we booked it for July",
+            })  # fmt: skip
+            assert fixed["closed"]["fact_id"] == fact
+            assert fixed["replacement"]["text"] == "we booked it for July"
+            history = await call(s, "topics_history", {"topic_id": lake["topic_id"]})
+            texts = [f["text"] for f in history["facts"]]
+            assert "we decided to book it for June" in texts and "we booked it for July" in texts
+            kayaks = (await call(s, "topics_get", {"topic_ids": [boat["topic_id"]]}))[0]["facts"]
+            retracted = await call(s, "facts_retract", {
+                "topic_id": boat["topic_id"], "fact_id": kayaks[0]["fact_id"],
+            })  # fmt: skip
+            assert retracted["replacement"] is None and retracted["closed"]["invalid_at"]
+            plan = await call(s, "memory_forget", {"topic_id": boat["topic_id"]})
+            assert plan["dry_run"] and boat["topic_id"] in plan["topics_deleted"]
+            gone = await call(s, "memory_forget", {"topic_id": boat["topic_id"], "dry_run": False})
+            assert not gone["dry_run"]
+            with server.rest(key) as rest:
+                assert rest.get(f"/v1/topics/{boat['topic_id']}").status_code == 404
 
     anyio.run(run)
 

@@ -39,6 +39,10 @@ TOOL_ARGS: dict[str, dict[str, Any]] = {
     "memory_wake": {"message": "hi"},
     "skills_search": {"query": "docs"},
     "skills_run": {"skill_id": "debug", "args": {"trace": "x"}},
+    "memory_forget": {"query": "merger", "dry_run": False},
+    "facts_correct": {"topic_id": "x", "fact_id": "f", "text": "new"},
+    "facts_retract": {"topic_id": "x", "fact_id": "f"},
+    "topics_history": {"topic_id": "x"},
 }
 
 
@@ -149,6 +153,17 @@ def test_a_key_never_reads_or_changes_another_namespace(
                 assert error_of(await s.call_tool("topics_upsert", args))["error"] == "NotFound"
             link = {"from_topic_id": mine["topic_id"], "to_topic_id": sid, "type": "DEPENDS_ON"}
             assert error_of(await s.call_tool("topics_link", link))["error"] == "NotFound"
+            fact = stored["facts"][0]["fact_id"]
+            for tool, args in (
+                ("memory_forget", {"topic_id": sid, "dry_run": False}),
+                ("facts_correct", {"topic_id": sid, "fact_id": fact, "text": "offer is 0"}),
+                ("facts_retract", {"topic_id": sid, "fact_id": fact}),
+                ("topics_history", {"topic_id": sid}),
+            ):
+                assert error_of(await s.call_tool(tool, args))["error"] == "NotFound", tool
+            swept = json.loads(text(await s.call_tool(
+                "memory_forget", {"query": "Zanzibar merger", "dry_run": False})))  # fmt: skip
+            assert swept["matches"]["topics"] == [] and swept["report"]["topics_deleted"] == []
             for tool, args in (
                 ("topics_search", {"query": "Zanzibar merger plan"}),
                 ("memory_context", {"message": "what is the Zanzibar merger offer?",

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 
 from api.settings import Settings
 from graph.models import Message
-from retrieval import classify, snippets, timephrases, triggers
+from retrieval import classify, snippets, triggers
 from retrieval.embedding import MiniLMEmbedder
 from skills import requests as skill_requests
 from skills import routing
@@ -31,6 +31,7 @@ from skills.debug import tracebacks
 from sleepwake import extract
 from sleepwake.candidates import MAX_ENTITIES_PER_MESSAGE, build_candidates
 from tests.integration.api_support import api_client, bearer, new_key
+from text import english, timephrases
 
 GUARD_S = 60  # each input below took 30-130 s before the fix and takes seconds now
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -192,7 +193,7 @@ def _triggers(text: str) -> object:
 
 
 PATHS: dict[str, Callable[[str], object]] = {
-    "split": extract.split_sentences,
+    "split": english.split_sentences,
     "extract": extract.extract,
     "candidates": _candidates,
     "triggers": _triggers,
@@ -221,6 +222,6 @@ INPUTS: dict[str, str] = {
 @pytest.mark.parametrize("family", list(INPUTS))
 @pytest.mark.parametrize("path", list(PATHS))
 def test_every_text_path_finishes_on_crafted_text(path: str, family: str) -> None:
-    extract._noun_phrases.cache_clear()
+    english._noun_phrases.cache_clear()
     with guard(f"{path} on {family!r} ({len(INPUTS[family]):,} characters)", 30):
         PATHS[path](INPUTS[family])

@@ -9,7 +9,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agent.policy import ModelPolicy
-from agent.tools import ToolContext, ToolNotFound, build_registry
+from agent.registry import build_registry
+from agent.tools import ToolContext, ToolNotFound
 from graph.errors import ValidationFailed
 from graph.strict_schema import tool_parameters
 

@@ -7,14 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graph.errors import ValidationFailed
-from sleepwake.extract import (
-    Decision,
-    Extraction,
-    extract,
-    noun_phrases,
-    split_sentences,
-    time_expressions,
-)
+from sleepwake.extract import Decision, Extraction, extract
+from text.english import noun_phrases, split_sentences, time_expressions
 
 LOCOMO = "Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful."
 

@@ -17,7 +17,6 @@ from retrieval.config import DEFAULT
 from retrieval.packer import GENERAL, Candidate, Packed, Snippet, pack, tokens
 from retrieval.snippets import matching_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache, task_fingerprint
-from retrieval.timephrases import SleepHistory
 from retrieval.triggers import (
     TriggerContext,
     context_switch,
@@ -28,6 +27,7 @@ from retrieval.triggers import (
     reintroduced_entity,
     relative_time,
 )
+from text.timephrases import SleepHistory
 
 WEIGHTS = DEFAULT.consult.weights
 SKIP_BELOW, NORMAL_FROM = DEFAULT.consult.skip_below, DEFAULT.consult.normal_from

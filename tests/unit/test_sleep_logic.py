@@ -43,7 +43,6 @@ from sleepwake.matching import (
     best_match,
     embedding_score,
     score,
-    stem,
 )
 from sleepwake.normalise import merge_candidate, stable_id, utility_delta
 from sleepwake.policy import (
@@ -57,6 +56,7 @@ from sleepwake.replay import locomo_sessions, parse_session_date
 from sleepwake.subjects import compute_subjects
 from sleepwake.tiers import DECAY_PER_DAY, bucket, decayed, recency
 from sleepwake.wake import resume_plan
+from text.tokens import stem
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 W = MergeConfig()

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graph.errors import ValidationFailed
-from retrieval.timephrases import SleepHistory, TimeWindow, find_windows, resolve
+from text.timephrases import SleepHistory, TimeWindow, find_windows, resolve
 
 
 def z(text: str) -> datetime:

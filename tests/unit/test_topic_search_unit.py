@@ -17,9 +17,9 @@ from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, pars
 from graph.topics import LinkRequest
 from retrieval.config import SearchConfig
 from retrieval.search import TopicSearch, final_score, rrf
-from retrieval.timephrases import TimeWindow
 from tests.fakes import DownEmbedder, FakeStores
 from tests.fakes.pipelines import T0
+from text.timephrases import TimeWindow
 
 NS = "unit"
 NOW = T0 + timedelta(days=30)

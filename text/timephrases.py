@@ -48,7 +48,7 @@ import dateparser
 
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
-from retrieval.spans import DisjointSpans
+from text.spans import DisjointSpans
 
 WeekMode = Literal["rolling", "calendar"]
 

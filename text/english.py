@@ -1,0 +1,585 @@
+"""English text, without a model or a database: word lists, sentence splitting, filler
+detection, noun phrases and time expressions. Sleep (extraction, candidates) and retrieval
+(triggers, reintroduced names) read text through here, so both see the same words.
+
+Every rule is linear in its input (docs/security.md, "Adversarial input"): runs are entered at
+their first character and taken whole, and a long sentence is read in bounded windows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import NamedTuple
+
+from text.spans import DisjointSpans
+
+# Word lists
+# --------------------------------------------------------------------------------------------
+
+
+def word_set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_DETERMINERS = word_set(
+    "the a an my our your his her their its this that these those some another every each"
+)
+_FUNCTION_WORDS = word_set(
+    """
+    i me we us you he him she they them it one ones myself ourselves yourself himself herself
+    themselves itself i'm i've i'd i'll we're we've we'd we'll you're you've you'd you'll he's
+    she's it's they're they've they'd they'll that's there's here's what's let's who's how's
+    and or but nor so yet if then than because since as while when where why how what which
+    who whom whose whether though although unless until till of in on at by for with about
+    against between into through during before after above below to from up down out off over
+    under again further per via any all both either neither no not nothing something anything
+    everything someone anyone everyone somebody anybody nobody there here now today tonight
+    is am are was were be been being have has had having do does did doing will would shall
+    should can could may might must ought don't doesn't didn't won't can't couldn't wouldn't
+    shouldn't isn't aren't wasn't weren't haven't hasn't hadn't
+    very really just also too quite rather pretty so such much many more most less least only
+    even still already almost always never ever often sometimes usually maybe perhaps probably
+    """
+)
+_INTERJECTIONS = word_set(
+    """
+    hey hi hello hiya howdy yo heya thanks thank thx ty cheers bye goodbye wow oh ah aw aww um
+    uh hmm haha hahaha lol omg lmao yay ugh oops congrats congratulations sorry please welcome
+    dear absolutely definitely totally honestly seriously anyway anyways btw fyi asap tbh imo
+    imho ok okay alright right well yes yeah yep yup nope nah sure fine indeed exactly agreed
+    todo fixme note tip update edit ps
+    """
+)
+_TIME_WORDS = word_set(
+    """
+    yesterday today tonight tomorrow morning afternoon evening night weekend week month year
+    day days weeks months years decade time times hour hours minute minutes recently lately
+    soon later earlier currently ago monday tuesday wednesday thursday friday saturday sunday
+    mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends
+    january february march april may june july august september october november december
+    """
+)
+_COMMON_VERBS = word_set(
+    """
+    go went gone goes going get got gotten gets getting make made makes making take took taken
+    takes taking see saw seen sees seeing come came comes coming know knew known knows think
+    thought thinks feel felt feels feeling say said says tell told tells give gave given gives
+    find found finds leave left leaves keep kept keeps let lets put puts run ran runs bring
+    brought buy bought try tried tries want wants need needs like likes love loves hope hopes
+    start starts finish work works look looks help helps call calls ask asks meet met become
+    became begin began begun show shows hear heard play plays move moves live lives believe
+    happen happens remember forget forgot learn learnt decide chose choose chosen pick use
+    uses wish wishes mean means meant sounds sound seems seem check guess bet
+    """
+)
+MODIFIERS = word_set(
+    """
+    good great best better nice amazing awesome cool bad worse worst same other whole entire own
+    certain different various several few such lovely beautiful wonderful fantastic incredible
+    fun exciting interesting special perfect huge big little small tiny tough hard easy real
+    super awful terrible crazy wild new old first last next long short busy quick following
+    previous upcoming recent latest current
+    """
+)
+_GENERIC_NOUNS = word_set(
+    """
+    thing things stuff lot lots bit way ways kind sort part end idea point place moment people
+    person guy guys one ones fact case question answer reason side number type sense deal
+    project plan problem issue stuff news
+    """
+)
+_HONORIFICS = word_set("mr mrs ms dr prof sir madam miss")
+STOPWORDS = (
+    _FUNCTION_WORDS | _INTERJECTIONS | _TIME_WORDS | _COMMON_VERBS | _DETERMINERS | _HONORIFICS
+)
+_CONNECTORS = word_set("of the de la da del von van & for")
+_ABBREVIATIONS = word_set(
+    "mr mrs ms dr prof sr jr st vs etc e.g i.e eg ie approx dept inc ltd co no fig a.m p.m "
+    "u.s u.k jan feb mar apr jun jul aug sep sept oct nov dec mt ft"
+)
+
+# --------------------------------------------------------------------------------------------
+# Text preparation and sentences
+# --------------------------------------------------------------------------------------------
+
+_TRANSLATE = str.maketrans(
+    {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ", "\u200b": ""}
+)
+_REDACTION_MARKER = re.compile(r"\[REDACTED:[a-z_]+\]")
+# A run of terminators is only entered at its first character (the lookbehind), so "...."
+# x 30,000 is one linear scan instead of one scan per dot.
+_BOUNDARY = re.compile(r"(?<![.!?\u2026])[.!?\u2026]++[\"')\]]*+\s+")
+_BULLET = re.compile(r"^\s*+(?:[-*\u2022>]++|\d{1,3}[.)])\s+")
+_LAST_WORD = re.compile(r"([^\s(\"']+)$")
+_TOKEN = re.compile(r"[^\W_](?:[\w'+#&.-]*[\w+#])?")
+
+
+def normalise(text: str) -> str:
+    return text.translate(_TRANSLATE)
+
+
+_INITIAL = re.compile(r"(?:^|[A-Z][\w.]*\s+)[A-Z]$")
+
+
+_ABBREVIATION_WINDOW = 40  # characters before a full stop that can hold "Dr", "e.g" or "J. K"
+MAX_SENTENCE_CHARS = 2000  # longer "sentences" (logs, pasted blobs) are cut into windows
+_NON_SPACE = re.compile(r"\S")
+# Sentences a message is read for (entities, facts, rules). 100,000 characters of prose are
+# about 1,100 sentences; "Aa. " x 25,000 is 25,000 of them, each a candidate with a time hint.
+MAX_SENTENCES_READ = 2000
+
+
+def _is_abbreviation(before: str) -> bool:
+    """Whether the text before a full stop ends in "Dr", "e.g", "U.S" or a name initial."""
+    tail = before[-_ABBREVIATION_WINDOW:]
+    m = _LAST_WORD.search(tail)
+    if m is None:
+        return False
+    word = m.group(1).rstrip(".")
+    dotted = re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", word) is not None
+    return word.lower() in _ABBREVIATIONS or dotted or _INITIAL.search(tail.strip()) is not None
+
+
+def _lines(text: str) -> Iterator[str]:
+    """Physical lines, re-joining hard-wrapped prose (a lower-case continuation line)."""
+    parts: list[str] = []  # joined once at the end: repeated concatenation is quadratic
+    for raw in text.splitlines():
+        line = raw.strip()
+        wrapped = parts and line[:1].islower() and not _BULLET.match(raw)
+        if wrapped and parts[-1][-1:] not in ".!?:;":
+            parts.append(line)
+            continue
+        if parts:
+            yield " ".join(parts)
+        parts = [line] if line else []
+    if parts:
+        yield " ".join(parts)
+
+
+def _windows(sentence: str) -> Iterator[str]:
+    """``sentence`` in pieces of at most :data:`MAX_SENTENCE_CHARS`, cut at a space when one
+    is in the second half of the window. Bounds the work any rule does on one "sentence"."""
+    start, size = 0, len(sentence)
+    while size - start > MAX_SENTENCE_CHARS:
+        end = start + MAX_SENTENCE_CHARS
+        cut = sentence.rfind(" ", start + MAX_SENTENCE_CHARS // 2, end + 1)
+        cut = cut if cut > 0 else end
+        yield sentence[start:cut].rstrip()
+        nxt = _NON_SPACE.search(sentence, cut)  # indices, not copies of the rest
+        start = nxt.start() if nxt else size
+    yield sentence[start:]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into trimmed sentences.
+
+    Splits on ``.``/``!``/``?``/``…`` followed by whitespace and on line breaks (bullets
+    become their own sentences, bullet markers are dropped, hard-wrapped lines are re-joined).
+    Abbreviations ("Dr.", "e.g.", "vs.") and initials ("J. K.") do not end a sentence;
+    dotted identifiers and decimals ("graph.store", "3.5") are never split. A sentence longer
+    than :data:`MAX_SENTENCE_CHARS` is cut into windows of at most that size.
+    """
+    sentences: list[str] = []
+    for line in _lines(normalise(text)):
+        start = 0
+        for m in _BOUNDARY.finditer(line):
+            if _is_abbreviation(line[max(start, m.start() - _ABBREVIATION_WINDOW) : m.start()]):
+                continue
+            sentences.append(line[start : m.end()])
+            start = m.end()
+        sentences.append(line[start:])
+    cleaned = (_BULLET.sub("", s).strip() for s in sentences)
+    return [w for s in cleaned if s for w in _windows(s) if w]
+
+
+_GREETINGS = word_set("hey hi hello hiya howdy yo heya morning evening greetings dear")
+_FILLER_WORDS = _INTERJECTIONS | word_set(
+    """
+    you it got sounds good perfect great nice awesome cool amazing wonderful fantastic so very
+    much too a lot same me of course gotcha you're youre night morning there all everyone guys
+    woohoo hooray ha hah hehe xd that's thats true love this that is was
+    """
+)
+_FILLER_PHRASES = frozenset(
+    {
+        "how are you",
+        "how are you doing",
+        "how's it going",
+        "how is it going",
+        "what's up",
+        "how have you been",
+        "what about you",
+        "how about you",
+        "and you",
+        "long time no see",
+        "good to see you",
+        "nice to see you",
+        "good to hear from you",
+        "talk soon",
+        "take care",
+        "see you",
+        "see you soon",
+        "you know",
+        "good morning",
+        "good night",
+        "what's up with you",
+        "what's new",
+        "anything new",
+        "how was your day",
+        "how was your weekend",
+    }
+)
+
+
+def is_filler(sentence: str) -> bool:
+    """Greetings, thanks and acknowledgements carry no fact ("ok", "Thanks!", "Hey Mel!").
+
+    In a short sentence, non-initial capitalised words are taken as the addressee's name.
+    """
+    words = re.findall(r"[\w']+", sentence)
+    if len(words) <= 4:
+        words = [w for i, w in enumerate(words) if i == 0 or not w[:1].isupper()]
+    lowered = [w.lower() for w in words]
+    if lowered and lowered[0] in _GREETINGS:
+        lowered = lowered[1:]
+    return all(w in _FILLER_WORDS for w in lowered) or " ".join(lowered) in _FILLER_PHRASES
+
+
+# --------------------------------------------------------------------------------------------
+# Noun phrases and entities
+# --------------------------------------------------------------------------------------------
+
+
+class _Token(NamedTuple):
+    text: str
+    start: int
+    end: int
+
+    @property
+    def low(self) -> str:
+        return strip_possessive(self.text).lower()
+
+
+class Span(NamedTuple):
+    priority: int
+    start: int
+    end: int
+    surface: str
+
+
+_MAX_PHRASE_WORDS = 4
+_QUOTED = re.compile(
+    r"\"([^\"\n]{1,60})\"|`([^`\n]{1,60})`|(?<![\w'])'([^'\n]{1,40})'(?![\w'])",
+)
+_CODE_IDENTIFIER = re.compile(
+    r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?![\w])"  # graph.store, Node.js
+    r"|(?<![\w])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?![\w])"  # TopicStore
+    r"|(?<![\w])[a-z][a-z0-9]*(?:[A-Z][a-z0-9]+)+(?![\w])"  # getUser, iPhone
+    r"|(?<![\w])[a-z0-9]+(?:_[a-z0-9]+)+(?![\w])"  # repo_refactor
+)
+
+
+def strip_possessive(word: str) -> str:
+    return word[:-2] if word.lower().endswith("'s") else word
+
+
+def _tokens(sentence: str) -> list[_Token]:
+    return [_Token(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(sentence)]
+
+
+def _adjacent(sentence: str, left: _Token, right: _Token) -> bool:
+    """Only whitespace between two tokens (punctuation breaks a phrase)."""
+    return sentence[left.end : right.start].isspace() and not left.text.endswith("'s")
+
+
+def _is_capitalised(tok: _Token) -> bool:
+    word = tok.text
+    if not word[0].isalpha() or tok.low in STOPWORDS:
+        return False
+    return word[0].isupper() or any(c.isupper() for c in word[1:])
+
+
+def _is_plain_word(tok: _Token) -> bool:
+    """A Title-case dictionary-looking word ("Went", "Running"), as opposed to "LGBTQ"/"Neo4j"."""
+    word = strip_possessive(tok.text)
+    return word.isalpha() and word[0].isupper() and word[1:].islower()
+
+
+_OBJECT_WORDS = _DETERMINERS | word_set("me us him her them it you")
+
+
+def _keep_single(tok: _Token, sentence_initial: bool, following: _Token | None) -> bool:
+    """Whether a lone capitalised word is a name. A sentence-initial Title-case word must not
+    look like an adverb/gerund/past form and must not be an imperative ("Remind me", "Book
+    the venue")."""
+    if len(tok.text) < 2 or tok.low in STOPWORDS or tok.low in MODIFIERS or tok.low in UNITS:
+        return False
+    if not sentence_initial or not _is_plain_word(tok):
+        return True
+    imperative = following is not None and following.low in _OBJECT_WORDS
+    return not imperative and not tok.low.endswith(("ly", "ing", "ed"))
+
+
+def _run_end(sentence: str, tokens: list[_Token], i: int) -> int:
+    """Index after the capitalised run that starts at ``tokens[i]``."""
+    j = i + 1
+    while j < len(tokens) and _adjacent(sentence, tokens[j - 1], tokens[j]):
+        if _is_capitalised(tokens[j]) or tokens[j].text.isdigit():
+            j += 1
+            continue
+        k = j
+        while k < len(tokens) and k - j < 2 and tokens[k].low in _CONNECTORS:
+            k += 1
+        linked = k < len(tokens) and k > j and tokens[k].text[0].isupper()
+        if (
+            not linked
+            or tokens[j].low == "the"
+            or not _adjacent(sentence, tokens[k - 1], tokens[k])
+        ):
+            break
+        j = k + 1
+    return j
+
+
+def _capitalised_runs(sentence: str, tokens: list[_Token]) -> Iterator[Span]:
+    """Proper names: "Sheriff Claw", "Bank of America", "Neo4j Browser", "LGBTQ", "Mel"."""
+    i = 0
+    while i < len(tokens):
+        if not _is_capitalised(tokens[i]) and not (i == 0 and tokens[i].text[0].isupper()):
+            i += 1
+            continue
+        end = _run_end(sentence, tokens, i)
+        run = tokens[i:end]
+        while run and (run[0].low in STOPWORDS or run[0].low in MODIFIERS):
+            run = run[1:]
+        while run and run[-1].low in STOPWORDS:
+            run = run[:-1]
+        following = tokens[end] if end < len(tokens) else None
+        if len(run) > 1 or (run and _keep_single(run[0], run[0] is tokens[0], following)):
+            surface = strip_possessive(sentence[run[0].start : run[-1].end])
+            yield Span(2 if len(run) > 1 else 1, run[0].start, run[-1].end, surface)
+        i = end
+
+
+_VERB_OBJECT = word_set("on the a an my our your their his me us them him it that")
+
+
+def _phrase_word(tok: _Token, first: bool, following: _Token | None) -> bool:
+    low = tok.low
+    if not any(c.isalpha() for c in low) or low in STOPWORDS:
+        return False
+    if first:
+        return True
+    if low in MODIFIERS or (low.endswith("ed") and len(low) > 4):
+        return False
+    if following is None or not low.endswith("s") or low.endswith(("ss", "us", "is")):
+        return True
+    # "the deploy depends on ...", "the sleep job compacts conversations": a verb, not a noun
+    return following.low not in _VERB_OBJECT and following.low in STOPWORDS
+
+
+def _phrase_after(sentence: str, tokens: list[_Token], i: int) -> list[_Token]:
+    """Content words following the determiner ``tokens[i]``; stops at stopwords, verbs, punctuation."""
+    words: list[_Token] = []
+    for j in range(i + 1, min(i + 1 + _MAX_PHRASE_WORDS, len(tokens))):
+        tok, prev = tokens[j], tokens[j - 1]
+        following = tokens[j + 1] if j + 1 < len(tokens) else None
+        if not _adjacent(sentence, prev, tok) or not _phrase_word(tok, not words, following):
+            break
+        words.append(tok)
+    while words and words[0].low in MODIFIERS:
+        words = words[1:]
+    return words
+
+
+def _determiner_phrases(sentence: str, tokens: list[_Token]) -> Iterator[Span]:
+    """Noun phrases after a determiner: "a LGBTQ support group", "the billing tables"."""
+    for i, det in enumerate(tokens):
+        relative = det.low == "that" and i > 0 and tokens[i - 1].low not in STOPWORDS
+        if det.low not in _DETERMINERS or relative:  # "agencies that support ..."
+            continue
+        words = _phrase_after(sentence, tokens, i)
+        while len(words) > 1 and _is_capitalised(words[-1]) and not _is_capitalised(words[0]):
+            words = words[:-1]  # "my friend Jolene": the name is its own entity
+        if not words or all(w.low in _GENERIC_NOUNS | MODIFIERS for w in words):
+            continue
+        surface = strip_possessive(sentence[words[0].start : words[-1].end])
+        yield Span(1, words[0].start, words[-1].end, surface)
+
+
+def _quoted_terms(sentence: str) -> Iterator[Span]:
+    for m in _QUOTED.finditer(sentence):
+        group = next(g for g in (1, 2, 3) if m.group(g) is not None)
+        inner = m.group(group).strip(" .,;:!?")
+        words = inner.lower().split()
+        if inner and len(words) <= 6 and not all(w in STOPWORDS for w in words):
+            yield Span(3, m.start(group), m.end(group), inner)
+
+
+def _code_identifiers(sentence: str) -> Iterator[Span]:
+    for m in _CODE_IDENTIFIER.finditer(sentence):
+        word = m.group(0)
+        parts = word.split(".")
+        if "." in word and (word.lower() in _ABBREVIATIONS or max(map(len, parts)) < 3):
+            continue
+        yield Span(3, m.start(), m.end(), word)
+
+
+def select_spans(spans: Iterable[Span]) -> list[Span]:
+    """Best non-overlapping spans: higher priority first, then longer, then earlier."""
+    chosen: list[Span] = []
+    taken = DisjointSpans()
+    for span in sorted(spans, key=lambda s: (-s.priority, s.start - s.end, s.start)):
+        if not taken.overlaps(span.start, span.end):
+            taken.add(span.start, span.end)
+            chosen.append(span)
+    return sorted(chosen, key=lambda s: s.start)
+
+
+def dedupe(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        clean = " ".join(item.split()).strip(" \"'`.,;:!?()[]")
+        if clean and clean.lower() not in seen:
+            seen.add(clean.lower())
+            out.append(clean)
+    return out
+
+
+def noun_phrases(text: str) -> list[str]:
+    """Entity candidates in ``text``, deduplicated case-insensitively, in order of appearance.
+
+    Finds capitalised names ("Neo4j Browser", "Sheriff Claw", "Mel"), quoted terms,
+    determiner phrases without the determiner and leading evaluative adjectives ("the party
+    planning" -> "party planning", "a great support group" -> "support group") and code
+    identifiers ("TopicStore", "repo_refactor", "graph.store"). Stopwords, time words and
+    ordinary sentence-initial words ("Hey", "Yesterday", "Thanks") never become phrases.
+    Reads the first :data:`MAX_SENTENCES_READ` sentences. The last few results are cached:
+    the context path asks twice for the same message.
+    """
+    return list(_noun_phrases(text))
+
+
+@lru_cache(maxsize=16)
+def _noun_phrases(text: str) -> tuple[str, ...]:
+    masked = _REDACTION_MARKER.sub(", ", normalise(text))
+    found: list[str] = []
+    for sentence in split_sentences(masked)[:MAX_SENTENCES_READ]:
+        tokens = _tokens(sentence)
+        times = DisjointSpans(time_spans(sentence))
+        spans = [
+            *_capitalised_runs(sentence, tokens),
+            *_determiner_phrases(sentence, tokens),
+            *_quoted_terms(sentence),
+            *_code_identifiers(sentence),
+        ]
+        spans = [s for s in spans if not times.overlaps(s.start, s.end)]
+        found.extend(span.surface for span in select_spans(spans))
+    return tuple(dedupe(found))
+
+
+# --------------------------------------------------------------------------------------------
+# Time expressions
+# --------------------------------------------------------------------------------------------
+
+_NUMW = (
+    r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"a\s+few|a\s+couple(?:\s+of)?|several|few|couple\s+of)"
+)
+_SPAN_UNIT = r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)"
+_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
+_MONTH = (
+    r"(?-i:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)"
+)
+_PART = (
+    r"(?:morning|afternoon|evening|night|weekend|week|month|year|summer|winter|spring|fall|"
+    r"autumn|semester|quarter|season)"
+)
+_ORD = r"\d{1,2}(?:st|nd|rd|th)?"
+_TIME_PATTERNS = tuple(
+    re.compile(p, re.I)
+    for p in (
+        r"\b(?:the\s+)?day\s+(?:before|after)\s+(?:yesterday|tomorrow)\b",
+        rf"\b(?:earlier|later)\s+(?:today|this\s+{_PART})\b",
+        r"\b(?:yesterday|today|tonight|tomorrow)(?:\s+(?:morning|afternoon|evening|night))?\b",
+        r"\blast\s+night\b",
+        rf"\b(?:(?:this|that)\s+(?:past|coming)|last|next|this|that|past|coming|every|"
+        r"(?:the\s+)?(?:following|previous))\s+"
+        rf"(?:{_PART}|{_DAY}|{_MONTH})\b",
+        rf"\b(?:on\s+)?{_DAY}(?:\s+(?:morning|afternoon|evening|night))?\b",
+        rf"\b(?:on\s+)?(?:the\s+)?(?:{_ORD}\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+{_ORD}(?!\d))"
+        r"(?:,?\s+\d{4})?\b",
+        rf"\b(?:in|since|by|until|till|from|during|early|late|mid|back\s+in)[\s-]+{_MONTH}"
+        rf"(?:\s+{_ORD}(?!\d))?(?:,?\s+\d{{4}})?\b",
+        rf"\b{_MONTH}\s+\d{{4}}\b",
+        r"\b(?:in|since|by|until|till|from|during|around|before|after|back\s+in)\s+(?:the\s+)?"
+        r"(?:early\s+|late\s+|mid[\s-]+)?(?:19|20)\d\d(?:'?s)?\b",
+        r"\bthe\s+'?\d0'?s\b",
+        r"\b\d{4}-\d{2}-\d{2}\b",
+        r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
+        rf"\b{_NUMW}\s+{_SPAN_UNIT}\s+(?:ago|later|earlier|back)\b",
+        rf"\b(?:in|within|for|after|over)\s+(?:the\s+(?:next|past|last|coming)\s+)?{_NUMW}\s+"
+        rf"{_SPAN_UNIT}\b",
+        rf"\b(?:the\s+)?(?:last|past|next|coming)\s+(?:few|couple(?:\s+of)?|\d+|two|three|four|"
+        rf"five|six|seven|eight|nine|ten)\s+{_SPAN_UNIT}\b",
+        r"\b(?:at\s+)?\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
+        r"\bat\s+\d{1,2}:\d{2}\b",
+        r"\b(?:the\s+other\s+day|recently|lately|a\s+while\s+(?:ago|back)|(?:long|ages)\s+ago|"
+        r"these\s+days|nowadays|(?:over|on|during)\s+the\s+weekend)\b",
+    )
+)
+
+
+def time_spans(text: str) -> list[tuple[int, int]]:
+    candidates = [
+        Span(0, m.start(), m.end(), m.group(0)) for p in _TIME_PATTERNS for m in p.finditer(text)
+    ]
+    return [(s.start, s.end) for s in select_spans(candidates)]
+
+
+def time_expressions(text: str) -> list[str]:
+    """Surface time expressions ("yesterday", "last week", "on May 8", "next Friday",
+    "two weeks ago", "in 2022", "at 3pm"), longest match wins, no resolution to dates.
+
+    "last time" is a memory reference, not a time expression.
+    """
+    clean = normalise(text)
+    return dedupe(clean[start:end] for start, end in time_spans(clean))
+
+
+UNITS: dict[str, str] = {
+    **dict.fromkeys(("tokens", "token"), "tokens"),
+    **dict.fromkeys(("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms"), "kg"),
+    **dict.fromkeys(("g", "gram", "grams"), "g"),
+    **dict.fromkeys(("mg",), "mg"),
+    **dict.fromkeys(("lb", "lbs", "pound", "pounds"), "lb"),
+    **dict.fromkeys(("oz", "ounce", "ounces"), "oz"),
+    **dict.fromkeys(("km", "kilometer", "kilometers", "kilometre", "kilometres"), "km"),
+    **dict.fromkeys(("mile", "miles", "mi"), "miles"),
+    **dict.fromkeys(("meter", "meters", "metre", "metres"), "m"),
+    **dict.fromkeys(("cm",), "cm"),
+    **dict.fromkeys(("ft", "feet", "foot"), "ft"),
+    **dict.fromkeys(("ms", "millisecond", "milliseconds"), "ms"),
+    **dict.fromkeys(("sec", "secs", "second", "seconds"), "seconds"),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), "minutes"),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), "hours"),
+    **dict.fromkeys(("day", "days"), "days"),
+    **dict.fromkeys(("week", "weeks"), "weeks"),
+    **dict.fromkeys(("month", "months"), "months"),
+    **dict.fromkeys(("year", "years", "yrs"), "years"),
+    **dict.fromkeys(("dollar", "dollars", "usd", "bucks"), "USD"),
+    **dict.fromkeys(("euro", "euros", "eur"), "EUR"),
+    **dict.fromkeys(("gbp", "quid"), "GBP"),
+    **dict.fromkeys(("%", "percent", "per cent"), "%"),
+    **{u: u.upper() for u in ("kb", "mb", "gb", "tb")},
+    **dict.fromkeys(("ghz",), "GHz"),
+    **dict.fromkeys(("kcal", "calories"), "kcal"),
+    **dict.fromkeys(("l", "liter", "liters", "litre", "litres"), "l"),
+    **dict.fromkeys(("ml",), "ml"),
+    **dict.fromkeys(("mph",), "mph"),
+    **dict.fromkeys(("degrees",), "degrees"),
+}
