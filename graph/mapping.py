@@ -14,13 +14,14 @@ and numbers unchanged.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from graph.fulltext import namespace_token
 from graph.models import (
+    EdgeType,
     EmbeddingMeta,
     Fact,
     Message,
@@ -28,6 +29,7 @@ from graph.models import (
     OpenLoop,
     Subject,
     Topic,
+    TopicEdge,
     TopicEvent,
     TopicLinks,
     TopicStats,
@@ -300,4 +302,18 @@ def redact_wake_packet(packet: WakePacket, r: Redactor) -> WakePacket:
                 update={"resume_hint": r.text(packet.in_progress.resume_hint)}
             ),
         }
+    )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # edges always carry a time; a fallback, never reached
+
+
+def edge_from_row(from_id: str, row: Any) -> TopicEdge:
+    """A typed edge from a query row (``to_id``, ``type``, ``weight``, ``last_updated_at``)."""
+    return TopicEdge.model_construct(
+        from_topic_id=from_id,
+        to_topic_id=row["to_id"],
+        type=EdgeType(row["type"]),
+        weight=float(row["weight"] or 0.0),
+        last_updated_at=as_datetime(row["last_updated_at"]) or _EPOCH,
     )

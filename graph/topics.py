@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from neo4j.exceptions import ConstraintError
@@ -19,13 +19,19 @@ from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
 from graph.fulltext import in_namespace, lucene_query, phrase_query, query_words
 from graph.lexical import rank
-from graph.mapping import as_datetime, redact_topic, topic_from_props, topic_props, update_props
+from graph.mapping import (
+    as_datetime,
+    edge_from_row,
+    redact_topic,
+    topic_from_props,
+    topic_props,
+    update_props,
+)
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEdge, edge_type, parse
 from graph.overfetch import MAX_FETCH, Page, Plan
 from graph.overfetch import overfetch as run_overfetch
 from graph.validation import MAX_LINK_WEIGHT
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
 TEXT_FIELDS = ("name", "alias_text", "one_liner")
 
@@ -225,16 +231,7 @@ class TopicStore(Store):
         records = self._run(
             query("topic_edges"), {"namespace": namespace, "topic_id": topic_id}, read=True
         )
-        return [
-            TopicEdge(
-                from_topic_id=r["from_id"],
-                to_topic_id=r["to_id"],
-                type=EdgeType(r["type"]),
-                weight=float(r["weight"] or 0.0),
-                last_updated_at=as_datetime(r["last_updated_at"]) or _EPOCH,
-            )
-            for r in records
-        ]
+        return [edge_from_row(r["from_id"], r) for r in records]
 
     def find_by_alias(
         self, namespace: str, alias: str, include_archived: bool = False

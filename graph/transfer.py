@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from neo4j import ManagedTransaction
@@ -23,7 +23,7 @@ from graph.db import Store
 from graph.errors import VersionConflict
 from graph.forget import TopicRewrite
 from graph.mapping import (
-    as_datetime,
+    edge_from_row,
     event_from_props,
     message_from_props,
     message_props,
@@ -33,12 +33,11 @@ from graph.mapping import (
     wake_packet_from_props,
     wake_packet_props,
 )
-from graph.models import EdgeType, Message, Topic, TopicEdge, TopicEvent, WakePacket, edge_type
+from graph.models import Message, Topic, TopicEdge, TopicEvent, WakePacket, edge_type
 from graph.skills import SkillRun, run_from_props
 from graph.topics import check_vector
 
 OWNER_BATCH = 5000
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # edges always carry a time; never reached
 
 
 @dataclass(frozen=True)
@@ -120,17 +119,7 @@ class TransferStore(Store):
             {"namespace": namespace, "after_id": after_id, "limit": limit},
             read=True,
         )
-        edges = [
-            TopicEdge.model_construct(
-                from_topic_id=r["from_id"],
-                to_topic_id=e["to_id"],
-                type=EdgeType(e["type"]),
-                weight=float(e["weight"] or 0.0),
-                last_updated_at=as_datetime(e["last_updated_at"]) or _EPOCH,
-            )
-            for r in records
-            for e in r["edges"]
-        ]
+        edges = [edge_from_row(r["from_id"], e) for r in records for e in r["edges"]]
         return edges, (records[-1]["from_id"] if records else None)
 
     def wake_packets(self, namespace: str) -> list[WakePacket]:
@@ -168,16 +157,7 @@ class TransferStore(Store):
             {"namespace": namespace, "topic_ids": list(topic_ids)},
             read=True,
         )
-        return [
-            TopicEdge.model_construct(
-                from_topic_id=r["from_id"],
-                to_topic_id=r["to_id"],
-                type=EdgeType(r["type"]),
-                weight=float(r["weight"] or 0.0),
-                last_updated_at=as_datetime(r["last_updated_at"]) or _EPOCH,
-            )
-            for r in records
-        ]
+        return [edge_from_row(r["from_id"], r) for r in records]
 
     def messages_by_external_id(self, namespace: str, external_ids: Sequence[str]) -> list[Message]:
         if not external_ids:

@@ -24,6 +24,7 @@ from graph.models import EmbeddingMeta, Fact, Topic, TopicEvent
 from graph.topics import TopicStore
 from retrieval.embedding import Embedder, text_hash
 from service.scrub import fallback_one_liner
+from service.topics import record_change
 from sleepwake.normalise import UTILITY_CORRECTED
 from sleepwake.redact import redact
 
@@ -170,14 +171,7 @@ class FactService:
     def _record(
         self, namespace: str, topic_id: str, at: datetime, summary: str, sources: Sequence[str]
     ) -> None:
-        event = TopicEvent(
-            namespace=namespace,
-            topic_id=topic_id,
-            at=at,
-            delta_summary=summary[:2000],
-            source_message_ids=list(sources),
-        )
-        self.events.record(namespace, [event])
+        record_change(self.events, namespace, topic_id, at, summary, sources)
 
 
 def close_fact(

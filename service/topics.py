@@ -332,14 +332,26 @@ class TopicService:
     def _record(
         self, namespace: str, topic_id: str, now: datetime, summary: str, sources: list[str]
     ) -> None:
-        event = TopicEvent(
-            namespace=namespace,
-            topic_id=topic_id,
-            at=now,
-            delta_summary=summary[:2000],
-            source_message_ids=sources,
-        )
-        self.events.record(namespace, [event])
+        record_change(self.events, namespace, topic_id, now, summary, sources)
+
+
+def record_change(
+    events: EventStore,
+    namespace: str,
+    topic_id: str,
+    at: datetime,
+    summary: str,
+    sources: Sequence[str],
+) -> None:
+    """One ``TopicEvent`` for a change a caller made (the timeline shows it beside sleeps)."""
+    event = TopicEvent(
+        namespace=namespace,
+        topic_id=topic_id,
+        at=at,
+        delta_summary=summary[:2000],
+        source_message_ids=list(sources),
+    )
+    events.record(namespace, [event])
 
 
 # -- pure helpers ------------------------------------------------------------------------------
