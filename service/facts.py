@@ -20,11 +20,11 @@ from pydantic import BaseModel
 from graph.clock import Clock
 from graph.errors import NotFound, ValidationFailed, VersionConflict
 from graph.events import EventStore
-from graph.models import EmbeddingMeta, Fact, Topic, TopicEvent
+from graph.models import Fact, Topic, TopicEvent
 from graph.topics import TopicStore
-from retrieval.embedding import Embedder, text_hash
+from retrieval.embedding import Embedder
 from service.scrub import fallback_one_liner
-from service.topics import record_change
+from service.topics import record_change, reembedded
 from sleepwake.normalise import UTILITY_CORRECTED
 from sleepwake.redact import redact
 
@@ -155,13 +155,7 @@ class FactService:
         def change(topic: Topic) -> tuple[Topic, list[float] | None]:
             updated, old = close_fact(topic, fact_id, when, replacement, reason[:300])
             closed[:] = [old]
-            if updated.semantic_text() == topic.semantic_text():
-                return updated, None
-            meta = EmbeddingMeta(
-                model=self.embedder.model_name, hash=text_hash(updated.semantic_text())
-            )
-            vector = self.embedder.embed([updated.semantic_text()])[0]
-            return updated.model_copy(update={"embedding": meta}), vector
+            return reembedded(self.embedder, [(updated, topic)])[0]
 
         topic = self.topics.merge(namespace, topic_id, change, self.clock.now())
         return FactChange(

@@ -34,11 +34,12 @@ from graph.errors import NotFound, ValidationFailed, VersionConflict
 from graph.events import EventStore
 from graph.forget import ForgetCommit, ForgetStore, TopicRewrite
 from graph.messages import MessageStore
-from graph.models import EmbeddingMeta, Message, Topic, TopicEvent
+from graph.models import Message, Topic, TopicEvent
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
-from retrieval.embedding import Embedder, text_hash
+from retrieval.embedding import Embedder
 from service.scrub import Removal, scrub_event, scrub_packet, scrub_topic
+from service.topics import reembedded
 from sleepwake.candidates import normalise_key
 
 log = logging.getLogger(__name__)
@@ -315,20 +316,11 @@ class ForgetService:
     def _embedded(
         self, rewrites: list[Topic], originals: dict[str, Topic], embed: bool
     ) -> list[TopicRewrite]:
-        """Re-embed the rewritten topics whose semantic text changed (one batch)."""
-        stale = [t for t in rewrites if t.semantic_text() != originals[t.topic_id].semantic_text()]
-        vectors = self.embedder.embed([t.semantic_text() for t in stale]) if stale and embed else []
-        fresh = dict(zip([t.topic_id for t in stale], vectors, strict=False))
-        out = []
-        for topic in rewrites:
-            vector = fresh.get(topic.topic_id)
-            if vector is not None:
-                meta = EmbeddingMeta(
-                    model=self.embedder.model_name, hash=text_hash(topic.semantic_text())
-                )
-                topic = topic.model_copy(update={"embedding": meta})
-            out.append(TopicRewrite(topic, vector, originals[topic.topic_id].version))
-        return out
+        """Re-embed the rewritten topics whose semantic text changed (one batch; none in a dry
+        run)."""
+        pairs = [(t, originals[t.topic_id]) for t in rewrites]
+        done = reembedded(self.embedder, pairs) if embed else [(t, None) for t in rewrites]
+        return [TopicRewrite(t, v, originals[t.topic_id].version) for t, v in done]
 
     def _rewrite_events(
         self, ns: str, plan: ForgetCommit, gone: set[str], removed_texts: list[str]

@@ -319,20 +319,34 @@ class TopicService:
         return self.topics.get_one(topic.namespace, topic.topic_id)
 
     def _embedded(self, topic: Topic, before: Topic | None) -> tuple[Topic, list[float] | None]:
-        """The topic with its embedding metadata, and its vector when its semantic text changed
-        (or it never had one); None keeps the stored vector."""
-        text = topic.semantic_text()
-        unchanged = before is not None and before.embedding is not None
-        if unchanged and before is not None and text == before.semantic_text():
-            return topic, None
-        meta = EmbeddingMeta(model=self.embedder.model_name, hash=text_hash(text))
-        vector = self.embedder.embed([text])[0]
-        return topic.model_copy(update={"embedding": meta}), vector
+        return reembedded(self.embedder, [(topic, before)])[0]
 
     def _record(
         self, namespace: str, topic_id: str, now: datetime, summary: str, sources: list[str]
     ) -> None:
         record_change(self.events, namespace, topic_id, now, summary, sources)
+
+
+def reembedded(
+    embedder: Embedder, changes: Sequence[tuple[Topic, Topic | None]]
+) -> list[tuple[Topic, list[float] | None]]:
+    """Each (new, stored) topic with its embedding metadata and vector when its semantic text
+    changed or it never had an embedding, in one embed call; a None vector keeps the stored one
+    (and its metadata). The one place a caller's edit re-embeds a topic."""
+
+    def stale(new: Topic, old: Topic | None) -> bool:
+        return old is None or old.embedding is None or new.semantic_text() != old.semantic_text()
+
+    texts = [new.semantic_text() for new, old in changes if stale(new, old)]
+    vectors = iter(embedder.embed(texts) if texts else [])
+    out: list[tuple[Topic, list[float] | None]] = []
+    for new, old in changes:
+        if not stale(new, old):
+            out.append((new, None))
+            continue
+        meta = EmbeddingMeta(model=embedder.model_name, hash=text_hash(new.semantic_text()))
+        out.append((new.model_copy(update={"embedding": meta}), next(vectors)))
+    return out
 
 
 def record_change(
