@@ -16,6 +16,7 @@ from rich.console import Console
 from api import terminal
 from api.cli_agent import chat, demo
 from api.cli_analytics import analytics_app
+from api.cli_embedder import embedder_app
 from api.cli_keys import keys_app
 from api.cli_mcp import mcp
 from api.cli_memory import export_jsonl, facts_app, forget_app, import_app, memory_import
@@ -39,6 +40,7 @@ app.add_typer(analytics_app, name="analytics")
 app.add_typer(forget_app, name="forget")
 app.add_typer(facts_app, name="facts")
 app.add_typer(import_app, name="import")
+app.add_typer(embedder_app, name="embedder")
 err = Console(stderr=True)
 
 

@@ -105,7 +105,14 @@ class Container:
             client = OpenAI(
                 api_key=self.settings.openai_api_key, base_url=self.settings.openai_base_url
             )
-        return build_embedder(self.settings.embedder, client, self.settings.openai_embedding_model)
+        return build_embedder(
+            self.settings.embedder,
+            client,
+            self.settings.openai_embedding_model,
+            runtime=self.settings.embedding_runtime,
+            home=self.settings.home,
+            threads=self.settings.embedding_threads,
+        )
 
     @cached_property
     def topics(self) -> TopicStore:

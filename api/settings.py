@@ -39,6 +39,16 @@ class Settings(BaseSettings):
     neo4j_start_timeout: float = 180.0
 
     embedder: Literal["minilm", "openai"] = "minilm"
+    embedding_runtime: Literal["onnx", "torch"] = Field(
+        default="onnx",
+        description="how minilm runs: onnx (graph exported at set-up, no torch) or torch",
+    )
+    embedding_threads: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="intra-op threads per embedding call in each process (1 suits one worker per core)",
+    )
     openai_embedding_model: str = "text-embedding-3-small"
     openai_api_key: str | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY")

