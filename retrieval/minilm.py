@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from graph.errors import EmbeddingUnavailable
+from graph.models import EMBEDDING_DIMENSIONS
 
 log = logging.getLogger(__name__)
 
@@ -146,9 +147,17 @@ class OnnxMiniLM:
 
     ``threads`` is ONNX Runtime's intra-op pool per call (1 = the calling thread only, so N
     workers on N cores never oversubscribe). ``run`` is thread-safe; the tokenizer is configured
-    once here and only read afterwards, so concurrent calls share it safely."""
+    once here and only read afterwards, so concurrent calls share it safely.
 
-    def __init__(self, graph: Path, threads: int = 1, batch_size: int = 16) -> None:
+    Memory: a batch's activations grow with items x tokens (attention with tokens squared), so
+    batches are capped at ``batch_tokens`` padded tokens as well as ``batch_size`` items, and ONNX
+    Runtime's memory arena is off, since it keeps the largest batch's buffers for the life of the
+    process. Measured (benchmarks/bench_embedding.py's machine): 16 texts of 256 tokens took RSS
+    from 190 MB to 535 MB with the arena and 16-item batches, to ~290 MB with neither."""
+
+    def __init__(
+        self, graph: Path, threads: int = 1, batch_size: int = 16, batch_tokens: int = 1024
+    ) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
@@ -156,6 +165,7 @@ class OnnxMiniLM:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        options.enable_cpu_mem_arena = False
         # Idle pool threads must not spin on cores other workers need.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
@@ -163,25 +173,42 @@ class OnnxMiniLM:
         )
         tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
         # The shipped tokenizer.json pads and truncates to a fixed 128; sentence-transformers
-        # truncates at 256 and pads each batch to its longest text.
+        # truncates at 256 and pads each batch to its longest text (done in _run).
         tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 (a vocabulary token)
+        tokenizer.no_padding()
         self._tokenizer = tokenizer
         self._batch_size = batch_size
+        self._batch_tokens = max(batch_tokens, MAX_SEQ_LENGTH)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` in length-sorted batches (less padding), returned in input order."""
-        out = np.empty((len(texts), 384), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), self._batch_size):
-            rows = order[start : start + self._batch_size]
-            out[rows] = self._run([texts[i] for i in rows])
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = [len(e.ids) for e in encodings]
+        out = np.empty((len(texts), EMBEDDING_DIMENSIONS), dtype=np.float32)
+        for rows in self._batches(sorted(range(len(texts)), key=lengths.__getitem__), lengths):
+            out[rows] = self._run([encodings[i].ids for i in rows])
         return out
 
-    def _run(self, batch: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(batch)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _batches(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
+        """Cut ``order`` (ascending length) into batches within both the item and token caps."""
+        batch: list[int] = []
+        for i in order:
+            full = len(batch) == self._batch_size
+            # Ascending order: the new text is the longest, so it sets the padded width.
+            too_wide = (len(batch) + 1) * lengths[i] > self._batch_tokens
+            if batch and (full or too_wide):
+                yield batch
+                batch = []
+            batch.append(i)
+        if batch:
+            yield batch
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        ids = np.zeros((len(rows), max(len(r) for r in rows)), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for n, row in enumerate(rows):
+            ids[n, : len(row)] = row
+            mask[n, : len(row)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         result: np.ndarray = self._session.run(["embedding"], feed)[0]
         return result
