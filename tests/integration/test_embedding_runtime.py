@@ -1,0 +1,114 @@
+"""The default embedding runtime (ONNX Runtime) keeps the vectors of the torch reference, is safe
+to share between threads, never brings torch into the API process, and fails clearly when its
+graph is missing and cannot be built."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graph.errors import EmbeddingUnavailable
+from retrieval import minilm
+from retrieval.embedding import MiniLMEmbedder
+
+ROOT = Path(__file__).resolve().parents[2]
+LONG = " ".join(
+    f"On day {i} Caroline painted another lake at dawn with Melanie." for i in range(40)
+)
+TEXTS = [
+    "hi",
+    "What did Caroline do at the LGBTQ support group last week?",
+    "Melanie's kids love the camping trips; they roasted marshmallows and told stories.",
+    "   padded with spaces   ",
+    "Ünïcödé, emoji 🎨 and numbers 3.14 / 2026-11-23",
+    LONG,
+]
+
+
+@pytest.fixture(scope="module")
+def reference() -> np.ndarray:
+    """Today's vectors: sentence-transformers on torch, as the stored vectors were made."""
+    pytest.importorskip("torch")
+    return minilm.TorchMiniLM(threads=1).encode(TEXTS)
+
+
+def test_onnx_vectors_match_torch_batched_and_one_by_one(
+    embedder: MiniLMEmbedder, reference: np.ndarray
+) -> None:
+    from tokenizers import Tokenizer
+
+    assert embedder.runtime == "onnx"
+    tokenizer = Tokenizer.from_file(str(minilm.weights_dir() / "tokenizer.json"))
+    tokenizer.no_truncation()
+    assert len(tokenizer.encode(LONG).ids) > minilm.MAX_SEQ_LENGTH  # so truncation is exercised
+    runtime = minilm.OnnxMiniLM(minilm.onnx_file(Path(".sheriff")), threads=1, batch_tokens=256)
+    batched = runtime.encode(TEXTS)  # mixed lengths: padding, and one text per batch at 256
+    single = np.vstack([runtime.encode([t]) for t in TEXTS])
+    through_embedder = np.asarray(embedder.embed(TEXTS))
+    for vectors in (batched, single, through_embedder):
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        assert (vectors * reference).sum(axis=1).min() >= 0.999
+
+
+def test_concurrent_calls_give_the_vectors_of_sequential_ones() -> None:
+    runtime = minilm.OnnxMiniLM(minilm.onnx_file(Path(".sheriff")), threads=1)
+    expected = runtime.encode(TEXTS)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: runtime.encode(TEXTS), range(8)))
+    for got in results:
+        assert np.allclose(got, expected, atol=1e-6)
+
+
+def test_the_api_process_never_imports_torch() -> None:
+    script = (
+        "import json, sys\n"
+        "from fastapi.testclient import TestClient\n"
+        "from api.app import create_app\n"
+        "with TestClient(create_app()) as client:\n"
+        "    health = client.get('/health').json()\n"
+        "heavy = ('torch', 'sentence_transformers', 'transformers')\n"
+        "print(json.dumps({'embedding': health['embedding'],\n"
+        "                  'imported': [m for m in heavy if m in sys.modules]}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SHERIFF_EMBEDDER": "minilm"}
+    env.pop("SHERIFF_EMBEDDING_RUNTIME", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["embedding"]["model"].endswith("all-MiniLM-L6-v2")
+    assert found["imported"] == []
+
+
+def test_a_stale_stamp_means_the_graph_is_not_current(tmp_path: Path) -> None:
+    graph = tmp_path / "model.onnx"
+    graph.symlink_to(minilm.onnx_file(Path(".sheriff")).resolve())
+    stamp = minilm.expected_stamp()
+    minilm.stamp_path(graph).write_text(json.dumps(stamp))
+    assert minilm.is_current(graph)
+    minilm.stamp_path(graph).write_text(json.dumps(stamp | {"weights_sha256": "0" * 64}))
+    assert not minilm.is_current(graph)
+
+
+def test_a_missing_graph_that_cannot_be_built_names_the_set_up_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An interpreter that cannot export (as in an image without torch): the export child fails.
+    monkeypatch.setattr(minilm.sys, "executable", "/bin/false")
+    embedder = MiniLMEmbedder(onnx_path=minilm.onnx_file(tmp_path))
+    with pytest.raises(EmbeddingUnavailable, match="sheriff embedder export"):
+        embedder.embed(["hello"])
+    assert not minilm.onnx_file(tmp_path).exists()
