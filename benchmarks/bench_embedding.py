@@ -44,12 +44,13 @@ def dev_texts(count: int) -> list[str]:
     ]
     lme = json.loads(LONGMEMEVAL.read_text())
     contents = [m["content"] for q in lme for s in q["haystack_sessions"] for m in s]
-    long = sorted(contents, key=len, reverse=True)[: count // 6]  # assistant essays: truncated
+    n_long = count // 5
+    n_each = (count - n_long) // 2
+    long = sorted(contents, key=len, reverse=True)[:n_long]  # assistant essays: truncated
     short = [c for c in contents if len(c) < 600]
-    third = count // 3
     return (
-        turns[:: max(1, len(turns) // third)][:third]
-        + short[:: max(1, len(short) // third)][:third]
+        turns[:: max(1, len(turns) // n_each)][:n_each]
+        + short[:: max(1, len(short) // n_each)][:n_each]
         + long
     )
 

@@ -19,6 +19,7 @@ from api.settings import Settings
 from graph.db import connect
 from graph.errors import SheriffError
 from graph.migrations import apply_migrations
+from retrieval import minilm
 from retrieval.embedding import MiniLMEmbedder
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -84,7 +85,7 @@ def other_namespace(driver: Driver) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def embedder() -> MiniLMEmbedder:
-    model = MiniLMEmbedder()
+def embedder(settings: Settings) -> MiniLMEmbedder:
+    model = MiniLMEmbedder(onnx_path=minilm.onnx_file(settings.home))
     model.load()
     return model

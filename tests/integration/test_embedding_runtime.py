@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from api.settings import Settings
 from graph.errors import EmbeddingUnavailable
 from retrieval import minilm
 from retrieval.embedding import MiniLMEmbedder
@@ -40,7 +41,7 @@ def reference() -> np.ndarray:
 
 
 def test_onnx_vectors_match_torch_batched_and_one_by_one(
-    embedder: MiniLMEmbedder, reference: np.ndarray
+    settings: Settings, embedder: MiniLMEmbedder, reference: np.ndarray
 ) -> None:
     from tokenizers import Tokenizer
 
@@ -48,7 +49,8 @@ def test_onnx_vectors_match_torch_batched_and_one_by_one(
     tokenizer = Tokenizer.from_file(str(minilm.weights_dir() / "tokenizer.json"))
     tokenizer.no_truncation()
     assert len(tokenizer.encode(LONG).ids) > minilm.MAX_SEQ_LENGTH  # so truncation is exercised
-    runtime = minilm.OnnxMiniLM(minilm.onnx_file(Path(".sheriff")), threads=1, batch_tokens=256)
+    graph = minilm.onnx_file(settings.home)
+    runtime = minilm.OnnxMiniLM(graph, threads=1, batch_tokens=256)
     batched = runtime.encode(TEXTS)  # mixed lengths: padding, and one text per batch at 256
     single = np.vstack([runtime.encode([t]) for t in TEXTS])
     through_embedder = np.asarray(embedder.embed(TEXTS))
@@ -57,11 +59,12 @@ def test_onnx_vectors_match_torch_batched_and_one_by_one(
         assert (vectors * reference).sum(axis=1).min() >= 0.999
 
 
-def test_concurrent_calls_give_the_vectors_of_sequential_ones() -> None:
-    runtime = minilm.OnnxMiniLM(minilm.onnx_file(Path(".sheriff")), threads=1)
-    expected = runtime.encode(TEXTS)
+def test_concurrent_calls_give_the_vectors_of_sequential_ones(settings: Settings) -> None:
+    runtime = minilm.OnnxMiniLM(minilm.onnx_file(settings.home), threads=1)
+    short = TEXTS[:-1]
+    expected = runtime.encode(short)
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda _: runtime.encode(TEXTS), range(8)))
+        results = list(pool.map(lambda _: runtime.encode(short), range(8)))
     for got in results:
         assert np.allclose(got, expected, atol=1e-6)
 
@@ -93,9 +96,9 @@ def test_the_api_process_never_imports_torch() -> None:
     assert found["imported"] == []
 
 
-def test_a_stale_stamp_means_the_graph_is_not_current(tmp_path: Path) -> None:
+def test_a_stale_stamp_means_the_graph_is_not_current(settings: Settings, tmp_path: Path) -> None:
     graph = tmp_path / "model.onnx"
-    graph.symlink_to(minilm.onnx_file(Path(".sheriff")).resolve())
+    graph.symlink_to(minilm.onnx_file(settings.home).resolve())
     stamp = minilm.expected_stamp()
     minilm.stamp_path(graph).write_text(json.dumps(stamp))
     assert minilm.is_current(graph)
