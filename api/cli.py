@@ -185,7 +185,7 @@ def up(
         finally:
             container.close()  # each worker builds its own driver and model
         where = f"http://{settings.api_host}:{settings.api_port}"
-        err.print(f"API on {where} (docs at /docs), {count} worker process(es)")
+        err.print(f"API on {where} (docs at /docs), {count} worker process(es) loading...")
         serve(settings, count)
     except SheriffError as exc:
         _fail(exc)

@@ -107,6 +107,7 @@ from retrieval.embedding import MiniLMEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 WARMUP = 20
+GROWTH_MB = 50  # soak: RSS growth past warm-up counted as "no growth"
 ERROR_BODIES = 5
 
 PEOPLE = ["Dana", "Sam", "Priya", "Jordan", "Alex", "Mel", "Grandma", "the accountant"]
@@ -818,8 +819,10 @@ def soak(args: argparse.Namespace, key: str, neo4j_pid: int | None, log: TextIO,
     peak = [max(s[1][i] for s in samples if len(s[1]) > i) for i in range(len(samples[-1][1]))]
     print(f"  peak:                      {_mb(peak)}")
     growth = [e - w for e, w in zip(samples[-1][1], warm[1], strict=False)]
-    print(f"  growth past warm-up:       {_mb(growth)}; target <= 500 MB per worker: "
-          + ("PASS" if max(peak, default=0) <= 500 else "FAIL"))  # fmt: skip
+    print(f"  growth past warm-up:       {_mb(growth)}")
+    # the bounded caches may still fill after warm-up: 8,192 cached vectors are ~12 MB
+    print(f"  RSS per worker <= 500 MB: {'PASS' if max(peak, default=0) <= 500 else 'FAIL'}; "
+          f"growth <= {GROWTH_MB} MB: {'PASS' if max(growth, default=0) <= GROWTH_MB else 'FAIL'}")  # fmt: skip
 
 
 def summary(floor: list[float], runs: list[Run]) -> None:
