@@ -10,7 +10,7 @@
 // returns: turn: int (the session's turn after this one)
 CALL () {
   MATCH (old:SuppressionSession)
-  WHERE old.expires_at < $now AND old.namespace = $namespace
+  WHERE old.namespace = $namespace AND old.expires_at < $now
   WITH old LIMIT $sweep
   DELETE old
 }
