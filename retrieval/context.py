@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -97,11 +97,6 @@ class ContextBuilder:
         self.skill_router = skill_router  # (message, last tool output) -> route dict
         # shared by every worker (Neo4j) when the composition root passes it; else this process's
         self.suppression = suppression if suppression is not None else LocalSuppression()
-
-    def forget(self, namespace: str, record_ids: Iterable[str], whole: bool = False) -> None:
-        """Drop forgotten records from the namespace's session suppression state (all of its
-        sessions when the namespace was forgotten ``whole``)."""
-        self.suppression.forget(namespace, list(record_ids), whole=whole)
 
     def build(self, req: ContextRequest) -> ContextResult:
         now = ensure_utc(req.now)
