@@ -45,6 +45,11 @@ def worker_count(option: int | None, settings: Settings) -> int:
     return option or settings.api_workers or default_workers()
 
 
+def threads_per_worker(workers: int) -> int:
+    """Compute threads each worker's model may use: the CPUs shared out, at least one."""
+    return max(1, default_workers() // workers)
+
+
 def configure_logging() -> None:
     """Log setup of the CLI and of every worker process: INFO to stderr, secrets redacted."""
     install_log_redaction(DEFAULT)  # the container adds the operator's patterns once built
@@ -57,6 +62,10 @@ def serve(settings: Settings, workers: int) -> None:
     # the workers read their Settings from the environment: tell them how many they are (an
     # MCP session cannot span workers, so /mcp runs stateless when there is more than one)
     os.environ["SHERIFF_API_WORKERS"] = str(workers)
+    # each worker's model runtime would start one compute thread per CPU: N workers would run
+    # N x CPUs threads on CPUs threads' worth of cores; share the CPUs out unless the operator
+    # chose (OMP_NUM_THREADS is read by torch and by OpenMP builds at import)
+    os.environ.setdefault("OMP_NUM_THREADS", str(threads_per_worker(workers)))
     config = uvicorn.Config(
         WORKER_APP,
         factory=True,

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from api.serve import default_workers, worker_count
+from api.serve import default_workers, threads_per_worker, worker_count
 from api.settings import Settings
 
 
@@ -35,3 +35,10 @@ def test_mcp_is_stateless_exactly_when_a_session_could_reach_another_worker(
 def test_a_worker_count_out_of_range_is_refused() -> None:
     with pytest.raises(ValueError, match="api_workers"):
         Settings(api_workers=0)
+
+
+def test_the_cpus_are_shared_out_between_the_workers_models() -> None:
+    cpus = default_workers()
+    assert threads_per_worker(1) == cpus
+    assert threads_per_worker(cpus) == 1
+    assert threads_per_worker(cpus * 4) == 1  # never zero
