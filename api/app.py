@@ -24,7 +24,10 @@ from api.mcp_http import MCP_PATH, McpHttp
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import V1_ROUTERS, health, transfer
 from api.routers.common import V1_ERRORS
+from api.serve import configure_logging
 from api.settings import Settings
+from graph.errors import SheriffError
+from graph.migrations import pending_migrations
 
 DESCRIPTION = """Time-aware graph memory for LLM agents.
 
@@ -34,17 +37,22 @@ Errors are `{"error": kind, "detail": what was wrong}`; see docs/api.md. The sam
 MCP server at `/mcp` (streamable HTTP, the same keys); see docs/mcp.md."""
 
 
-def create_app(container: Container | None = None) -> FastAPI:
-    """Build the app. A ``container`` passed in (tests, ``sheriff up``) stays the caller's to
-    close; one built here is closed when the app shuts down."""
+def create_app(container: Container | None = None, *, migrate: bool = True) -> FastAPI:
+    """Build the app. A ``container`` passed in (tests) stays the caller's to close; one built
+    here is built in the lifespan (so in the worker process serving it) and closed when the app
+    shuts down. ``migrate=False``: the schema must already be current (``sheriff up`` migrates
+    once, before it starts the workers), checked read-only."""
     settings = container.settings if container is not None else Settings()
     metrics = Metrics()
-    mcp = McpHttp()
+    mcp = McpHttp(stateless=settings.mcp_stateless_effective)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         c = container if container is not None else Container(settings)
-        c.migrate()
+        if migrate:
+            c.migrate()
+        else:
+            _check_schema(c)
         c.embedder.embed(["warm-up"])  # load the model before the first request
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
@@ -71,3 +79,18 @@ def create_app(container: Container | None = None) -> FastAPI:
     )
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app
+
+
+def worker_app() -> FastAPI:
+    """The app of one ``sheriff up`` worker process (``uvicorn api.app:worker_app --factory``):
+    its own container (driver, embedder) built in this process, the schema migrated already."""
+    configure_logging()  # a spawned process: the CLI's set-up did not run here
+    return create_app(migrate=False)
+
+
+def _check_schema(c: Container) -> None:
+    pending = pending_migrations(c.driver, c.settings.neo4j_database)
+    if pending:
+        raise SheriffError(
+            f"the schema is not current (pending: {', '.join(pending)}): run `sheriff migrate`"
+        )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import shlex
 import sys
 from datetime import UTC, datetime
@@ -161,32 +160,38 @@ def health() -> None:
 @app.command()
 def up(
     keep_neo4j: Annotated[bool, typer.Option(help="leave Neo4j running on exit")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=64, help="API worker processes (default: SHERIFF_API_WORKERS, else the CPUs)"
+        ),
+    ] = None,
 ) -> None:
-    """The main job: Neo4j up, schema applied, embedding model loaded, API on 127.0.0.1:8000."""
-    import uvicorn
-
-    from api.app import create_app
+    """The main job: Neo4j up, schema applied, API on 127.0.0.1:8000 served by N worker
+    processes (each loads the embedding model before it takes requests)."""
     from api.container import Container
+    from api.serve import serve, worker_count
 
     settings = _settings()
+    count = worker_count(workers, settings)
     server = _server(settings) if settings.uses_managed_server else None
     started = False
-    container = None
     try:
         if server is not None:
             with err.status("starting Neo4j..."):
                 started = server.start()
-        container = Container(settings)
-        with err.status("applying schema and loading the embedding model..."):
-            container.migrate()
-            container.embedder.embed(["warm-up"])
-        err.print(f"API on http://{settings.api_host}:{settings.api_port} (docs at /docs)")
-        uvicorn.run(create_app(container), host=settings.api_host, port=settings.api_port)
+        container = Container(settings)  # once, here: the workers only check the schema
+        try:
+            with err.status("applying schema..."):
+                container.migrate()
+        finally:
+            container.close()  # each worker builds its own driver and model
+        where = f"http://{settings.api_host}:{settings.api_port}"
+        err.print(f"API on {where} (docs at /docs), {count} worker process(es) loading...")
+        serve(settings, count)
     except SheriffError as exc:
         _fail(exc)
     finally:
-        if container is not None:
-            container.close()
         if server is not None and started and not keep_neo4j:
             server.stop()
 
@@ -385,10 +390,9 @@ memory_app.command("import")(memory_import)
 def main() -> None:
     from pydantic import ValidationError
 
-    from graph.redaction import DEFAULT, install_log_redaction
+    from api.serve import configure_logging
 
-    install_log_redaction(DEFAULT)  # the container adds the operator's patterns once built
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging()
     try:
         app()
     except SheriffError as exc:  # anything not caught by a command

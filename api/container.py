@@ -28,6 +28,7 @@ from graph.migrations import MigrationReport, apply_migrations
 from graph.redaction import Redactor, install_log_redaction
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
+from graph.suppression import SuppressionStore
 from graph.topics import TopicStore
 from graph.transfer import TransferStore
 from retrieval.context import ContextBuilder
@@ -248,7 +249,13 @@ class Container:
             self.settings.timezone,
             config=self.settings.retrieval,
             skill_router=self.route_skills,
+            suppression=self.suppression,
         )
+
+    @cached_property
+    def suppression(self) -> SuppressionStore:
+        """The session suppression state, in Neo4j: the same whichever worker asks."""
+        return SuppressionStore(self.driver, self.settings.neo4j_database)
 
     @cached_property
     def windows(self) -> WindowResolver:
@@ -333,11 +340,11 @@ class Container:
         return ChatGPTImporter(self.conversation, self.messages, self.transfer_store, self.clock)
 
     def _forgotten(self, namespace: str, report: ForgetReport) -> None:
-        """In-process caches drop what was forgotten (the suppression cache by record id; a
-        namespace forgotten whole also loses its sessions and its skill service)."""
+        """The session suppression state drops what was forgotten (by record id; a namespace
+        forgotten whole loses its sessions), and so does this process's skill service cache
+        (other workers re-sync theirs within ``NamespaceSkills.resync_s``)."""
         whole = report.whole_namespace
-        if "context" in self.__dict__:
-            self.context.forget(report.topics_deleted, f"{namespace}/" if whole else None)
+        self.suppression.forget(namespace, report.topics_deleted, whole=whole)
         if whole and "namespace_skills" in self.__dict__:
             self.namespace_skills.drop(namespace)
 

@@ -6,6 +6,11 @@ same 401 body as REST. The key's namespace travels with the request to the tool 
 (:func:`api.mcp_server.namespace_from_key`), and the SDK's session manager binds each MCP
 session to the key that opened it: another key presenting that session id gets 404.
 
+With several API worker processes (``sheriff up --workers N``) a session opened on one worker
+is unknown to the others, so the endpoint then runs stateless (``SHERIFF_MCP_STATELESS``,
+default: stateless exactly when there is more than one worker): every request is complete in
+itself, no ``Mcp-Session-Id`` is issued, and no server-initiated stream is offered.
+
 The session manager runs for the app's lifetime: :meth:`McpHttp.running` is entered inside the
 app's lifespan, after the container is ready.
 """
@@ -38,14 +43,17 @@ MCP_PATH = "/mcp"
 class McpHttp:
     """The ASGI endpoint mounted at ``/mcp``."""
 
-    def __init__(self) -> None:
+    def __init__(self, stateless: bool = False) -> None:
+        self.stateless = stateless  # no session ids: any worker can serve any request
         self.manager: StreamableHTTPSessionManager | None = None
 
     @asynccontextmanager
     async def running(self, c: Container) -> AsyncIterator[None]:
         """Serve MCP sessions over ``c`` until the block ends (a fresh manager each time: the
         SDK's manager runs once)."""
-        manager = StreamableHTTPSessionManager(app=build_server(c, namespace_from_key))
+        manager = StreamableHTTPSessionManager(
+            app=build_server(c, namespace_from_key), stateless=self.stateless
+        )
         async with manager.run():
             self.manager = manager
             try:

@@ -79,6 +79,16 @@ class Settings(BaseSettings):
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )
+    api_workers: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="API worker processes of `sheriff up` (default: the CPUs this process may use)",
+    )
+    mcp_stateless: bool | None = Field(
+        default=None,
+        description="/mcp without sessions; default: stateless exactly when api_workers > 1",
+    )
     timezone: str = "UTC"
 
     retrieval: RetrievalConfig = Field(
@@ -130,6 +140,14 @@ class Settings(BaseSettings):
             heap=self.neo4j_heap,
             start_timeout_s=self.neo4j_start_timeout,
         )
+
+    @property
+    def mcp_stateless_effective(self) -> bool:
+        """Whether /mcp runs stateless: as set, else when more than one worker serves the port
+        (an MCP session lives in one process's memory; the others would not know it)."""
+        if self.mcp_stateless is not None:
+            return self.mcp_stateless
+        return (self.api_workers or 1) > 1
 
     @property
     def uses_managed_server(self) -> bool:

@@ -1,35 +1,41 @@
-"""API under load: concurrent ``POST /v1/context`` against a 10k-topic memory over real HTTP.
+"""API under load: POST /v1/context against a 10k-topic memory over real HTTP, 1 and N workers.
 
-    .venv/bin/python benchmarks/bench_api_concurrency.py                  # 20 clients x 500, 10k topics
-    .venv/bin/python benchmarks/bench_api_concurrency.py --quick          # smoke run: 1k topics, 4 x 25
+    .venv/bin/python benchmarks/bench_api_concurrency.py                  # floor, 1 and N workers
+    .venv/bin/python benchmarks/bench_api_concurrency.py --workers 2      # one server, 2 workers
+    .venv/bin/python benchmarks/bench_api_concurrency.py --soak 10000     # RSS over 10k requests
+    .venv/bin/python benchmarks/bench_api_concurrency.py --quick          # smoke run: 1k topics
     .venv/bin/python benchmarks/bench_api_concurrency.py --reseed         # rebuild the data first
 
-Acceptance point: 20 concurrent clients x 500 context requests against 10k topics, no errors,
-p50/p95 and throughput printed. An error is any non-200 answer or any client-side exception;
-they are counted by status and the first few bodies are printed.
+(run from the repository root with PYTHONPATH=.:benchmarks when the venv's install points
+elsewhere). One run prints, in order:
 
-The server is the real one, as ``sheriff up`` runs it but without starting another Neo4j:
-``python -m uvicorn api.app:create_app --factory`` in a subprocess on a free 127.0.0.1 port, one
-worker, the real ``Container`` (the managed Neo4j or NEO4J_URI, the real all-MiniLM-L6-v2
-embedder, loaded by the app's lifespan before ``/health`` answers). The endpoint is a sync
-``def``, so FastAPI runs it (and its sync dependencies) in anyio's threadpool (40 tokens by
-default); each request uses one driver connection from its thread plus the topic search's
-shared 4-thread pool for the vector and full-text queries, well inside the driver's pool of 50.
+1. The floor: per message, one embedding of a text the embedder has not seen (the server's
+   embedder, built from the same Settings), one raw ``db.index.vector.queryNodes`` and one
+   namespace-filtered full-text query against the same namespace, from this process; p50/p95
+   of each part and of the total.
+2. Per worker count (default: 1 and ``sheriff up``'s default, the usable CPUs): the real
+   ``sheriff up --workers N --keep-neo4j`` in a subprocess on a free port (migrations once in the
+   parent, N spawned workers each with its own container and model; ready when every worker's
+   lifespan finished and /health answers); a warm-up (not measured); sequential requests (one
+   client); then C concurrent clients (threads, one keep-alive ``httpx.Client`` each, released
+   together by a barrier) x R requests; then SIGTERM, timed until every process is gone.
+   Printed per phase: latency p50/p95/p99/max (client side, HTTP included), the server's own
+   build time (``timings_ms``), requests/s, errors by status (any non-200 answer or client-side
+   exception; the first bodies are printed), deep-retrieval share per message kind, CPU seconds
+   of the server tree, Neo4j, this client and the rest of the machine (from /proc) with server +
+   Neo4j CPU per request, and RSS per worker process.
+3. A summary against issue #13's targets (sequential p50 <= 40 ms, p95 <= 100 ms, p50 <= 3x the
+   floor; 20 clients >= 30 requests/s, p95 <= 1 s, 0 errors; RSS per worker <= 500 MB) and the
+   N-worker / 1-worker throughput ratio.
 
---workers N runs N uvicorn worker processes (``sheriff up`` runs one); their CPU and memory
-are summed over the process tree. Environment variables reach the server (e.g.
-OMP_NUM_THREADS=1 to give torch one intra-op thread per call).
+``--soak N`` instead runs N requests from the concurrent clients against one server (the last
+--workers count), sampling every worker's RSS every 2 s, and prints RSS after the first 10% of
+the requests (warm), at the end, the peak and the growth past warm-up.
 
-Phases, one process, same server, same data: 20 warm-up requests (not measured); a baseline of
-1 client x N sequential requests; then C clients (threads, one keep-alive ``httpx.Client``
-each, released together by a barrier) x R requests. Every request carries ``now`` = the data's
-fixed clock (2026-03-02 12:00 UTC) so "last week" resolves into the seeded data on any day, and
-a ``session_id`` per client (the suppression cache is per session, as for a real agent).
-Printed per phase: latency p50/p95/p99/max (client side, HTTP included), the server's own build
-time (``timings_ms.total`` of the answer), throughput, errors by status, the share of requests
-that ran deep retrieval, per message kind; then the concurrent/baseline p50 and p95 ratios and
-CPU seconds per process during each phase (server, Neo4j, this client, everything else on the
-machine, from /proc) so noise from other work on a shared machine is visible.
+Every request carries ``now`` = the data's fixed clock (2026-03-02 12:00 UTC) so "last week"
+resolves into the seeded data on any day, and a ``session_id`` per client (the suppression
+state is per session, in Neo4j, as for a real agent). Environment variables reach the server
+(e.g. OMP_NUM_THREADS=1 to give torch one intra-op thread per call).
 
 Message mix (seeded RNG): plain questions about the seeded subjects (35%), questions with time
 phrases ("last week", "yesterday", "two weeks ago", "in February", ...; 30%: these fire the
@@ -85,10 +91,12 @@ from bench_retrieval import (
 )
 from neo4j import Driver
 
+from api.serve import default_workers
 from api.settings import Settings
 from graph.cypher import query
 from graph.db import connect
 from graph.events import EventStore
+from graph.fulltext import in_namespace, lucene_query
 from graph.keys import ApiKeyStore
 from graph.messages import MessageStore
 from graph.migrations import apply_migrations
@@ -99,6 +107,7 @@ from retrieval.embedding import MiniLMEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 WARMUP = 20
+GROWTH_MB = 50  # soak: RSS growth past warm-up counted as "no growth"
 ERROR_BODIES = 5
 
 PEOPLE = ["Dana", "Sam", "Priya", "Jordan", "Alex", "Mel", "Grandma", "the accountant"]
@@ -474,8 +483,26 @@ def free_port() -> int:
         return port
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def _rss_one(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 class ApiServer:
-    """``uvicorn api.app:create_app --factory`` in a subprocess: the real app and container."""
+    """``sheriff up --workers N`` in a subprocess on a free port: the real start-up (migrations
+    once in the parent, N spawned workers each with its own container and model)."""
 
     def __init__(self, log: TextIO, log_path: Path, workers: int) -> None:
         self.workers = workers
@@ -484,27 +511,31 @@ class ApiServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
+        self.log_mark = 0
 
-    def start(self, timeout_s: float = 300.0) -> None:
-        cmd = [
-            sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory",
-            "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
-            "--log-level", "info", "--no-access-log",
-        ]  # fmt: skip
-        self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT)
+    def start(self, timeout_s: float = 600.0) -> None:
+        cmd = [sys.executable, "-c", "from api.cli import main; main()",
+               "up", "--workers", str(self.workers), "--keep-neo4j"]  # fmt: skip
+        env = os.environ | {"SHERIFF_API_PORT": str(self.port)}
+        self.log_mark = self.log_path.stat().st_size
+        self.proc = subprocess.Popen(
+            cmd, cwd=REPO, env=env, stdout=self.log, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"the API server exited with {self.proc.returncode}")
+                raise RuntimeError(f"sheriff up exited with {self.proc.returncode}")
             if self._started() >= self.workers and self._healthy():
                 return
             time.sleep(0.5)
         raise RuntimeError(f"the API server did not answer /health within {timeout_s:.0f} s")
 
     def _started(self) -> int:
-        """Workers whose lifespan finished (migrations applied, model loaded)."""
+        """Workers whose lifespan finished (schema checked, model loaded)."""
         self.log.flush()
-        return self.log_path.read_text().count("Application startup complete")
+        with self.log_path.open() as fh:
+            fh.seek(self.log_mark)
+            return fh.read().count("Application startup complete")
 
     def _healthy(self) -> bool:
         try:
@@ -512,15 +543,73 @@ class ApiServer:
         except httpx.TransportError:
             return False
 
-    def stop(self) -> None:
+    def worker_pids(self) -> list[int]:
+        """The processes serving requests: the spawned workers, or ``sheriff up`` itself when
+        it runs one worker (multiprocessing's resource tracker is not one)."""
+        assert self.proc is not None
+        if self.workers == 1:
+            return [self.proc.pid]
+        tree = process_tree(self.proc.pid)[1:]
+        return [p for p in tree if "spawn_main" in _cmdline(p)]
+
+    def rss_per_worker(self) -> list[float]:
+        return [_rss_one(p) for p in self.worker_pids()]
+
+    def stop(self) -> float:
+        """SIGTERM, as an operator would; the seconds until every process is gone."""
         if self.proc is None or self.proc.poll() is not None:
-            return
+            return 0.0
+        started = time.perf_counter()
         self.proc.terminate()
         try:
-            self.proc.wait(30)
+            self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(10)
+        return time.perf_counter() - started
+
+
+# -- the floor -----------------------------------------------------------------------------------
+FLOOR_VECTOR = (
+    "CALL db.index.vector.queryNodes('topic_embedding', $k, $vector) YIELD node, score "
+    "WHERE node.namespace = $ns RETURN node.topic_id AS id, score"
+)
+FLOOR_TEXT = (
+    "CALL db.index.fulltext.queryNodes('topic_text', $q, {limit: $k}) YIELD node, score "
+    "RETURN node.topic_id AS id, score"
+)
+
+
+def measure_floor(
+    settings: Settings, driver: Driver, ns: str, texts: list[tuple[str, str]]
+) -> list[float]:
+    """Per message: one embedding (the server's embedder, a text it has not seen) + one raw
+    vector-index query + one full-text query, in this process; prints p50/p95 per part and
+    returns the totals (ms)."""
+    from api.container import Container
+
+    embedder = Container(settings, driver=driver).embedder
+    embedder.embed(["warm-up"])
+    parts: dict[str, list[float]] = {"embed": [], "vector": [], "fulltext": [], "total": []}
+    for _, text in texts:
+        t0 = time.perf_counter()
+        vector = embedder.embed([text])[0]
+        t1 = time.perf_counter()
+        driver.execute_query(FLOOR_VECTOR, k=8, vector=vector, ns=ns,
+                             database_=settings.neo4j_database, routing_="r")  # fmt: skip
+        t2 = time.perf_counter()
+        lucene = in_namespace(ns, lucene_query(text) or "none")
+        driver.execute_query(FLOOR_TEXT, k=8, q=lucene,
+                             database_=settings.neo4j_database, routing_="r")  # fmt: skip
+        t3 = time.perf_counter()
+        for name, ms in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
+            parts[name].append(ms * 1000)
+    print(f"\n== floor: {len(texts)} messages, one at a time (embedding + vector + full-text) ==")
+    print(
+        "  "
+        + "  ".join(f"{k} p50 {p(v, 50):.1f} / p95 {p(v, 95):.1f} ms" for k, v in parts.items())
+    )
+    return parts["total"]
 
 
 # -- phases --------------------------------------------------------------------------------------
@@ -531,6 +620,7 @@ class Phase:
     outcomes: list[Outcome]
     wall_s: float
     cpu: str
+    server_cpu_ms: float | None = None  # server + Neo4j CPU per request
 
     @property
     def ok(self) -> list[Outcome]:
@@ -547,10 +637,12 @@ def run_phase(
     key: str,
     plans: Sequence[list[tuple[str, str]]],
     neo4j_pid: int | None,
+    outcomes: list[Outcome] | None = None,
 ) -> Phase:
-    """One client thread per plan, released together; each sends its plan's messages in turn."""
+    """One client thread per plan, released together; each sends its plan's messages in turn
+    (appended to ``outcomes`` as they finish, so a sampler can follow the progress)."""
     assert server.proc is not None
-    outcomes: list[Outcome] = []
+    outcomes = [] if outcomes is None else outcomes
     barrier = threading.Barrier(len(plans) + 1)
 
     def client(i: int, texts: list[tuple[str, str]]) -> None:
@@ -574,8 +666,14 @@ def run_phase(
         t.join()
     wall = time.perf_counter() - started
     after = CpuSample.take(server.proc.pid, neo4j_pid)
-    cpu = cpu_line(before, after, wall, sum(len(texts) for texts in plans))
-    return Phase(name, len(plans), outcomes, wall, cpu)
+    n = sum(len(texts) for texts in plans)
+    spent = [d for d in (_delta(before.server, after.server), _delta(before.neo4j, after.neo4j))]
+    per_request = 1000 * sum(x for x in spent if x is not None) / max(n, 1)
+    return Phase(name, len(plans), outcomes, wall, cpu_line(before, after, wall, n), per_request)
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
 
 
 def p(values: Sequence[float], q: float) -> float:
@@ -585,8 +683,7 @@ def p(values: Sequence[float], q: float) -> float:
 def step_line(ok: list[Outcome]) -> str:
     """p50 of the context builder's own steps: triggers (tail, sleep history, known names),
     retrieve (topic search + message evidence) and the rest (candidates, packing, mark used,
-    skill routing, and the second, deep retrieval when the low-confidence trigger fires after
-    the light one)."""
+    suppression, skill routing, and a second, deep retrieval when a trigger fires late)."""
 
     def rest(o: Outcome) -> float:
         return o.steps["total"] - o.steps.get("triggers", 0.0) - o.steps.get("retrieve", 0.0)
@@ -641,31 +738,162 @@ def report(phase: Phase) -> None:
     print(f"  CPU during the phase: {phase.cpu}")
 
 
+# -- runs ----------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    """One server (``workers`` processes): its sequential and concurrent phases."""
+
+    workers: int
+    sequential: Phase
+    concurrent: Phase
+    rss: list[float]
+    ready_s: float
+    stop_s: float = 0.0
+
+
+def run_server(args: argparse.Namespace, workers: int, key: str, neo4j_pid: int | None,
+               log: TextIO, log_path: Path) -> Run:  # fmt: skip
+    """Start ``sheriff up --workers N``, warm it up, run both phases, stop it (SIGTERM)."""
+    rng = random.Random(7)  # the same messages for every worker count
+    warmup = [request_texts(rng, WARMUP * workers)]
+    sequential = [request_texts(rng, args.sequential)]
+    concurrent = [request_texts(rng, args.requests) for _ in range(args.clients)]
+    server = ApiServer(log, log_path, workers)
+    started = time.perf_counter()
+    try:
+        server.start()
+        ready = time.perf_counter() - started
+        print(f"\n#### sheriff up --workers {workers}: ready in {ready:.1f} s, worker pids "
+              f"{server.worker_pids()}, RSS {_mb(server.rss_per_worker())}")  # fmt: skip
+        warm = run_phase("warm-up", server, key, warmup, neo4j_pid)
+        print(f"warm-up: {len(warm.outcomes)} requests, {len(warm.errors)} errors (not measured)")
+        seq = run_phase(f"sequential, {workers} worker(s)", server, key, sequential, neo4j_pid)
+        report(seq)
+        conc = run_phase(f"concurrent, {workers} worker(s)", server, key, concurrent, neo4j_pid)
+        report(conc)
+        run = Run(workers, seq, conc, server.rss_per_worker(), ready)
+        print(f"  RSS per worker after the run: {_mb(run.rss)}")
+    finally:
+        stop = server.stop()
+    run.stop_s = stop
+    print(f"  SIGTERM: every process gone in {stop:.1f} s")
+    return run
+
+
+def _mb(values: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{v:.0f}" for v in values) + "] MB"
+
+
+def soak(args: argparse.Namespace, key: str, neo4j_pid: int | None, log: TextIO,
+         log_path: Path) -> None:  # fmt: skip
+    """``--soak N``: N requests from the concurrent clients against one server, RSS of every
+    worker sampled every 2 s; growth is the end against the sample after the first 10%."""
+    workers = args.workers[-1]
+    rng = random.Random(11)
+    per_client = max(1, args.soak // args.clients)
+    plans = [request_texts(rng, per_client) for _ in range(args.clients)]
+    server = ApiServer(log, log_path, workers)
+    samples: list[tuple[int, list[float]]] = []
+    outcomes: list[Outcome] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(2.0):
+            samples.append((len(outcomes), server.rss_per_worker()))
+
+    try:
+        server.start()
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        phase = run_phase(f"soak, {workers} worker(s)", server, key, plans, neo4j_pid, outcomes)
+        done.set()
+        sampler.join()
+        samples.append((len(outcomes), server.rss_per_worker()))
+    finally:
+        server.stop()
+    report(phase)
+    warm = next((s for s in samples if s[0] >= len(outcomes) // 10), samples[0])
+    print(f"\n== RSS over {len(outcomes):,} requests ({len(samples)} samples) ==")
+    print(f"  after {warm[0]:,} requests (warm): {_mb(warm[1])}")
+    print(f"  at the end:                {_mb(samples[-1][1])}")
+    peak = [max(s[1][i] for s in samples if len(s[1]) > i) for i in range(len(samples[-1][1]))]
+    print(f"  peak:                      {_mb(peak)}")
+    growth = [e - w for e, w in zip(samples[-1][1], warm[1], strict=False)]
+    print(f"  growth past warm-up:       {_mb(growth)}")
+    # the bounded caches may still fill after warm-up: 8,192 cached vectors are ~12 MB
+    print(f"  RSS per worker <= 500 MB: {'PASS' if max(peak, default=0) <= 500 else 'FAIL'}; "
+          f"growth <= {GROWTH_MB} MB: {'PASS' if max(growth, default=0) <= GROWTH_MB else 'FAIL'}")  # fmt: skip
+
+
+def summary(floor: list[float], runs: list[Run]) -> None:
+    """The issue's targets against this run's figures."""
+    print("\n== summary (targets of issue #13; compare ratios on a busy machine) ==")
+    fl = p(floor, 50)
+    print(f"  floor p50 {fl:.1f} ms, p95 {p(floor, 95):.1f} ms")
+    for run in runs:
+        seq, conc = [o.ms for o in run.sequential.ok], [o.ms for o in run.concurrent.ok]
+        errors = len(run.sequential.errors) + len(run.concurrent.errors)
+        deep = [o.deep for o in run.concurrent.ok]
+        clients = run.concurrent.clients  # the targets are for 20
+        checks = {
+            "sequential p50 <= 40 ms": bool(seq) and p(seq, 50) <= 40,
+            "sequential p95 <= 100 ms": bool(seq) and p(seq, 95) <= 100,
+            "sequential p50 <= 3x floor": bool(seq) and p(seq, 50) <= 3 * fl,
+            f"{clients} clients >= 30 req/s": len(conc) / run.concurrent.wall_s >= 30,
+            f"{clients} clients p95 <= 1 s": bool(conc) and p(conc, 95) <= 1000,
+            "0 errors": errors == 0,
+            "RSS per worker <= 500 MB": max(run.rss, default=0) <= 500,
+        }
+        print(
+            f"  {run.workers} worker(s): sequential p50 {p(seq, 50) if seq else 0:.1f} ms "
+            f"({p(seq, 50) / fl if seq and fl else 0:.1f}x floor) p95 {p(seq, 95) if seq else 0:.1f}"
+            f" ms; concurrent {len(conc) / run.concurrent.wall_s:.1f} req/s, p50/p95/p99 "
+            f"{p(conc, 50) if conc else 0:.0f}/{p(conc, 95) if conc else 0:.0f}/"
+            f"{p(conc, 99) if conc else 0:.0f} ms; CPU/request (server + Neo4j) sequential "
+            f"{run.sequential.server_cpu_ms or 0:.0f} ms, concurrent "
+            f"{run.concurrent.server_cpu_ms or 0:.0f} ms; deep "
+            f"{100 * sum(deep) / max(len(deep), 1):.0f}%; RSS {_mb(run.rss)}; errors {errors}"
+        )
+        print("    " + "  ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in checks.items()))
+    if len(runs) > 1 and runs[0].concurrent.ok:
+        one, many = runs[0].concurrent, runs[-1].concurrent
+        print(f"  {runs[-1].workers} workers / 1 worker throughput: "
+              f"{(len(many.ok) / many.wall_s) / (len(one.ok) / one.wall_s):.2f}x")  # fmt: skip
+
+
 # -- main ----------------------------------------------------------------------------------------
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--clients", type=int, help="concurrent clients (default 20; quick 4)")
-    parser.add_argument("--requests", type=int, help="requests per client (default 500; quick 25)")
+    parser.add_argument("--requests", type=int, help="requests per client (default 100; quick 10)")
     parser.add_argument(
         "--topics", type=int, help="topics in the namespace (default 10000; quick 1000)"
     )
     parser.add_argument(
-        "--baseline", type=int, help="sequential baseline requests (default 200; quick 20)"
+        "--sequential", type=int, help="sequential requests per server (default 200; quick 20)"
     )
+    parser.add_argument("--floor", type=int, help="floor messages (default 200; quick 20)")
     parser.add_argument(
         "--edges", type=int, default=3, help="RELATES_TO edges per topic when seeding"
     )
     parser.add_argument(
-        "--workers", type=int, default=1, help="uvicorn worker processes (sheriff up runs 1)"
-    )
+        "--workers", type=str, default=None,
+        help="comma-separated worker counts, one server each (default: 1 and sheriff up's default)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--soak", type=int, default=0,
+        help="instead: this many requests against one server (the last --workers), RSS sampled",
+    )  # fmt: skip
     parser.add_argument("--reseed", action="store_true", help="delete and rebuild the namespace")
-    parser.add_argument("--quick", action="store_true", help="smoke run: 1k topics, 4 x 25")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1k topics, 4 x 10")
     args = parser.parse_args()
-    defaults = {"clients": 20, "requests": 500, "topics": 10_000, "baseline": 200}
-    quick = {"clients": 4, "requests": 25, "topics": 1_000, "baseline": 20}
+    defaults = {"clients": 20, "requests": 100, "topics": 10_000, "sequential": 200, "floor": 200}
+    quick = {"clients": 4, "requests": 10, "topics": 1_000, "sequential": 20, "floor": 20}
     for name, value in (quick if args.quick else defaults).items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    counts = [1, default_workers()] if args.workers is None else args.workers.split(",")
+    args.workers = list(dict.fromkeys(int(c) for c in counts))
     return args
 
 
@@ -682,72 +910,21 @@ def main() -> None:
     ensure_data(args, driver, database, ns)
     keys = ApiKeyStore(driver, database)
     record, key = keys.create(ns, "bench_api_concurrency", datetime.now(UTC))
-    rng = random.Random(7)
-    warmup = [request_texts(rng, WARMUP)]
-    baseline = [request_texts(rng, args.baseline)]
-    concurrent = [request_texts(rng, args.requests) for _ in range(args.clients)]
-    distinct = len({text for plan in concurrent for _, text in plan})
-    print(f"requests: {args.clients} x {args.requests}, {distinct:,} distinct messages")
+    print(f"machine: {os.cpu_count()} CPUs, load average "
+          + ", ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
     log_path = Path(tempfile.gettempdir()) / f"bench-api-{os.getpid()}.log"
-    with log_path.open("w") as log:
-        server = ApiServer(log, log_path, args.workers)
-        try:
-            measure(server, key, warmup, baseline, concurrent, neo4j_pid, log_path)
-        finally:
-            server.stop()
-            keys.revoke(record.key_id, datetime.now(UTC))
-            driver.close()
-
-
-def measure(
-    server: ApiServer,
-    key: str,
-    warmup: list[list[tuple[str, str]]],
-    baseline: list[list[tuple[str, str]]],
-    concurrent: list[list[tuple[str, str]]],
-    neo4j_pid: int | None,
-    log_path: Path,
-) -> None:
-    """Start the server, then warm-up, baseline and concurrent phases, each reported."""
-    started = time.perf_counter()
-    server.start()
-    assert server.proc is not None
-    print(
-        f"server: uvicorn api.app:create_app --factory --workers {server.workers}, pid "
-        f"{server.proc.pid}, "
-        f"{server.url}; ready in {time.perf_counter() - started:.1f} s (migrations + model "
-        f"load); RSS {rss_mb(server.proc.pid):.0f} MB; log {log_path}"
-    )
-    print(
-        f"machine: {os.cpu_count()} CPUs, load average before "
-        + ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    )
-    warm = run_phase("warm-up", server, key, warmup, neo4j_pid)
-    print(f"warm-up: {len(warm.outcomes)} requests, {len(warm.errors)} errors (not measured)")
-    base = run_phase("baseline", server, key, baseline, neo4j_pid)
-    report(base)
-    conc = run_phase("concurrent", server, key, concurrent, neo4j_pid)
-    report(conc)
-    summary(base, conc, server)
-
-
-def summary(base: Phase, conc: Phase, server: ApiServer) -> None:
-    assert server.proc is not None
-    print("\n== summary ==")
-    if base.ok and conc.ok:
-        b, c = [o.ms for o in base.ok], [o.ms for o in conc.ok]
-        print(
-            f"  concurrent/baseline latency: p50 {p(c, 50) / p(b, 50):.2f}x  "
-            f"p95 {p(c, 95) / p(b, 95):.2f}x; throughput "
-            f"{len(conc.ok) / conc.wall_s / (len(base.ok) / base.wall_s):.2f}x the sequential client"
-        )
-    rss = rss_mb(server.proc.pid)
-    print(
-        f"  server RSS after the run: {rss:.0f} MB; load average after: "
-        + ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    )
-    errors = len(base.errors) + len(conc.errors)
-    print(f"  errors: {errors} ({'PASS' if errors == 0 else 'FAIL'}: no errors under load)")
+    try:
+        with log_path.open("w") as log:
+            if args.soak:
+                soak(args, key, neo4j_pid, log, log_path)
+                return
+            floor = measure_floor(settings, driver, ns, request_texts(random.Random(3), args.floor))
+            runs = [run_server(args, w, key, neo4j_pid, log, log_path) for w in args.workers]
+            summary(floor, runs)
+            print(f"server log: {log_path}")
+    finally:
+        keys.revoke(record.key_id, datetime.now(UTC))
+        driver.close()
 
 
 if __name__ == "__main__":

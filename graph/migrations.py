@@ -61,3 +61,13 @@ def apply_migrations(
         log.warning("migration %s changed after it was applied; write a new one", migration_id)
     driver.execute_query(f"CALL db.awaitIndexes({int(await_s)})", database_=database)
     return report
+
+
+def pending_migrations(driver: Driver, database: str = "neo4j") -> list[str]:
+    """The migrations not applied yet (read-only: an API worker checks that the process that
+    started it migrated, instead of migrating again)."""
+    records, _, _ = driver.execute_query(
+        "MATCH (m:SchemaMigration) RETURN m.id AS id", database_=database, routing_="r"
+    )
+    done = {r["id"] for r in records}
+    return [migration_id for migration_id, _ in schema_files() if migration_id not in done]

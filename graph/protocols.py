@@ -22,6 +22,7 @@ from graph.models import EdgeType, Message, Topic, TopicEvent, WakePacket
 if TYPE_CHECKING:
     from graph.messages import BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit
+    from graph.suppression import Retention, SessionState
     from graph.topics import Neighbour, ScoredTopic
 
 
@@ -178,4 +179,30 @@ class SleepStoreProtocol(Protocol):
 
     def commit(self, plan: SleepCommit) -> None:
         """Write the whole sleep, all or nothing."""
+        ...
+
+
+class SuppressionStoreProtocol(Protocol):
+    """The session suppression state every API worker shares (``graph.suppression.
+    SuppressionStore``; in one process ``retrieval.suppression.LocalSuppression``)."""
+
+    def load(self, namespace: str, session_id: str, now: datetime) -> SessionState:
+        """The session's state at ``now`` (empty when unknown or expired)."""
+        ...
+
+    def record(
+        self,
+        namespace: str,
+        session_id: str,
+        record_ids: Sequence[str],
+        now: datetime,
+        confidence: float,
+        fingerprint: str,
+        retention: Retention,
+    ) -> int:
+        """Count one turn and store ``record_ids`` as injected at it; the new turn."""
+        ...
+
+    def forget(self, namespace: str, record_ids: Sequence[str], *, whole: bool = False) -> int:
+        """Drop records from the namespace's sessions (all its sessions when ``whole``)."""
         ...

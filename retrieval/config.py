@@ -128,6 +128,12 @@ class SuppressionConfig(BaseModel):
     cool_turns: int = Field(default=5, ge=0)
     cool_minutes: float = Field(default=15.0, ge=0)
     rise: float = Field(default=0.15, ge=0, description="confidence rise that lifts suppression")
+    session_ttl_hours: float = Field(
+        default=24.0, gt=0, description="a session idle this long starts afresh (its state expires)"
+    )
+    max_entries: int = Field(
+        default=256, ge=1, description="injections remembered per session at most (the newest)"
+    )
 
     @property
     def cool_time(self) -> timedelta:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -23,13 +23,13 @@ from pydantic import BaseModel
 from graph.clock import ensure_utc
 from graph.messages import MessageHit
 from graph.models import Message, Topic
-from graph.protocols import MessageStoreProtocol, TopicStoreProtocol
+from graph.protocols import MessageStoreProtocol, SuppressionStoreProtocol, TopicStoreProtocol
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.packer import Candidate, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
-from retrieval.suppression import SuppressionCache, task_fingerprint
+from retrieval.suppression import LocalSuppression, SuppressionCache, retention, task_fingerprint
 from retrieval.triggers import TriggerContext, fired, low_confidence
 from text.english import noun_phrases
 from text.timephrases import SleepHistory, TimeWindow, resolve
@@ -85,6 +85,7 @@ class ContextBuilder:
         tz: str = "UTC",
         config: RetrievalConfig | None = None,
         skill_router: Callable[[str, str | None], dict[str, Any]] | None = None,
+        suppression: SuppressionStoreProtocol | None = None,
     ) -> None:
         self.topics = topics
         self.messages = messages
@@ -94,18 +95,8 @@ class ContextBuilder:
         self.config = config or RetrievalConfig()
         self.cfg = self.config.context
         self.skill_router = skill_router  # (message, last tool output) -> route dict
-        self._sessions: dict[str, SuppressionCache] = {}
-
-    def forget(self, record_ids: Iterable[str], session_prefix: str | None = None) -> None:
-        """Drop forgotten records from every session's suppression cache, and the sessions
-        whose id starts with ``session_prefix`` (a namespace forgotten whole)."""
-        ids = set(record_ids)
-        for session_id, cache in list(self._sessions.items()):
-            if session_prefix is not None and session_id.startswith(session_prefix):
-                self._sessions.pop(session_id, None)
-                continue
-            for rid in ids:
-                cache.entries.pop(rid, None)
+        # shared by every worker (Neo4j) when the composition root passes it; else this process's
+        self.suppression = suppression if suppression is not None else LocalSuppression()
 
     def build(self, req: ContextRequest) -> ContextResult:
         now = ensure_utc(req.now)
@@ -178,11 +169,17 @@ class ContextBuilder:
         top = [h.components.get("relevance", 0.0) * scale for h in got.topic_hits[:2]]
         return TriggerContext(now, top_scores=top, config=self.config.triggers)
 
-    def _session(self, session_id: str) -> SuppressionCache:
-        cache = self._sessions.get(session_id)
-        if cache is None:
-            cache = self._sessions[session_id] = SuppressionCache(cfg=self.config.suppression)
-        return cache
+    def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
+        """The session's suppression state, or None (no session, or the store failed: the
+        context is built without suppression rather than not at all)."""
+        if req.session_id is None:
+            return None
+        try:
+            state = self.suppression.load(req.namespace, req.session_id, now)
+        except Exception as exc:  # suppression is an add-on to the memory context: never fatal
+            log.warning("suppression state unavailable: %s", exc)
+            return None
+        return SuppressionCache.of(state, self.config.suppression)
 
     def _route_skills(self, req: ContextRequest) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Skill routing (§4.1 step 2, §5.3); a failure leaves the memory context intact."""
@@ -391,9 +388,11 @@ class ContextBuilder:
                     "implicit resurfacing skipped"
                 )
             return
-        if request_class is RequestClass.EXPLICIT or req.session_id is None:
+        if request_class is RequestClass.EXPLICIT:
             return
-        cache = self._session(req.session_id)
+        cache = self._session(req, now)
+        if cache is None:
+            return
         fingerprint = task_fingerprint(req.message)
         for c in candidates:
             c.blocked = c.blocked or cache.blocked(
@@ -403,13 +402,17 @@ class ContextBuilder:
     def _remember(
         self, req: ContextRequest, now: datetime, confidence: float, used: list[str]
     ) -> None:
+        """Count the session's turn and the records it was shown (in the shared store)."""
         if req.session_id is None:
             return
-        cache = self._session(req.session_id)
-        cache.next_turn()
+        keep = retention(self.config.suppression)
         fingerprint = task_fingerprint(req.message)
-        for rid in used:
-            cache.record(rid, now, confidence, fingerprint)
+        try:
+            self.suppression.record(
+                req.namespace, req.session_id, used, now, confidence, fingerprint, keep
+            )
+        except Exception as exc:  # as in _session: the context is answered all the same
+            log.warning("suppression state not recorded: %s", exc)
 
 
 def _after(as_of: datetime | None) -> datetime | None:

@@ -3,12 +3,16 @@
 An API key must never reach another namespace, so each namespace gets its own ``SkillService``
 (same skill folders, same limits) whose skills, runs and topic tool are all in that namespace.
 Services are built on first use (syncing the skills in, which embeds only what changed) and the
-most recently used few are kept; how one is built is the composition root's business.
+most recently used few are kept; how one is built is the composition root's business. A kept
+service syncs again once it is ``resync_s`` old (one read when nothing changed): with several
+API workers, a namespace forgotten whole through one worker gets its skills back in the others
+within that time.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -21,22 +25,28 @@ class NamespaceSkills:
     ``settings`` are the ones every namespace's service starts from (what tools are offered)."""
 
     def __init__(
-        self, settings: SkillSettings, build: Callable[[str], SkillService], keep: int = 32
+        self,
+        settings: SkillSettings,
+        build: Callable[[str], SkillService],
+        keep: int = 32,
+        resync_s: float = 60.0,
     ) -> None:
         self.settings = settings
         self.build = build
         self.keep = keep
-        self._services: OrderedDict[str, SkillService] = OrderedDict()
+        self.resync_s = resync_s
+        self._services: OrderedDict[str, tuple[SkillService, float]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, namespace: str) -> SkillService:
-        """The namespace's skill service, built and synced on first use."""
+        """The namespace's skill service, built and synced on first use (synced again when
+        ``resync_s`` old)."""
         with self._lock:
-            service = self._services.get(namespace)
-            if service is None:
-                service = self.build(namespace)
+            found = self._services.get(namespace)
+            service = found[0] if found is not None else self.build(namespace)
+            if found is None or time.monotonic() - found[1] >= self.resync_s:
                 service.sync()
-                self._services[namespace] = service
+                self._services[namespace] = (service, time.monotonic())
                 while len(self._services) > self.keep:
                     self._services.popitem(last=False)
             self._services.move_to_end(namespace)

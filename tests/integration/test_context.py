@@ -250,6 +250,28 @@ def test_an_implicit_repeat_in_a_session_is_suppressed(
         assert str(_trace(second, rid).get("why", "")).startswith("suppressed"), rid
 
 
+def test_suppression_is_the_same_whichever_worker_serves_the_next_request(
+    stack: Stack, slept_at: list[datetime], settings: Settings, driver: Driver
+) -> None:
+    """Two app instances (two containers, as two API worker processes have) against one Neo4j:
+    what one showed the session, the other suppresses; a builder keeping the state in its own
+    memory (as every worker did before) would inject it again."""
+    other = Container(settings, clock=FixedClock(DAY1), driver=driver,
+                      embedder=stack.container.embedder, policy=POLICY)  # fmt: skip
+    first = stack.context(IMPLICIT, session_id="s-shared")
+    injected = set(_topic_ids(first))
+    assert injected
+    req = ContextRequest(namespace=stack.namespace, message=IMPLICIT,
+                         now=NOW + timedelta(minutes=1), session_id="s-shared")  # fmt: skip
+    second = other.context.build(req)
+    assert not injected & set(_topic_ids(second))
+    for rid in injected:
+        assert str(_trace(second, rid).get("why", "")).startswith("suppressed"), rid
+    local = ContextBuilder(other.topics, other.messages, other.search, tz="UTC",
+                           config=settings.retrieval)  # fmt: skip
+    assert injected <= set(_topic_ids(local.build(req)))  # in-process state: shown again
+
+
 def test_explicit_search_reinjects_what_a_session_just_saw(
     stack: Stack, slept_at: list[datetime]
 ) -> None:

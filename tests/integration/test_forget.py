@@ -258,9 +258,15 @@ def test_the_suppression_cache_forgets_the_topic(world: World) -> None:
     topic = world.topic_named(SECRET)
     session = {"message": "the Zanzibar merger plan", "session_id": "s-cache", "explicit": False}
     world.post("/v1/context", session)
+    shown = container.suppression.load(
+        world.namespace, f"{world.namespace}/s-cache", datetime.now(UTC)
+    )
+    assert topic["topic_id"] in shown.injections  # the context injected it: remembered
     world.delete(f"/v1/topics/{topic['topic_id']}")
-    for cache in container.context._sessions.values():
-        assert topic["topic_id"] not in cache.entries
+    state = container.suppression.load(
+        world.namespace, f"{world.namespace}/s-cache", datetime.now(UTC)
+    )
+    assert topic["topic_id"] not in state.injections
 
 
 def test_a_running_sleep_holds_off_a_forget_and_nothing_is_deleted(

@@ -1,0 +1,8 @@
+// The suppression state of one session, unless it has expired (idle past its TTL).
+// params: $namespace, $session_id, $now: datetime
+// returns: turn: int, record_ids: list<string>, turns: list<int>, ats: list<datetime>,
+//          confidences: list<float>, fingerprints: list<string> (parallel lists, one entry each)
+MATCH (s:SuppressionSession {namespace: $namespace, session_id: $session_id})
+WHERE s.expires_at >= $now
+RETURN s.turn AS turn, s.record_ids AS record_ids, s.turns AS turns, s.ats AS ats,
+       s.confidences AS confidences, s.fingerprints AS fingerprints

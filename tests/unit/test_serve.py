@@ -1,0 +1,44 @@
+"""How many API workers ``sheriff up`` runs, and when /mcp runs without sessions."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from api.serve import default_workers, threads_per_worker, worker_count
+from api.settings import Settings
+
+
+def test_the_default_is_the_cpus_this_process_may_use() -> None:
+    expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert default_workers() == expected >= 1
+
+
+def test_the_option_wins_over_the_setting_which_wins_over_the_default() -> None:
+    assert worker_count(3, Settings(api_workers=2)) == 3
+    assert worker_count(None, Settings(api_workers=2)) == 2
+    assert worker_count(None, Settings(api_workers=None)) == default_workers()
+
+
+@pytest.mark.parametrize(
+    ("workers", "setting", "stateless"),
+    [(None, None, False), (1, None, False), (2, None, True), (2, False, False), (1, True, True)],
+)
+def test_mcp_is_stateless_exactly_when_a_session_could_reach_another_worker(
+    workers: int | None, setting: bool | None, stateless: bool
+) -> None:
+    settings = Settings(api_workers=workers, mcp_stateless=setting)
+    assert settings.mcp_stateless_effective is stateless
+
+
+def test_a_worker_count_out_of_range_is_refused() -> None:
+    with pytest.raises(ValueError, match="api_workers"):
+        Settings(api_workers=0)
+
+
+def test_the_cpus_are_shared_out_between_the_workers_models() -> None:
+    cpus = default_workers()
+    assert threads_per_worker(1) == cpus
+    assert threads_per_worker(cpus) == 1
+    assert threads_per_worker(cpus * 4) == 1  # never zero
