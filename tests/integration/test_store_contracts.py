@@ -30,6 +30,7 @@ from graph.models import (
     TailTurn,
     Topic,
     TopicEvent,
+    WakeCheck,
     WakePacket,
     parse,
 )
@@ -489,6 +490,30 @@ def the_lease_admits_one_holder_until_it_expires(s: Side, ns: str, other: str) -
     ]
 
 
+def a_wake_is_claimed_once_per_sleep_or_silence(s: Side, ns: str, other: str) -> Any:
+    t = T0
+    hour = timedelta(hours=1)
+
+    def claim(at: datetime, **check: Any) -> Any:
+        state = s.sleep.claim_wake(ns, at, WakeCheck(silent_before=at - 6 * hour, **check))
+        return state and (state.reason, state.woke_at, state.previous_woke_at)
+
+    return [
+        claim(t, last_turn_at=t - hour),  # no packet, a recent turn: nothing to wake from
+        s.sleep.wake_state(ns),
+        claim(t, packet_id="p1", slept_at=t - hour),  # a sleep: wake once
+        claim(t + hour, packet_id="p1", slept_at=t - hour),  # the same packet: not again
+        claim(t + 2 * hour, packet_id="p2", slept_at=t - 2 * hour),  # older than the wake
+        claim(t + 3 * hour, packet_id="p2", slept_at=t - 2 * hour, last_turn_at=t + hour),
+        claim(t + 9 * hour, packet_id="p2", slept_at=t - 2 * hour, last_turn_at=t + hour),
+        claim(t + 10 * hour, packet_id="p2", slept_at=t - 2 * hour, last_turn_at=t + hour),
+        claim(t + 11 * hour, packet_id="p3", slept_at=t + 10 * hour),  # the next sleep
+        claim(t + 12 * hour, force=True),  # explicit: always
+        s.sleep.wake_state(ns),
+        s.sleep.wake_state(other),
+    ]
+
+
 def match_pool_nearest_and_named(s: Side, ns: str, other: str) -> Any:
     seed_topics(
         s,
@@ -686,6 +711,7 @@ SCENARIOS: list[Scenario] = [
     neighbours_strongest_first_per_seed,
     events_by_window_and_topic,
     the_lease_admits_one_holder_until_it_expires,
+    a_wake_is_claimed_once_per_sleep_or_silence,
     match_pool_nearest_and_named,
     a_commit_writes_everything_or_nothing,
     sleep_twice,
