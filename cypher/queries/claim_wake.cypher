@@ -2,7 +2,7 @@
 // The lock property serialises concurrent claims on the state node, so the condition is
 // evaluated against the winner's write. Due when: forced (an explicit wake); or a wake packet
 // that has not been woken on was written at or after the last wake ('sleep'); or the last turn
-// is older than the silence threshold and nobody woke since ('silence').
+// is at least the silence threshold old and nobody woke since ('silence').
 // params: $namespace, $now, $packet_id (null: none), $slept_at (null: none),
 //         $last_turn_at (null: no turn yet), $silent_before, $force
 // returns: woke_at, reason, previous_woke_at (no row when no wake is due)
@@ -14,7 +14,7 @@ WITH s,
        WHEN $force THEN 'explicit'
        WHEN $packet_id IS NOT NULL AND coalesce(s.packet_id, '') <> $packet_id
             AND (s.woke_at IS NULL OR $slept_at >= s.woke_at) THEN 'sleep'
-       WHEN $last_turn_at IS NOT NULL AND $last_turn_at < $silent_before
+       WHEN $last_turn_at IS NOT NULL AND $last_turn_at <= $silent_before
             AND (s.woke_at IS NULL OR s.woke_at <= $last_turn_at) THEN 'silence'
      END AS reason
 WHERE reason IS NOT NULL

@@ -262,7 +262,7 @@ def _wake_reason(state: WakeState | None, check: WakeCheck) -> Any:
     if (
         check.last_turn_at is not None
         and check.silent_before is not None
-        and check.last_turn_at < check.silent_before
+        and check.last_turn_at <= check.silent_before
         and (woke_at is None or woke_at <= check.last_turn_at)
     ):
         return "silence"
