@@ -128,6 +128,21 @@ class AgentLoop:
         ``session_id`` is the caller's name for the session (kept apart per namespace)."""
         now = ensure_utc(now)
         woke = self.services.sleepwake.wake_if_due(namespace, text, now)
+        try:
+            return self._turn(namespace, text, now, session_id, woke)
+        except Exception:
+            if woke is not None:  # the model never saw the wake: the next turn wakes instead
+                self.services.sleepwake.release_wake(namespace, woke)
+            raise
+
+    def _turn(
+        self,
+        namespace: str,
+        text: str,
+        now: datetime,
+        session_id: str | None,
+        woke: WakeResult | None,
+    ) -> ChatResult:
         conversation = self.services.conversation
         tail = conversation.tail(namespace, self.tail_turns)
         ctx = self.services.context.build(

@@ -329,7 +329,10 @@ class WakeState(_Model):
     woke_at: UtcDatetime
     packet_id: str | None = None
     reason: Literal["sleep", "silence", "explicit"]
+    # what the claim replaced (``SleepStore.release_wake`` puts it back)
     previous_woke_at: UtcDatetime | None = None
+    previous_packet_id: str | None = None
+    previous_reason: Literal["sleep", "silence", "explicit"] | None = None
 
 
 M = TypeVar("M", bound=BaseModel)

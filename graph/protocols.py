@@ -180,6 +180,10 @@ class SleepStoreProtocol(Protocol):
         """Record a wake at ``now`` when one is due (one caller wins); None when not due."""
         ...
 
+    def release_wake(self, namespace: str, state: WakeState) -> None:
+        """Undo the claim ``state`` (its turn failed), unless a later wake replaced it."""
+        ...
+
     def wake_state(self, namespace: str) -> WakeState | None:
         """When the namespace last woke; None before its first wake."""
         ...

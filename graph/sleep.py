@@ -212,7 +212,17 @@ class SleepStore(Store):
             packet_id=check.packet_id,
             reason=r["reason"],
             previous_woke_at=r["previous_woke_at"].to_native() if r["previous_woke_at"] else None,
+            previous_packet_id=r["previous_packet_id"],
+            previous_reason=r["previous_reason"],
         )
+
+    def release_wake(self, namespace: str, state: WakeState) -> None:
+        """Undo the claim ``state`` (its turn failed), unless a later wake replaced it."""
+        params = state.model_dump(
+            include={"woke_at", "reason", "previous_woke_at", "previous_packet_id",
+                     "previous_reason"}
+        )  # fmt: skip
+        self._run(query("release_wake"), {"namespace": namespace, **params})
 
     def wake_state(self, namespace: str) -> WakeState | None:
         """When the namespace last woke (for "since you woke"); None before the first wake."""

@@ -129,6 +129,10 @@ class SleepWakeService:
         graph, so API workers sharing the namespace wake it once); None when not due."""
         return self.waker.wake_if_due(namespace, message, now, k=k)
 
+    def release_wake(self, namespace: str, woke: WakeResult) -> None:
+        """Give back a wake whose turn failed, so the next turn wakes instead."""
+        self.waker.release(namespace, woke)
+
     def latest_packet(self, namespace: str) -> WakePacket:
         """The newest wake packet; ``NotFound`` before the first sleep."""
         packets = self.store.wake_packets(namespace, limit=1)

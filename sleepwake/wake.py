@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from graph.clock import ensure_utc
 from graph.models import InProgress, Message, TailTurn, Topic, WakeCheck, WakePacket, WakeState
@@ -74,6 +74,7 @@ class WakeResult(BaseModel):
     open_loops: list[WokenLoop] = []
     woke_at: datetime | None = None  # when recorded (None: a read-only wake)
     reason: Literal["sleep", "silence", "explicit"] | None = None
+    claim: WakeState | None = Field(default=None, exclude=True)  # for ``Waker.release``
 
 
 class Waker:
@@ -122,6 +123,12 @@ class Waker:
             return None
         return self._restore(namespace, message, now, packets, state, k)
 
+    def release(self, namespace: str, woke: WakeResult) -> None:
+        """Give a wake back when the turn that claimed it failed (the model was unreachable),
+        so the next turn wakes instead; a no-op once a later wake has replaced it."""
+        if woke.claim is not None:
+            self.store.release_wake(namespace, woke.claim)
+
     def _restore(
         self,
         namespace: str,
@@ -164,6 +171,7 @@ class Waker:
             open_loops=_open_loops(top),
             woke_at=state.woke_at if state else None,
             reason=state.reason if state else None,
+            claim=state,
         )
 
     def _tail(

@@ -5,7 +5,8 @@
 // is at least the silence threshold old and nobody woke since ('silence').
 // params: $namespace, $now, $packet_id (null: none), $slept_at (null: none),
 //         $last_turn_at (null: no turn yet), $silent_before, $force
-// returns: woke_at, reason, previous_woke_at (no row when no wake is due)
+// returns: woke_at, reason, previous_woke_at, previous_packet_id, previous_reason
+//          (no row when no wake is due)
 MERGE (s:WakeState {namespace: $namespace})
 SET s._lock = true
 REMOVE s._lock
@@ -18,6 +19,7 @@ WITH s,
             AND (s.woke_at IS NULL OR s.woke_at <= $last_turn_at) THEN 'silence'
      END AS reason
 WHERE reason IS NOT NULL
-WITH s, reason, s.woke_at AS previous
+WITH s, reason, s.woke_at AS previous, s.packet_id AS previous_packet, s.reason AS previous_reason
 SET s.woke_at = $now, s.packet_id = coalesce($packet_id, s.packet_id), s.reason = reason
-RETURN s.woke_at AS woke_at, reason, previous AS previous_woke_at
+RETURN s.woke_at AS woke_at, reason, previous AS previous_woke_at,
+       previous_packet AS previous_packet_id, previous_reason

@@ -130,9 +130,30 @@ class FakeSleepStore:
                 reason=reason,
             )
             self.graph.wake_states[namespace] = woke
-            previous = state.woke_at if state else None
-            return woke.model_copy(update={"packet_id": check.packet_id,
-                                           "previous_woke_at": previous})  # fmt: skip
+            return woke.model_copy(
+                update={
+                    "packet_id": check.packet_id,
+                    "previous_woke_at": state.woke_at if state else None,
+                    "previous_packet_id": state.packet_id if state else None,
+                    "previous_reason": state.reason if state else None,
+                }
+            )
+
+    def release_wake(self, namespace: str, state: WakeState) -> None:
+        """Undo the claim ``state`` unless a later wake replaced it."""
+        with self.graph.lock:
+            now = self.graph.wake_states.get(namespace)
+            if now is None or (now.woke_at, now.reason) != (state.woke_at, state.reason):
+                return
+            if state.previous_woke_at is None or state.previous_reason is None:
+                # the claim was the first wake: the node stays, with nothing woken on
+                self.graph.wake_states.pop(namespace)
+                return
+            self.graph.wake_states[namespace] = WakeState(
+                woke_at=state.previous_woke_at,
+                packet_id=state.previous_packet_id,
+                reason=state.previous_reason,
+            )
 
     def wake_state(self, namespace: str) -> WakeState | None:
         """When the namespace last woke; None before its first wake."""

@@ -511,7 +511,21 @@ def a_wake_is_claimed_once_per_sleep_or_silence(s: Side, ns: str, other: str) ->
         claim(t + 12 * hour, force=True),  # explicit: always
         s.sleep.wake_state(ns),
         s.sleep.wake_state(other),
+        *released(s, ns, t + 13 * hour),
     ]
+
+
+def released(s: Side, ns: str, at: datetime) -> list[Any]:
+    """A claim given back (its turn failed) restores the wake before it; a stale release (a
+    later wake replaced the claim) changes nothing."""
+    due = WakeCheck(packet_id="p4", slept_at=at)
+    first = s.sleep.claim_wake(ns, at, due)
+    assert first is not None
+    s.sleep.release_wake(ns, first)
+    after_release = s.sleep.wake_state(ns)
+    again = s.sleep.claim_wake(ns, at + timedelta(minutes=1), due)  # due again: p4 not woken on
+    s.sleep.release_wake(ns, first)  # stale: no effect
+    return [first, after_release, again, s.sleep.wake_state(ns)]
 
 
 def match_pool_nearest_and_named(s: Side, ns: str, other: str) -> Any:

@@ -19,7 +19,8 @@ from fastapi.testclient import TestClient
 from neo4j import Driver
 from typer.testing import CliRunner
 
-from agent.fake_responses import FakeResponses, function_call, function_outputs, message
+from agent.fake_responses import Fail, FakeResponses, function_call, function_outputs, message
+from agent.loop import LoopError
 from agent.offline_model import offline_model
 from api.cli import app
 from api.container import Container
@@ -180,6 +181,18 @@ def test_concurrent_turns_after_a_sleep_wake_once(
     assert sum(w is not None for w in woken) == 1  # state in Neo4j: one wake per sleep
     state = c.sleep_store.wake_state(namespace)
     assert state is not None and state.woke_at == at and state.reason == "sleep"
+
+
+def test_a_turn_that_fails_gives_its_wake_back(
+    container: tuple[Container, FakeResponses], namespace: str
+) -> None:
+    c, fake = container
+    fake.enqueue(Fail(400, "bad request"))  # served before the offline script
+    at = SLEPT + timedelta(minutes=10)
+    with pytest.raises(LoopError):
+        c.agent.chat(namespace, "ok, where were we?", at)
+    result = c.agent.chat(namespace, "ok, where were we?", at + timedelta(minutes=1))
+    assert result.wake is not None and result.wake["resume"]["action"] == "resume"
 
 
 def test_a_long_silence_wakes_without_a_new_sleep(
