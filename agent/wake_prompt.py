@@ -19,6 +19,7 @@ from sleepwake.wake import ResumePlan, WakeResult
 RESUME = "Resume now (fresh):"
 CONFIRM = "Confirm first (stale):"
 MAX_TOP_TOPICS = 5
+MAX_RECALLED = 3
 NEXT_STEP = "next step:"
 _WHY_WOKE = {
     "sleep": "after a sleep",
@@ -41,6 +42,14 @@ def wake_block(woke: WakeResult, now: datetime) -> str:
         lines += [
             f"- {t.topic_id} {t.name} (last seen {t.last_seen_at:%Y-%m-%d}): {t.one_liner}"
             for t in woke.top_topics[:MAX_TOP_TOPICS]
+        ]
+    shown = {t.topic_id for t in woke.top_topics[:MAX_TOP_TOPICS]}
+    recalled = [t for t in woke.topics if t.topic_id not in shown][:MAX_RECALLED]
+    if recalled:  # found for the message + resume hint + subject hints (§4.3 step 3)
+        lines.append("Recalled for the task:")
+        lines += [
+            f"- {t.topic_id} {t.name} (last seen {t.last_seen_at:%Y-%m-%d}): {t.one_liner}"
+            for t in recalled
         ]
     hints = woke.packet.active_subject_hints if woke.packet else []
     if hints:
