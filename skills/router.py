@@ -138,6 +138,14 @@ def rank(
     return ranked
 
 
+def _query(text: str, triggers: list[Trigger], last_tool_output: str | None) -> str:
+    """The skill search query: the message, plus the end of a failed tool output (where the
+    error is) when that output fired the prior-failure trigger."""
+    if last_tool_output and any(t.name == "prior_failure" for t in triggers):
+        return f"{text}\n{last_tool_output[-FAILURE_QUERY_CHARS:]}"
+    return text
+
+
 def route(
     registry: SkillRegistry,
     text: str,
@@ -152,10 +160,7 @@ def route(
     trace = [f"intent {intent.intent.value}: {intent.reason}"]
     trace += [f"trigger {t.name}: {t.reason}" for t in triggers] or ["no deep-skill trigger fired"]
     trace.append(f"mode {mode}: up to {limit} skills")
-    query = text
-    if any(t.name == "prior_failure" for t in triggers) and last_tool_output:
-        query = f"{text}\n{last_tool_output[-FAILURE_QUERY_CHARS:]}"  # the error is at the end
-    hits = registry.search(query, k=max(limit, MAX_K))
+    hits = registry.search(_query(text, triggers, last_tool_output), k=max(limit, MAX_K))
     kept: list[RankedSkill] = []
     for ranked in rank(hits, intent, triggers, text):
         serves = ranked.reasons and ranked.reasons[0].startswith("serves intent")

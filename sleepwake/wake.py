@@ -141,12 +141,7 @@ class Waker:
         packet = packets[0] if packets else None
         tail = self._tail(namespace, packet, state)
         resume = self._resume(packet, tail, state, now)
-        history = SleepHistory(
-            slept_at=packet.slept_at if packet else None,
-            woke_at=state.woke_at if state else None,
-            previous_session_end=_previous_end(packet),
-        )
-        window = resolve(message, now, self.tz, history)
+        window = resolve(message, now, self.tz, _history(packet, state))
         hints = packet.active_subject_hints if packet else []
         query = " ".join(p for p in (message, resume.goal, resume.next_step, *hints) if p)
         hits = self.search.search(
@@ -271,6 +266,15 @@ def _woken(topic: Topic, score: float, reason: str) -> WokenTopic:
         score=score,
         reason=reason,
         source_message_ids=ids[:50],
+    )
+
+
+def _history(packet: WakePacket | None, state: WakeState | None) -> SleepHistory:
+    """The sleep times time phrases resolve against, "since you woke" included."""
+    return SleepHistory(
+        slept_at=packet.slept_at if packet else None,
+        woke_at=state.woke_at if state else None,
+        previous_session_end=_previous_end(packet),
     )
 
 
