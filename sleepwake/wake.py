@@ -99,7 +99,7 @@ class Waker:
     ) -> WakeResult:
         """Wake now (explicitly): restore from the newest packet; ``record`` sets ``woke_at``."""
         now = ensure_utc(now)
-        packets = self.store.wake_packets(namespace, limit=2)
+        packets = self.store.wake_packets(namespace, limit=1)
         state = None
         if record:
             state = self.store.claim_wake(namespace, now, WakeCheck(force=True, **_ids(packets)))
@@ -111,16 +111,18 @@ class Waker:
         """The awake loop's wake: once per sleep (a packet not yet woken on, written at or after
         the last wake) or after ``policy.wake_silence`` without a turn; None when not due."""
         now = ensure_utc(now)
-        packets = self.store.wake_packets(namespace, limit=2)
+        packets = self.store.wake_packets(namespace, limit=1)
         last = self.messages.tail(namespace, 1)
         check = WakeCheck(
             last_turn_at=last[0].at if last else None,
             silent_before=now - self.policy.wake_silence,
             **_ids(packets),
         )
-        state = self.store.claim_wake(namespace, now, check)
+        if wake_reason(self.store.wake_state(namespace), check) is None:
+            return None  # most turns: one read, no write
+        state = self.store.claim_wake(namespace, now, check)  # re-checked atomically
         if state is None:
-            return None
+            return None  # another worker woke it a moment ago
         return self._restore(namespace, message, now, packets, state, k)
 
     def release(self, namespace: str, woke: WakeResult) -> None:
@@ -236,6 +238,25 @@ def plan_for(
         f"{policy.fresh_window.total_seconds() / 3600:.1f} h); confirm the goal or re-plan",
         **base,
     )
+
+
+def wake_reason(state: WakeState | None, check: WakeCheck) -> str | None:
+    """Why a wake is due (``claim_wake.cypher``'s rule, for a read before the write); None
+    when it is not."""
+    woke_at = state.woke_at if state else None
+    if check.force:
+        return "explicit"
+    new_packet = check.packet_id is not None and check.packet_id != (
+        state.packet_id if state else None
+    )
+    slept_since = woke_at is None or (check.slept_at is not None and check.slept_at >= woke_at)
+    if new_packet and slept_since:
+        return "sleep"
+    last, before = check.last_turn_at, check.silent_before
+    silent = last is not None and before is not None and last <= before
+    if silent and (woke_at is None or (last is not None and woke_at <= last)):
+        return "silence"
+    return None
 
 
 def _ids(packets: list[WakePacket]) -> dict[str, Any]:

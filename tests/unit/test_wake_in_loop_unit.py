@@ -14,11 +14,13 @@ from agent.loop import failure_of, last_failure
 from agent.offline_model import offline_model
 from agent.tools import ToolCall
 from agent.wake_prompt import parse_plan, plan_line, wake_block
+from graph.models import WakeCheck
 from service.windows import WindowResolver
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
-from sleepwake.wake import ResumePlan
+from sleepwake.wake import ResumePlan, wake_reason
 from tests.fakes.pipelines import T0, Memory, wire
+from tests.fakes.sleep import FakeSleepStore
 
 POLICY = SleepPolicy(tail_turns=4, fresh_window=timedelta(hours=2), wake_silence=timedelta(hours=3))
 SLEPT = T0 + timedelta(hours=1)
@@ -151,3 +153,35 @@ def test_a_failure_is_kept_for_the_next_turn(call: ToolCall, kept: str | None) -
     user = SimpleNamespace(role="user", tool_calls=[])
     assert last_failure([reply, user]) == found
     assert last_failure([user]) is None
+
+
+H = timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("state", "check"),
+    [
+        (None, WakeCheck()),
+        (None, WakeCheck(packet_id="p1", slept_at=T0)),
+        (None, WakeCheck(last_turn_at=T0, silent_before=T0)),
+        (None, WakeCheck(last_turn_at=T0, silent_before=T0 - H)),
+        (("p1", T0), WakeCheck(packet_id="p1", slept_at=T0 - H)),
+        (("p1", T0), WakeCheck(packet_id="p2", slept_at=T0 - H)),  # idle sleep before the wake
+        (("p1", T0), WakeCheck(packet_id="p2", slept_at=T0)),
+        (("p1", T0), WakeCheck(last_turn_at=T0 + H, silent_before=T0 + 2 * H)),
+        (("p1", T0 + 3 * H), WakeCheck(last_turn_at=T0 + H, silent_before=T0 + 2 * H)),
+        (("p1", T0), WakeCheck(packet_id="p1", slept_at=T0, force=True)),
+    ],
+)
+def test_the_read_before_the_claim_agrees_with_the_claim(
+    state: tuple[str, Any] | None, check: WakeCheck
+) -> None:
+    """``wake_reason`` (a read, so most turns write nothing) decides as the claim does."""
+    store = FakeSleepStore()
+    known = None
+    if state is not None:
+        known = store.claim_wake("ns", state[1], WakeCheck(force=True, packet_id=state[0]))
+        assert known is not None
+        known = store.wake_state("ns")
+    claimed = store.claim_wake("ns", T0 + 10 * H, check)
+    assert wake_reason(known, check) == (claimed.reason if claimed else None)
