@@ -1,6 +1,9 @@
 """The awake loop (spec §4.1) on the OpenAI Responses API with function calling.
 
-Per user message: build the memory context (light retrieval always, deep on a trigger, skill
+Per user message: wake first when a sleep (or a long silence) came since the last wake (§4.3:
+the resume decision, open loops, top topics and recent skills go into the input; claimed in
+Neo4j, so it happens once per sleep whichever API worker serves the turn), build the memory
+context (light retrieval always, deep on a trigger, skill
 routing), compose the input (system prompt, a short tail, the packed topic snippets, the skill
 manifests, the user message), call the model with the host tools, execute every
 ``function_call`` and hand back ``function_call_output`` items until the model answers with a
@@ -24,12 +27,15 @@ import openai
 from pydantic import BaseModel, Field
 
 from agent.policy import ModelPolicy
-from agent.tools import ToolContext, ToolRegistry
+from agent.tools import ToolCall, ToolContext, ToolRegistry
+from agent.wake_prompt import manifest_lines, wake_block
 from graph.clock import ensure_utc
 from graph.errors import SheriffError
 from retrieval.context import ContextResult
 from service.services import Services
+from skills.routing import trigger_prior_failure
 from sleepwake.conversation import IncomingMessage
+from sleepwake.wake import WakeResult
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -37,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_STORED_ARG = 200
+OUTPUT_TAIL_CHARS = 1000  # of a failing tool output, kept for the next turn's skill routing
 
 SYSTEM_PROMPT = """\
 You are Sheriff Claw, a long-running assistant with a durable, time-aware memory.
@@ -68,6 +75,9 @@ class ToolCallRecord(BaseModel):
     duration_ms: float
     error: str | None = None
     arguments: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    # the end of the output when the call failed or its output shows a failure (a test run, a
+    # traceback): the next turn routes skills on it (§5.3 trigger 3)
+    failure: str | None = None
 
     def stored(self) -> dict[str, Any]:
         """What the assistant message keeps: the call without long argument values (a later
@@ -89,6 +99,7 @@ class ChatResult(BaseModel):
     context: dict[str, Any]  # request class, triggers, deep, retrieved ids, skills
     message_ids: list[str]  # the stored user and assistant messages
     sleeps: list[dict[str, Any]]  # sleeps the append triggered (budget / idle gap)
+    wake: dict[str, Any] | None = None  # this turn woke: why, woke_at, the resume decision
 
 
 class AgentLoop:
@@ -113,20 +124,38 @@ class AgentLoop:
     def chat(
         self, namespace: str, text: str, now: datetime, session_id: str | None = None
     ) -> ChatResult:
-        """One user turn: context, model calls and tool calls, the stored reply. ``session_id``
-        is the caller's name for the session (kept apart per namespace)."""
+        """One user turn: wake if due, context, model calls and tool calls, the stored reply.
+        ``session_id`` is the caller's name for the session (kept apart per namespace)."""
         now = ensure_utc(now)
+        woke = self.services.sleepwake.wake_if_due(namespace, text, now)
+        try:
+            return self._turn(namespace, text, now, session_id, woke)
+        except Exception:
+            if woke is not None:  # the model never saw the wake: the next turn wakes instead
+                self.services.sleepwake.release_wake(namespace, woke)
+            raise
+
+    def _turn(
+        self,
+        namespace: str,
+        text: str,
+        now: datetime,
+        session_id: str | None,
+        woke: WakeResult | None,
+    ) -> ChatResult:
         conversation = self.services.conversation
         tail = conversation.tail(namespace, self.tail_turns)
-        ctx = self.services.context.build(namespace, text, now, self.budget, session_id)
+        ctx = self.services.context.build(
+            namespace, text, now, self.budget, session_id, last_tool_output=last_failure(tail)
+        )
         stored = conversation.append(  # movable: a turn is stamped by the server
             namespace, [IncomingMessage(role="user", content=text, at=now)], movable=True
         )
         user_ids = [m.message_id for m in stored.messages]
         effort = self.policy.effort_for(text)
-        items: list[Any] = [*_tail_items(tail), *_memory_items(ctx), _user(text)]
+        items: list[Any] = [*_tail_items(tail), *_memory_items(ctx, woke, now), _user(text)]
         tool_ctx = ToolContext(namespace=namespace, now=now, message_ids=user_ids)
-        reply, stopped, steps, model, calls = self._run(items, effort, tool_ctx, ctx)
+        reply, stopped, steps, model, calls = self._run(items, effort, tool_ctx, ctx, text)
         answer = conversation.append(
             namespace,
             [IncomingMessage(role="assistant", content=reply or "(no answer)", at=now,
@@ -143,14 +172,16 @@ class AgentLoop:
             context=_context_summary(ctx),
             message_ids=user_ids + [m.message_id for m in answer.messages],
             sleeps=[s.model_dump(mode="json") for s in [*stored.sleeps, *answer.sleeps]],
+            wake=_wake_summary(woke),
         )
 
     def _run(
-        self, items: list[Any], effort: str, tool_ctx: ToolContext, ctx: ContextResult
+        self, items: list[Any], effort: str, tool_ctx: ToolContext, ctx: ContextResult, text: str
     ) -> tuple[str, str, int, str, list[ToolCallRecord]]:
         model = self.policy.model
         calls: list[ToolCallRecord] = []
         tools = self.registry.specs()
+        shown = {str(s.get("skill_id")) for s in ctx.skills}
         for step in range(1, self.max_steps + 1):
             response, model = self._create(model, items, tools, effort, ctx)
             function_calls = [o for o in response.output if o.type == "function_call"]
@@ -163,13 +194,26 @@ class AgentLoop:
                     {"type": "function_call_output", "call_id": fc.call_id,
                      "output": call.output_text()}
                 )  # fmt: skip
-                calls.append(
-                    ToolCallRecord(call_id=fc.call_id, name=fc.name, args_hash=call.args_hash,
-                                   ok=call.ok, duration_ms=call.duration_ms, error=call.error,
-                                   arguments=_arguments(fc.arguments))
-                )  # fmt: skip
+                calls.append(_record(fc, call))
+            items += self._skills_after_failure(text, calls[-1].failure, shown)
         log.warning("chat stopped at the step limit (%d)", self.max_steps)
         return "", "step_limit", self.max_steps, model, calls
+
+    def _skills_after_failure(
+        self, text: str, failure: str | None, shown: set[str]
+    ) -> list[dict[str, Any]]:
+        """A failed tool run routes skills again on its output (§5.3 trigger 3): the ones not
+        yet shown this turn (e.g. ``debug``) go to the model before its next step."""
+        if not failure:
+            return []
+        found = self.services.context.route_skills(text, failure)
+        new = [s for s in found if str(s.get("skill_id")) not in shown]
+        if not new:
+            return []
+        shown.update(str(s.get("skill_id")) for s in new)
+        lines = manifest_lines([_manifest(s) for s in new])
+        note = "The last tool call failed. Skills that may help (run with skills_run):\n"
+        return [{"role": "developer", "content": note + "\n".join(lines)}]
 
     def _create(
         self,
@@ -208,6 +252,58 @@ class AgentLoop:
         return response, model
 
 
+def _record(fc: Any, call: ToolCall) -> ToolCallRecord:
+    return ToolCallRecord(
+        call_id=fc.call_id,
+        name=fc.name,
+        args_hash=call.args_hash,
+        ok=call.ok,
+        duration_ms=call.duration_ms,
+        error=call.error,
+        arguments=_arguments(fc.arguments),
+        failure=failure_of(call),
+    )
+
+
+def failure_of(call: ToolCall) -> str | None:
+    """The end of a call's output when it failed: a refused call, an output saying
+    ``"ok": false``, or (no ``ok`` given) text showing a traceback, failed tests or an error
+    line (``skills.routing.trigger_prior_failure``); None for a success."""
+    if not call.ok:
+        return f"error: {call.name} failed: {call.error}"[-OUTPUT_TAIL_CHARS:]
+    said = call.output.get("ok") if isinstance(call.output, dict) else None
+    text = "\n".join(_strings(call.output))
+    if said is True or (said is None and trigger_prior_failure(text) is None):
+        return None
+    return (text or f"error: {call.name} reported ok=false")[-OUTPUT_TAIL_CHARS:]
+
+
+def _strings(value: Any, limit: int = 200) -> list[str]:
+    """The string leaves of a tool output (tracebacks keep their line breaks), at most
+    ``limit`` of them."""
+    out: list[str] = []
+    stack = [value]
+    while stack and len(out) < limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return out
+
+
+def last_failure(tail: list[Any]) -> str | None:
+    """The failure of the last tool call of the previous reply, if it failed (stored on the
+    assistant message, so any API worker sees it)."""
+    for m in reversed(tail):
+        if m.role == "assistant":
+            calls = m.tool_calls or []
+            return (calls[-1].get("failure") or None) if calls else None
+    return None
+
+
 def _arguments(raw: str) -> dict[str, Any]:
     try:
         parsed = json.loads(raw or "{}")
@@ -229,19 +325,40 @@ def _tail_items(tail: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _memory_items(ctx: ContextResult) -> list[dict[str, Any]]:
+def _memory_items(
+    ctx: ContextResult, woke: WakeResult | None, now: datetime
+) -> list[dict[str, Any]]:
     parts = []
+    if woke is not None:
+        parts.append(wake_block(woke, now))
     if ctx.context_text.strip():
         parts.append("Memory (retrieved for this message):\n" + ctx.context_text)
     if ctx.skills:
-        lines = [
-            f"- {s.get('skill_id')}: {s.get('description') or s.get('name', '')}"
-            for s in ctx.skills
-        ]
+        lines = manifest_lines([_manifest(s) for s in ctx.skills])
         parts.append("Skills that may help (run with skills_run):\n" + "\n".join(lines))
     if not parts:
         return []
     return [{"role": "developer", "content": "\n\n".join(parts)}]
+
+
+def _manifest(skill: dict[str, Any]) -> dict[str, Any]:
+    """A routed skill's manifest (``skills.router.model_manifest``); id and name otherwise."""
+    return dict(skill.get("manifest") or {"skill_id": skill.get("skill_id"),
+                                          "name": skill.get("name")})  # fmt: skip
+
+
+def _wake_summary(woke: WakeResult | None) -> dict[str, Any] | None:
+    if woke is None:
+        return None
+    return {
+        "reason": woke.reason,
+        "woke_at": woke.woke_at.isoformat() if woke.woke_at else None,
+        "packet_id": woke.packet.packet_id if woke.packet else None,
+        "resume": woke.resume.model_dump(mode="json"),
+        "top_topic_ids": [t.topic_id for t in woke.top_topics],
+        "open_loops": [o.text for o in woke.open_loops],
+        "skills": [str(s.get("skill_id")) for s in woke.skills],
+    }
 
 
 def _retrieved_ids(ctx: ContextResult) -> list[str]:

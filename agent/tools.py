@@ -342,8 +342,11 @@ def _wake(s: Services, ctx: ToolContext, p: MemoryWake) -> dict[str, Any]:
     return {
         "resume": result.resume.model_dump(mode="json"),
         "topics": [t.model_dump(mode="json") for t in result.topics],
+        "top_topics": [t.model_dump(mode="json") for t in result.top_topics],
+        "open_loops": [o.model_dump(mode="json") for o in result.open_loops],
         "skills": result.skills,
         "time_window": result.time_window,
+        "woke_at": result.woke_at.isoformat() if result.woke_at else None,
     }
 
 

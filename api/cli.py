@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -203,19 +203,7 @@ def _container() -> Any:
 
 
 def _parse_now(now: str | None) -> datetime:
-    from graph.clock import ensure_utc
-    from graph.validation import check_time
-
-    if now is None:
-        return datetime.now(UTC)
-    try:
-        parsed = ensure_utc(datetime.fromisoformat(now), "--now")
-    except ValueError as exc:
-        raise SheriffError(f"--now: not an ISO-8601 timestamp: {now!r}") from exc
-    try:
-        return check_time(parsed)  # the API's range, in UTC
-    except ValueError as exc:
-        raise SheriffError(f"--now: {exc}") from exc
+    return terminal.parse_now(now)
 
 
 NamespaceOpt = Annotated[str, typer.Option("--namespace", "-n", help="memory namespace")]
@@ -284,7 +272,7 @@ def wake(
     """Wake: the packet, the resume decision and the topics retrieved for MESSAGE."""
     container = _container()
     try:
-        result = container.waker.wake(namespace, message, _parse_now(now))
+        result = container.services.sleepwake.wake(namespace, message, _parse_now(now))
     except SheriffError as exc:
         _fail(exc)
     finally:

@@ -73,17 +73,23 @@ def chat(
     as_json: Annotated[
         bool, typer.Option("--json", help="print each turn's result as JSON")
     ] = False,
+    now: Annotated[
+        str | None,
+        typer.Option(help="ISO-8601 time of the turn(s), for replays (default: the clock)"),
+    ] = None,
 ) -> None:
-    """Talk to the agent: each turn gets memory context, the model may call the host tools,
-    and both turns are stored in the continuous conversation (sleeping when it must)."""
+    """Talk to the agent: each turn gets memory context (and, after a sleep or a long silence,
+    the wake: resume or confirm the interrupted task), the model may call the host tools, and
+    both turns are stored in the continuous conversation (sleeping when it must)."""
     from api.container import Container
 
     container = Container(Settings())
     console = Console()
     try:
+        at = terminal.parse_now(now) if now is not None else None
         with _loop(container, offline) as loop:
             for text in _turns(message, console):
-                result = loop.chat(namespace, text, container.clock.now())
+                result = loop.chat(namespace, text, at or container.clock.now())
                 _show(console, result, as_json)
     except SheriffError as exc:
         terminal.error(err, exc)
@@ -106,7 +112,15 @@ def _loop(container: Any, offline: bool) -> Iterator[Any]:
 
     with FakeResponses(script=offline_model) as fake:
         client = OpenAI(api_key="offline", base_url=fake.base_url, max_retries=0)
-        yield AgentLoop(container, client, container.tools, ModelPolicy(fallback_model=None))
+        s = container.settings
+        yield AgentLoop(
+            container.services,
+            client,
+            container.tools,
+            ModelPolicy(fallback_model=None),
+            max_steps=s.agent_max_steps,
+            budget=s.agent_context_budget,
+        )
 
 
 def _turns(message: str | None, console: Console) -> Iterator[str]:
@@ -133,4 +147,7 @@ def _show(console: Console, result: Any, as_json: bool) -> None:
         console.print(
             f"[dim]tool {markup(call.name)}: {'ok' if call.ok else markup(call.error)}[/]"
         )
+    if result.wake is not None:
+        resume = result.wake["resume"]
+        console.print(f"[dim]woke ({result.wake['reason']}): {markup(resume['action'])}[/]")
     console.print(f"[bold]sheriff>[/] {markup(result.reply)}", highlight=False)

@@ -168,7 +168,12 @@ class Container:
     @cached_property
     def waker(self) -> Waker:
         return Waker(
-            self.sleep_store, self.messages, self.search, self.policy, self.settings.timezone
+            self.sleep_store,
+            self.messages,
+            self.search,
+            self.policy,
+            self.settings.timezone,
+            manifests=lambda ids: self.skills.manifests(ids),
         )
 
     @cached_property

@@ -112,6 +112,7 @@ class Settings(BaseSettings):
     tail_turns: int = 12
     idle_gap_hours: float = 6.0
     fresh_window_hours: float = 12.0
+    wake_silence_hours: float = Field(default=6.0, gt=0)
 
     @model_validator(mode="after")
     def _check_redact_patterns(self) -> Settings:
@@ -130,6 +131,7 @@ class Settings(BaseSettings):
             tail_turns=self.tail_turns,
             idle_gap=timedelta(hours=self.idle_gap_hours),
             fresh_window=timedelta(hours=self.fresh_window_hours),
+            wake_silence=timedelta(hours=self.wake_silence_hours),
         )
 
     def server_config(self) -> ServerConfig:

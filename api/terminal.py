@@ -12,12 +12,15 @@ passed to rich is markup-escaped. JSON output keeps valid JSON: the same charact
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from graph.errors import SheriffError
 
 # what a terminal acts on: C0 (tab and newline are kept as layout), DEL, C1, line separators,
 # bidi marks, embeddings, overrides and isolates, and the BOM
@@ -73,3 +76,21 @@ def progress() -> Progress:
         console=Console(stderr=True),
         transient=True,
     )
+
+
+def parse_now(now: str | None) -> datetime:
+    """A ``--now`` option: ISO-8601 with a zone, in the API's range, as UTC; the wall clock
+    when not given. ``SheriffError`` naming the option otherwise."""
+    from graph.clock import ensure_utc
+    from graph.validation import check_time
+
+    if now is None:
+        return datetime.now(UTC)
+    try:
+        parsed = ensure_utc(datetime.fromisoformat(now), "--now")
+    except ValueError as exc:
+        raise SheriffError(f"--now: not an ISO-8601 timestamp: {now!r}") from exc
+    try:
+        return check_time(parsed)  # the API's range, in UTC
+    except ValueError as exc:
+        raise SheriffError(f"--now: {exc}") from exc

@@ -312,6 +312,29 @@ class WakePacket(_Model):
     in_progress: InProgress = Field(default_factory=InProgress)
 
 
+class WakeCheck(_Model):
+    """What decides whether a wake is due (``SleepStore.claim_wake``): the newest wake packet,
+    the last stored turn, the silence threshold, or an explicit wake (``force``)."""
+
+    packet_id: str | None = None
+    slept_at: UtcDatetime | None = None
+    last_turn_at: UtcDatetime | None = None
+    silent_before: UtcDatetime | None = None
+    force: bool = False
+
+
+class WakeState(_Model):
+    """When a namespace last woke, on which wake packet, and why (sleep | silence | explicit)."""
+
+    woke_at: UtcDatetime
+    packet_id: str | None = None
+    reason: Literal["sleep", "silence", "explicit"]
+    # what the claim replaced (``SleepStore.release_wake`` puts it back)
+    previous_woke_at: UtcDatetime | None = None
+    previous_packet_id: str | None = None
+    previous_reason: Literal["sleep", "silence", "explicit"] | None = None
+
+
 M = TypeVar("M", bound=BaseModel)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from graph.models import EdgeType, Message, Topic, TopicEvent, WakePacket
+from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePacket, WakeState
 
 if TYPE_CHECKING:
     from graph.messages import BufferStats, MessageHit
@@ -175,6 +175,18 @@ class SleepStoreProtocol(Protocol):
 
     def wake_packets(self, namespace: str, limit: int = 2) -> list[WakePacket]:
         """The newest wake packets first."""
+        ...
+
+    def claim_wake(self, namespace: str, now: datetime, check: WakeCheck) -> WakeState | None:
+        """Record a wake at ``now`` when one is due (one caller wins); None when not due."""
+        ...
+
+    def release_wake(self, namespace: str, state: WakeState) -> None:
+        """Undo the claim ``state`` (its turn failed), unless a later wake replaced it."""
+        ...
+
+    def wake_state(self, namespace: str) -> WakeState | None:
+        """When the namespace last woke; None before its first wake."""
         ...
 
     def commit(self, plan: SleepCommit) -> None:

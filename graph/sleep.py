@@ -32,7 +32,7 @@ from graph.mapping import (
     wake_packet_from_props,
     wake_packet_props,
 )
-from graph.models import Subject, Topic, TopicEvent, WakePacket, edge_type
+from graph.models import Subject, Topic, TopicEvent, WakeCheck, WakePacket, WakeState, edge_type
 from graph.redaction import Redactor
 from graph.topics import LinkRequest, check_vector
 
@@ -196,6 +196,42 @@ class SleepStore(Store):
             query("latest_wake_packets"), {"namespace": namespace, "limit": limit}, read=True
         )
         return [wake_packet_from_props(r["w"]) for r in records]
+
+    def claim_wake(self, namespace: str, now: datetime, check: WakeCheck) -> WakeState | None:
+        """Record a wake at ``now`` when one is due, atomically: of concurrent callers (API
+        workers serving one namespace) exactly one gets the state back, the others None."""
+        rows = self._run(
+            query("claim_wake"),
+            {"namespace": namespace, "now": ensure_utc(now), **check.model_dump()},
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return WakeState(
+            woke_at=r["woke_at"].to_native(),
+            packet_id=check.packet_id,
+            reason=r["reason"],
+            previous_woke_at=r["previous_woke_at"].to_native() if r["previous_woke_at"] else None,
+            previous_packet_id=r["previous_packet_id"],
+            previous_reason=r["previous_reason"],
+        )
+
+    def release_wake(self, namespace: str, state: WakeState) -> None:
+        """Undo the claim ``state`` (its turn failed), unless a later wake replaced it."""
+        params = state.model_dump(
+            include={"woke_at", "reason", "previous_woke_at", "previous_packet_id",
+                     "previous_reason"}
+        )  # fmt: skip
+        self._run(query("release_wake"), {"namespace": namespace, **params})
+
+    def wake_state(self, namespace: str) -> WakeState | None:
+        """When the namespace last woke (for "since you woke"); None before the first wake."""
+        rows = self._run(query("get_wake_state"), {"namespace": namespace}, read=True)
+        if not rows:
+            return None
+        r = rows[0]
+        return WakeState(woke_at=r["woke_at"].to_native(), packet_id=r["packet_id"],
+                         reason=r["reason"])  # fmt: skip
 
     def commit(self, plan: SleepCommit) -> None:
         """Write the whole sleep in one transaction (all or nothing). Every text of the plan is

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from graph.errors import NotFound
 from graph.messages import MessageStore
@@ -93,6 +94,14 @@ class ContextService:
             )
         )
 
+    def route_skills(self, message: str, last_tool_output: str | None) -> list[dict[str, Any]]:
+        """The skills routed for ``message`` after a tool output (a failed run routes to
+        ``debug``, spec §5.3 trigger 3); [] when no skill router is configured."""
+        router = self.builder.skill_router
+        if router is None:
+            return []
+        return list(router(message, last_tool_output).get("skills") or [])
+
 
 class SleepWakeService:
     """Sleep (compact the buffer into topics, write a wake packet) and wake (restore)."""
@@ -109,8 +118,20 @@ class SleepWakeService:
         return self.sleeper.sleep(namespace, now, reason)
 
     def wake(self, namespace: str, message: str, now: datetime, k: int = 8) -> WakeResult:
-        """The packet, whether to resume, and the topics the message recalls."""
+        """Wake now: the packet, whether to resume, the topics the message recalls; records
+        ``woke_at`` (so "since you woke" starts here and the loop does not wake again)."""
         return self.waker.wake(namespace, message, now, k=k)
+
+    def wake_if_due(
+        self, namespace: str, message: str, now: datetime, k: int = 8
+    ) -> WakeResult | None:
+        """The awake loop's wake: once per sleep or after a long silence (claimed in the
+        graph, so API workers sharing the namespace wake it once); None when not due."""
+        return self.waker.wake_if_due(namespace, message, now, k=k)
+
+    def release_wake(self, namespace: str, woke: WakeResult) -> None:
+        """Give back a wake whose turn failed, so the next turn wakes instead."""
+        self.waker.release(namespace, woke)
 
     def latest_packet(self, namespace: str) -> WakePacket:
         """The newest wake packet; ``NotFound`` before the first sleep."""

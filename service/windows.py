@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Protocol
 
 from graph.errors import ValidationFailed
-from graph.models import WakePacket
+from graph.models import WakePacket, WakeState
 from text.timephrases import SleepHistory, TimeWindow, resolve
 
 EXAMPLES = "'last week', 'yesterday', 'in March', 'before you slept', '2026-03-02'"
@@ -16,6 +16,8 @@ EXAMPLES = "'last week', 'yesterday', 'in March', 'before you slept', '2026-03-0
 
 class WakePackets(Protocol):
     def wake_packets(self, namespace: str, limit: int = 2) -> list[WakePacket]: ...
+
+    def wake_state(self, namespace: str) -> WakeState | None: ...
 
 
 class WindowResolver:
@@ -26,13 +28,18 @@ class WindowResolver:
         self.tz = tz
 
     def history(self, namespace: str) -> SleepHistory:
-        """Sleep times for "before you slept" and "since we last talked"."""
+        """Sleep and wake times for "before you slept", "since you woke" and "since we last
+        talked"."""
+        state = self.packets.wake_state(namespace)
+        woke_at = state.woke_at if state else None
         found = self.packets.wake_packets(namespace, limit=1)
         if not found:
-            return SleepHistory()
+            return SleepHistory(woke_at=woke_at)
         packet = found[0]
         last_turn = packet.conversation_tail[-1].at if packet.conversation_tail else None
-        return SleepHistory(slept_at=packet.slept_at, previous_session_end=last_turn)
+        return SleepHistory(
+            slept_at=packet.slept_at, woke_at=woke_at, previous_session_end=last_turn
+        )
 
     def request(
         self,

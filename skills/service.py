@@ -20,7 +20,7 @@ from skills.config import SkillSettings
 from skills.errors import SkillArgsInvalid, SkillNotFound, ToolRefused
 from skills.loader import discover
 from skills.registry import SkillRegistry, SyncReport, TextEmbedder
-from skills.router import RouteResult, route
+from skills.router import RouteResult, model_manifest, route
 from skills.runner import SkillResult, SkillRunner
 from skills.tools import LLM, CallInfo, RepoTools, ToolHost
 
@@ -109,6 +109,18 @@ class SkillService:
         self, text: str, last_tool_output: str | None = None, k: int | None = None
     ) -> RouteResult:
         return route(self.registry, text, last_tool_output, k)
+
+    def manifests(self, skill_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """What the model sees of each skill, with a ready call (the wake's recent skills,
+        spec §4.3 step 5); ids no longer loaded (a retired skill) are left out."""
+        out = []
+        for skill_id in skill_ids:
+            try:
+                package = self.registry.get(skill_id)
+            except SkillNotFound:
+                continue
+            out.append(model_manifest(package, template=True))
+        return out
 
     def run(
         self,

@@ -22,6 +22,7 @@ class SleepPolicy(BaseModel):
     tail_turns: int = Field(default=12, ge=0, le=200)
     idle_gap: timedelta = timedelta(hours=6)
     fresh_window: timedelta = timedelta(hours=12)
+    wake_silence: timedelta = timedelta(hours=6)  # a turn after this long without one wakes
     subject_ttl: timedelta = timedelta(days=7)
     lease_ttl: timedelta = timedelta(minutes=15)
     max_slice_messages: int = Field(default=2000, ge=1)

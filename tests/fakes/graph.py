@@ -29,7 +29,7 @@ import numpy as np
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
 from graph.mapping import topic_from_props
-from graph.models import EdgeType, Message, Subject, Topic, TopicEvent
+from graph.models import EdgeType, Message, Subject, Topic, TopicEvent, WakeState
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
@@ -85,6 +85,7 @@ class FakeGraph:
     subjects: dict[str, tuple[Subject, list[str]]] = field(default_factory=dict)
     wake_packets: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> props
     leases: dict[str, Lease] = field(default_factory=dict)
+    wake_states: dict[str, WakeState] = field(default_factory=dict)  # namespace -> state
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @contextmanager
@@ -113,6 +114,7 @@ class FakeGraph:
             "subjects": dict(self.subjects),
             "wake_packets": dict(self.wake_packets),
             "leases": {k: copy.copy(lease) for k, lease in self.leases.items()},
+            "wake_states": dict(self.wake_states),
         }
 
     # -- reads shared by the fake stores ---------------------------------------------------------

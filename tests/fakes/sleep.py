@@ -18,7 +18,7 @@ from graph.clock import ensure_utc
 from graph.errors import AlreadyRunning, ValidationFailed, VersionConflict
 from graph.fulltext import phrase_query
 from graph.mapping import update_props, wake_packet_from_props, wake_packet_props
-from graph.models import Topic, WakePacket, edge_type
+from graph.models import Topic, WakeCheck, WakePacket, WakeState, edge_type
 from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, TopicWrite
 from graph.topics import check_vector
 from tests.fakes.events import put_event
@@ -116,6 +116,48 @@ class FakeSleepStore:
         mine = [p for p in self.graph.wake_packets.values() if p["namespace"] == namespace]
         mine.sort(key=lambda p: -p["slept_at"].timestamp())
         return [wake_packet_from_props(p) for p in mine[:limit]]
+
+    def claim_wake(self, namespace: str, now: datetime, check: WakeCheck) -> WakeState | None:
+        """Record a wake at ``now`` when one is due (the rules of ``claim_wake.cypher``)."""
+        with self.graph.lock:
+            state = self.graph.wake_states.get(namespace)
+            reason = _wake_reason(state, check)
+            if reason is None:
+                return None
+            woke = WakeState(
+                woke_at=ensure_utc(now),
+                packet_id=check.packet_id or (state.packet_id if state else None),
+                reason=reason,
+            )
+            self.graph.wake_states[namespace] = woke
+            return woke.model_copy(
+                update={
+                    "packet_id": check.packet_id,
+                    "previous_woke_at": state.woke_at if state else None,
+                    "previous_packet_id": state.packet_id if state else None,
+                    "previous_reason": state.reason if state else None,
+                }
+            )
+
+    def release_wake(self, namespace: str, state: WakeState) -> None:
+        """Undo the claim ``state`` unless a later wake replaced it."""
+        with self.graph.lock:
+            now = self.graph.wake_states.get(namespace)
+            if now is None or (now.woke_at, now.reason) != (state.woke_at, state.reason):
+                return
+            if state.previous_woke_at is None or state.previous_reason is None:
+                # the claim was the first wake: the node stays, with nothing woken on
+                self.graph.wake_states.pop(namespace)
+                return
+            self.graph.wake_states[namespace] = WakeState(
+                woke_at=state.previous_woke_at,
+                packet_id=state.previous_packet_id,
+                reason=state.previous_reason,
+            )
+
+    def wake_state(self, namespace: str) -> WakeState | None:
+        """When the namespace last woke; None before its first wake."""
+        return self.graph.wake_states.get(namespace)
 
     # -- the commit ----------------------------------------------------------------------------
     def commit(self, plan: SleepCommit) -> None:
@@ -225,3 +267,24 @@ def _bucket(age: float, utility: float, d: DecayParams) -> str:
     if age <= d.hot_days or utility >= d.hot_utility:
         return "hot"
     return "warm" if age <= d.warm_days or utility >= d.warm_utility else "cold"
+
+
+def _wake_reason(state: WakeState | None, check: WakeCheck) -> Any:
+    """Why a wake is due now (None: it is not), as ``claim_wake.cypher`` decides."""
+    woke_at = state.woke_at if state else None
+    if check.force:
+        return "explicit"
+    if (
+        check.packet_id is not None
+        and (state.packet_id if state else None) != check.packet_id
+        and (woke_at is None or (check.slept_at is not None and check.slept_at >= woke_at))
+    ):
+        return "sleep"
+    if (
+        check.last_turn_at is not None
+        and check.silent_before is not None
+        and check.last_turn_at <= check.silent_before
+        and (woke_at is None or woke_at <= check.last_turn_at)
+    ):
+        return "silence"
+    return None

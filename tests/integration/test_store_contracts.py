@@ -30,6 +30,7 @@ from graph.models import (
     TailTurn,
     Topic,
     TopicEvent,
+    WakeCheck,
     WakePacket,
     parse,
 )
@@ -489,6 +490,44 @@ def the_lease_admits_one_holder_until_it_expires(s: Side, ns: str, other: str) -
     ]
 
 
+def a_wake_is_claimed_once_per_sleep_or_silence(s: Side, ns: str, other: str) -> Any:
+    t = T0
+    hour = timedelta(hours=1)
+
+    def claim(at: datetime, **check: Any) -> Any:
+        state = s.sleep.claim_wake(ns, at, WakeCheck(silent_before=at - 6 * hour, **check))
+        return state and (state.reason, state.woke_at, state.previous_woke_at)
+
+    return [
+        claim(t, last_turn_at=t - hour),  # no packet, a recent turn: nothing to wake from
+        s.sleep.wake_state(ns),
+        claim(t, packet_id="p1", slept_at=t - hour),  # a sleep: wake once
+        claim(t + hour, packet_id="p1", slept_at=t - hour),  # the same packet: not again
+        claim(t + 2 * hour, packet_id="p2", slept_at=t - 2 * hour),  # older than the wake
+        claim(t + 3 * hour, packet_id="p2", slept_at=t - 2 * hour, last_turn_at=t + hour),
+        claim(t + 9 * hour, packet_id="p2", slept_at=t - 2 * hour, last_turn_at=t + hour),
+        claim(t + 10 * hour, packet_id="p2", slept_at=t - 2 * hour, last_turn_at=t + hour),
+        claim(t + 11 * hour, packet_id="p3", slept_at=t + 10 * hour),  # the next sleep
+        claim(t + 12 * hour, force=True),  # explicit: always
+        s.sleep.wake_state(ns),
+        s.sleep.wake_state(other),
+        *released(s, ns, t + 13 * hour),
+    ]
+
+
+def released(s: Side, ns: str, at: datetime) -> list[Any]:
+    """A claim given back (its turn failed) restores the wake before it; a stale release (a
+    later wake replaced the claim) changes nothing."""
+    due = WakeCheck(packet_id="p4", slept_at=at)
+    first = s.sleep.claim_wake(ns, at, due)
+    assert first is not None
+    s.sleep.release_wake(ns, first)
+    after_release = s.sleep.wake_state(ns)
+    again = s.sleep.claim_wake(ns, at + timedelta(minutes=1), due)  # due again: p4 not woken on
+    s.sleep.release_wake(ns, first)  # stale: no effect
+    return [first, after_release, again, s.sleep.wake_state(ns)]
+
+
 def match_pool_nearest_and_named(s: Side, ns: str, other: str) -> Any:
     seed_topics(
         s,
@@ -686,6 +725,7 @@ SCENARIOS: list[Scenario] = [
     neighbours_strongest_first_per_seed,
     events_by_window_and_topic,
     the_lease_admits_one_holder_until_it_expires,
+    a_wake_is_claimed_once_per_sleep_or_silence,
     match_pool_nearest_and_named,
     a_commit_writes_everything_or_nothing,
     sleep_twice,
