@@ -159,8 +159,15 @@ def health() -> None:
 @app.command()
 def up(
     keep_neo4j: Annotated[bool, typer.Option(help="leave Neo4j running on exit")] = False,
+    no_worker: Annotated[
+        bool, typer.Option("--no-worker", help="run no sleep worker here (run `sheriff worker`)")
+    ] = False,
+    port: Annotated[int | None, typer.Option(help="API port (default SHERIFF_API_PORT)")] = None,
 ) -> None:
-    """The main job: Neo4j up, schema applied, embedding model loaded, API on 127.0.0.1:8000."""
+    """The main job: Neo4j up, schema applied, embedding model loaded, API on 127.0.0.1:8000,
+    and a sleep worker in a thread (appends queue sleeps; the worker runs them)."""
+    import threading
+
     import uvicorn
 
     from api.app import create_app
@@ -170,6 +177,7 @@ def up(
     server = _server(settings) if settings.uses_managed_server else None
     started = False
     container = None
+    stop = threading.Event()
     try:
         if server is not None:
             with err.status("starting Neo4j..."):
@@ -178,11 +186,19 @@ def up(
         with err.status("applying schema and loading the embedding model..."):
             container.migrate()
             container.embedder.embed(["warm-up"])
-        err.print(f"API on http://{settings.api_host}:{settings.api_port} (docs at /docs)")
-        uvicorn.run(create_app(container), host=settings.api_host, port=settings.api_port)
+        if not no_worker and settings.sleep_mode == "background":
+            worker = container.sleep_worker()
+            poll = settings.sleep_poll_seconds
+            threading.Thread(
+                target=worker.run_forever, args=(stop, poll), name="sleep-worker", daemon=True
+            ).start()
+        api_port = port or settings.api_port
+        err.print(f"API on http://{settings.api_host}:{api_port} (docs at /docs)")
+        uvicorn.run(create_app(container), host=settings.api_host, port=api_port)
     except SheriffError as exc:
         _fail(exc)
     finally:
+        stop.set()
         if container is not None:
             container.close()
         if server is not None and started and not keep_neo4j:
@@ -190,9 +206,55 @@ def up(
 
 
 def _container() -> Any:
+    """The container of a one-shot command: sleeps run inline (no worker runs here)."""
     from api.container import Container
 
-    return Container(_settings())
+    return Container(_settings().model_copy(update={"sleep_mode": "inline"}))
+
+
+@app.command()
+def worker(
+    worker_id: Annotated[str | None, typer.Option(help="name in the run records")] = None,
+) -> None:
+    """A sleep worker: claims due sleeps from Neo4j (any number of workers, on any machine,
+    share the queue; leases keep one sleep per namespace) until interrupted."""
+    import signal
+    import threading
+
+    from api.container import Container
+
+    settings = _settings()
+    container = Container(settings)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        container.migrate()
+        container.embedder.embed(["warm-up"])
+        sleeper = container.sleep_worker(worker_id)
+        err.print(f"sleep worker {sleeper.worker_id} polling every {settings.sleep_poll_seconds}s")
+        sleeper.run_forever(stop, settings.sleep_poll_seconds)
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+
+
+@app.command("sleep-runs")
+def sleep_runs(
+    namespace: NamespaceOpt,
+    limit: Annotated[int, typer.Option(min=1, max=200, help="runs to show")] = 20,
+    before: Annotated[str | None, typer.Option(help="the run id the last page ended with")] = None,
+) -> None:
+    """Sleep attempts of a namespace, newest first (JSON): outcome, error, counts, steps."""
+    container = _container()
+    try:
+        runs = container.services.sleepwake.runs(namespace, limit, before)
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    terminal.echo_json(json.dumps([r.model_dump(mode="json") for r in runs], indent=2))
 
 
 def _parse_now(now: str | None) -> datetime:
@@ -259,7 +321,7 @@ def sleep(namespace: NamespaceOpt, now: NowOpt = None) -> None:
     """Sleep now: compact the buffer into topics and write a wake packet (JSON summary)."""
     container = _container()
     try:
-        summary = container.sleeper.sleep(namespace, _parse_now(now), "explicit")
+        summary = container.services.sleepwake.sleep(namespace, _parse_now(now), "explicit")
     except SheriffError as exc:
         _fail(exc)
     finally:

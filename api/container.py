@@ -28,6 +28,7 @@ from graph.migrations import MigrationReport, apply_migrations
 from graph.redaction import Redactor, install_log_redaction
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
+from graph.sleep_queue import SleepQueueStore
 from graph.topics import TopicStore
 from graph.transfer import TransferStore
 from retrieval.context import ContextBuilder
@@ -54,6 +55,7 @@ from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
 from sleepwake.wake import Waker
+from sleepwake.worker import SleepScheduler, SleepWorker
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -148,9 +150,25 @@ class Container:
         )
 
     @cached_property
+    def sleep_queue(self) -> SleepQueueStore:
+        return SleepQueueStore(self.driver, self.settings.neo4j_database)
+
+    @cached_property
     def conversation(self) -> Conversation:
+        """The conversation; in background sleep mode its policy queues sleeps for the
+        workers instead of sleeping inside the append."""
+        background = self.settings.sleep_mode == "background"
+        queue = SleepScheduler(self.sleep_queue, SystemClock()) if background else None
         return Conversation(
-            self.messages, self.sleeper, self.clock, self.policy, redactor=self.redactor
+            self.messages, self.sleeper, self.clock, self.policy, redactor=self.redactor,
+            queue=queue,
+        )  # fmt: skip
+
+    def sleep_worker(self, worker_id: str | None = None) -> SleepWorker:
+        """A sleep worker over this container's stores (``run_forever`` in a thread or a
+        process of its own; leases and retries on the wall clock)."""
+        return SleepWorker(
+            self.sleep_queue, self.sleeper, SystemClock(), self.settings.retry_policy(), worker_id
         )
 
     @cached_property
@@ -256,7 +274,9 @@ class Container:
             ),
             conversation=ConversationService(self.conversation, self.messages),
             context=ContextService(self.context),
-            sleepwake=SleepWakeService(self.sleeper, self.waker, self.sleep_store),
+            sleepwake=SleepWakeService(
+                self.sleeper, self.waker, self.sleep_store, self.sleep_queue, SystemClock()
+            ),
             skills=self.namespace_skills,
             windows=self.windows,
             forget=self.forget,
