@@ -215,6 +215,9 @@ def _container() -> Any:
 @app.command()
 def worker(
     worker_id: Annotated[str | None, typer.Option(help="name in the run records")] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="only this namespace's sleeps")
+    ] = None,
 ) -> None:
     """A sleep worker: claims due sleeps from Neo4j (any number of workers, on any machine,
     share the queue; leases keep one sleep per namespace) until interrupted."""
@@ -231,7 +234,7 @@ def worker(
     try:
         container.migrate()
         container.embedder.embed(["warm-up"])
-        sleeper = container.sleep_worker(worker_id)
+        sleeper = container.sleep_worker(worker_id, namespace)
         err.print(f"sleep worker {sleeper.worker_id} polling every {settings.sleep_poll_seconds}s")
         sleeper.run_forever(stop, settings.sleep_poll_seconds)
     except SheriffError as exc:

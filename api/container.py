@@ -164,12 +164,15 @@ class Container:
             queue=queue,
         )  # fmt: skip
 
-    def sleep_worker(self, worker_id: str | None = None) -> SleepWorker:
+    def sleep_worker(
+        self, worker_id: str | None = None, namespace: str | None = None
+    ) -> SleepWorker:
         """A sleep worker over this container's stores (``run_forever`` in a thread or a
-        process of its own; leases and retries on the wall clock)."""
+        process of its own; leases and retries on the wall clock); ``namespace``: only its."""
         return SleepWorker(
-            self.sleep_queue, self.sleeper, SystemClock(), self.settings.retry_policy(), worker_id
-        )
+            self.sleep_queue, self.sleeper, SystemClock(), self.settings.retry_policy(),
+            worker_id, namespace=namespace,
+        )  # fmt: skip
 
     @cached_property
     def search(self) -> TopicSearch:

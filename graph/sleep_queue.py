@@ -80,10 +80,19 @@ class SleepQueueStore(Store):
         )
         return str(rows[0]["run_id"])
 
-    def claim(self, holder: str, wall: datetime, expires_at: datetime, run_id: str) -> Claim | None:
-        """The longest-waiting due namespace whose lease is free, now held by ``holder``; its
-        attempt is recorded as the run promised when it was queued, else as ``run_id``."""
+    def claim(
+        self,
+        holder: str,
+        wall: datetime,
+        expires_at: datetime,
+        run_id: str,
+        namespace: str | None = None,
+    ) -> Claim | None:
+        """The longest-waiting due namespace (``namespace`` only, if given) whose lease is
+        free, now held by ``holder``; its attempt is recorded as the run promised when it was
+        queued, else as ``run_id``."""
         params = {
+            "namespace": namespace,
             "holder": holder,
             "wall": ensure_utc(wall),
             "expires_at": ensure_utc(expires_at),
@@ -96,7 +105,7 @@ class SleepQueueStore(Store):
         return Claim(
             namespace=r["namespace"],
             holder=holder,
-            slept_at=r["due_now"].to_native(),
+            slept_at=r["due_now"].to_native().astimezone(UTC),
             reason=r["reason"] or "budget",
             due_version=int(r["due_version"]),
             attempt=int(r["attempt"]),

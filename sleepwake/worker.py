@@ -70,6 +70,7 @@ class SleepWorker:
         retry: RetryPolicy | None = None,
         worker_id: str | None = None,
         rng: random.Random | None = None,
+        namespace: str | None = None,
     ) -> None:
         self.queue = queue
         self.sleeper = sleeper
@@ -77,13 +78,14 @@ class SleepWorker:
         self.retry = retry or RetryPolicy()
         self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
         self.rng = rng or random.Random()
+        self.namespace = namespace  # only this namespace's sleeps (None: every namespace)
 
     def run_once(self) -> SleepRun | None:
         """Claim one due namespace and sleep it; the run record, or None if nothing was due."""
         holder = f"{self.worker_id}/{uuid.uuid4().hex[:12]}"
         wall = self.clock.now()
         ttl = self.sleeper.policy.lease_ttl
-        claim = self.queue.claim(holder, wall, wall + ttl, str(uuid.uuid4()))
+        claim = self.queue.claim(holder, wall, wall + ttl, str(uuid.uuid4()), self.namespace)
         if claim is None:
             return None
         run = SleepRun(
