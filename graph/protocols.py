@@ -196,7 +196,14 @@ class SleepQueueProtocol(Protocol):
         """Queue a sleep dated ``now``; the id its next attempt will be recorded as."""
         ...
 
-    def claim(self, holder: str, wall: datetime, expires_at: datetime, run_id: str) -> Claim | None:
+    def claim(
+        self,
+        holder: str,
+        wall: datetime,
+        expires_at: datetime,
+        run_id: str,
+        namespace: str | None = None,
+    ) -> Claim | None:
         """The longest-waiting due namespace with a free lease, now held by ``holder``."""
         ...
 
