@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     sleep_max_attempts: int = Field(
         default=5, ge=1, description="tries of a failing sleep before it is recorded as failed"
     )
+    sleep_llm_concurrency: int = Field(
+        default=4, ge=1, le=32, description="LLM extraction calls one sleep makes at once"
+    )
     sleep_retry_base_seconds: float = Field(default=2.0, ge=0, description="first retry wait")
     sleep_failure_cooldown_seconds: float = Field(
         default=600.0, ge=0, description="wait after a failed series before trying again"

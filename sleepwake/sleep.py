@@ -241,7 +241,11 @@ class Sleeper:
             return {}, {"mode": "deterministic"}
         found, stats = self.extractor.extract_many(piece)
         mode = "llm" if not stats.fallbacks else "llm+fallback"
-        report = {"mode": mode, "chunks": stats.chunks, "fallbacks": stats.fallbacks}
+        report = {
+            "mode": mode, "chunks": stats.chunks, "fallbacks": stats.fallbacks,
+            "retries": stats.retries, "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens,
+        }  # fmt: skip
         return found, report
 
     # -- step 4 and 5: matching and normalisation -----------------------------------------------

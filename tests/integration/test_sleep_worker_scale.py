@@ -5,7 +5,7 @@ at a time per namespace, by the lease). Real processes (tests/integration/sleep_
 
 from __future__ import annotations
 
-import json
+import itertools
 import os
 import signal
 import subprocess
@@ -76,7 +76,7 @@ def test_two_apis_and_two_workers_share_one_neo4j(
             done = [r for r in runs if r.outcome == "done"]
             assert done and compacted, f"{ns} was never compacted: {runs}"
             assert sum(r.messages_compacted for r in done) == len(compacted)  # none twice
-            for before, after in zip(runs, runs[1:], strict=False):
+            for before, after in itertools.pairwise(runs):
                 assert before.finished_at is not None and before.finished_at <= after.started_at
             assert {r.holder.split("/")[0] for r in runs} <= {"worker-0", "worker-1"}
     finally:
