@@ -486,6 +486,11 @@ def the_lease_admits_one_holder_until_it_expires(s: Side, ns: str, other: str) -
         take("two", t + timedelta(minutes=22)),  # one's lease ended at 21
         outcome(lambda: s.sleep.release_lease(ns, "two")) or "ok",
         take("three", t + timedelta(minutes=23)),
+        s.sleep.renew_lease(ns, "three", t + timedelta(minutes=60)),  # the heartbeat
+        s.sleep.renew_lease(ns, "two", t + timedelta(minutes=60)),  # not the holder: False
+        take("four", t + timedelta(minutes=50)),  # renewed to 60: still three's
+        take("four", t + timedelta(minutes=61)),
+        s.sleep.renew_lease(ns, "three", t + timedelta(minutes=90)),  # taken over: False
     ]
 
 
