@@ -1,6 +1,6 @@
 """Background sleep (issue #14 item 3): an append only records messages and queues the sleep;
 a sleep worker claims it under a lease, runs it, and records every attempt as a :SleepRun.
-Real Neo4j and MiniLM, a small policy so a few messages fill the buffer."""
+Real Neo4j, the hashing embedder, a small policy so a few messages fill the buffer."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from api.container import Container
 from api.settings import Settings
 from graph.clock import FixedClock
 from retrieval.context import ContextRequest
-from retrieval.embedding import MiniLMEmbedder
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
 from sleepwake.worker import RetryPolicy
+from tests.fakes import HashEmbedder
 
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 # threshold 0.5 x 500 = 250 tokens; the last two turns stay verbatim; a short lease
@@ -38,10 +38,11 @@ class Boom(RuntimeError):
     pass
 
 
-def build(settings: Settings, driver: Driver, embedder: MiniLMEmbedder) -> Container:
+def build(settings: Settings, driver: Driver) -> Container:
+    """Background mode; the hashing embedder (this is about orchestration, and it is fast)."""
     background = settings.model_copy(update={"sleep_mode": "background"})
     return Container(
-        background, clock=FixedClock(DAY1), driver=driver, embedder=embedder, policy=POLICY
+        background, clock=FixedClock(DAY1), driver=driver, embedder=HashEmbedder(), policy=POLICY
     )
 
 
@@ -56,9 +57,9 @@ def say(container: Container, namespace: str, start: int = 0) -> list[str]:
 
 
 def test_an_append_queues_the_sleep_and_a_worker_runs_it_once(
-    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
+    settings: Settings, driver: Driver, namespace: str
 ) -> None:
-    container = build(settings, driver, embedder)
+    container = build(settings, driver)
     say(container, namespace)
     assert len(container.messages.buffer(namespace)) == len(TURNS)  # nothing compacted yet
     # read-your-writes: the message appended a moment ago is in the next context, pre-sleep
@@ -81,9 +82,9 @@ def test_an_append_queues_the_sleep_and_a_worker_runs_it_once(
 
 
 def test_a_failing_sleep_is_retried_with_backoff_and_every_attempt_is_a_run(
-    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
+    settings: Settings, driver: Driver, namespace: str
 ) -> None:
-    container = build(settings, driver, embedder)
+    container = build(settings, driver)
     failures = iter([True])
 
     def flaky(step: str) -> None:
@@ -108,9 +109,9 @@ def test_a_failing_sleep_is_retried_with_backoff_and_every_attempt_is_a_run(
 
 
 def test_attempts_are_bounded_then_a_failure_is_recorded_and_retried_later(
-    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
+    settings: Settings, driver: Driver, namespace: str
 ) -> None:
-    container = build(settings, driver, embedder)
+    container = build(settings, driver)
 
     def broken(step: str) -> None:
         if step == "embed":
@@ -129,9 +130,9 @@ def test_attempts_are_bounded_then_a_failure_is_recorded_and_retried_later(
 
 
 def test_queued_explicit_sleep_returns_its_run_and_the_worker_keeps_that_id(
-    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
+    settings: Settings, driver: Driver, namespace: str
 ) -> None:
-    container = build(settings, driver, embedder)
+    container = build(settings, driver)
     container.services.conversation.append(
         namespace,
         [IncomingMessage(role="user", content=t, at=DAY1 + timedelta(minutes=i))
@@ -148,9 +149,9 @@ def test_queued_explicit_sleep_returns_its_run_and_the_worker_keeps_that_id(
 
 
 def test_a_policy_sleep_with_only_the_tail_left_writes_nothing(
-    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
+    settings: Settings, driver: Driver, namespace: str
 ) -> None:
-    container = build(settings, driver, embedder)
+    container = build(settings, driver)
     say(container, namespace)
     container.services.sleepwake.sleep(namespace, DAY1 + timedelta(hours=1))  # explicit first
     packets = len(container.sleep_store.wake_packets(namespace, limit=10))
@@ -163,9 +164,9 @@ def test_a_policy_sleep_with_only_the_tail_left_writes_nothing(
 
 @pytest.mark.parametrize("lost_at", ["wake_packet"])
 def test_a_sleep_whose_lease_was_taken_over_commits_nothing(
-    lost_at: str, settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
+    lost_at: str, settings: Settings, driver: Driver, namespace: str
 ) -> None:
-    container = build(settings, driver, embedder)
+    container = build(settings, driver)
 
     def stolen(step: str) -> None:
         if step == lost_at:  # a stalled worker: its lease expired and another took it
