@@ -36,6 +36,7 @@ class Fail:
     status: int
     message: str
     type: str = "invalid_request_error"
+    retry_after: float | None = None  # sent as the Retry-After header (seconds)
 
 
 Reply = list[Item] | Fail
@@ -210,16 +211,21 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = self.server.fake.reply_for(body)
         if isinstance(reply, Fail):
-            self._send(reply.status, _error(reply.message, reply.type))
+            headers = {} if reply.retry_after is None else {"Retry-After": str(reply.retry_after)}
+            self._send(reply.status, _error(reply.message, reply.type), headers)
         else:
             self._send(200, response_body(body, reply))
 
     def do_GET(self) -> None:
         self._send(404, _error(f"no route {self.path}", "not_found"))
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
+    def _send(
+        self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

@@ -166,40 +166,111 @@ def up(
             min=1, max=64, help="API worker processes (default: SHERIFF_API_WORKERS, else the CPUs)"
         ),
     ] = None,
+    no_worker: Annotated[
+        bool, typer.Option("--no-worker", help="run no sleep worker here (run `sheriff worker`)")
+    ] = False,
+    port: Annotated[int | None, typer.Option(help="API port (default SHERIFF_API_PORT)")] = None,
 ) -> None:
     """The main job: Neo4j up, schema applied, API on 127.0.0.1:8000 served by N worker
-    processes (each loads the embedding model before it takes requests)."""
+    processes (each loads the embedding model before it takes requests), and a sleep worker
+    in a thread of this process (appends queue sleeps; the worker runs them)."""
+    import threading
+
     from api.container import Container
     from api.serve import serve, worker_count
 
     settings = _settings()
+    if port is not None:
+        settings = settings.model_copy(update={"api_port": port})
     count = worker_count(workers, settings)
     server = _server(settings) if settings.uses_managed_server else None
     started = False
+    container = None
+    stop = threading.Event()
     try:
         if server is not None:
             with err.status("starting Neo4j..."):
                 started = server.start()
-        container = Container(settings)  # once, here: the workers only check the schema
-        try:
-            with err.status("applying schema..."):
-                container.migrate()
-        finally:
-            container.close()  # each worker builds its own driver and model
+        container = Container(settings)  # the migrations run once, here: workers only check
+        with err.status("applying schema..."):
+            container.migrate()
+        if not no_worker and settings.sleep_mode == "background":
+            sleeper = container.sleep_worker()
+            threading.Thread(
+                target=sleeper.run_forever,
+                args=(stop, settings.sleep_poll_seconds),
+                name="sleep-worker",
+                daemon=True,
+            ).start()
+        else:  # the API workers build their own driver and model
+            container.close()
+            container = None
         where = f"http://{settings.api_host}:{settings.api_port}"
         err.print(f"API on {where} (docs at /docs), {count} worker process(es) loading...")
         serve(settings, count)
     except SheriffError as exc:
         _fail(exc)
     finally:
+        stop.set()
+        if container is not None:
+            container.close()
         if server is not None and started and not keep_neo4j:
             server.stop()
 
 
 def _container() -> Any:
+    """The container of a one-shot command: sleeps run inline (no worker runs here)."""
     from api.container import Container
 
-    return Container(_settings())
+    return Container(_settings().model_copy(update={"sleep_mode": "inline"}))
+
+
+@app.command()
+def worker(
+    worker_id: Annotated[str | None, typer.Option(help="name in the run records")] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="only this namespace's sleeps")
+    ] = None,
+) -> None:
+    """A sleep worker: claims due sleeps from Neo4j (any number of workers, on any machine,
+    share the queue; leases keep one sleep per namespace) until interrupted."""
+    import signal
+    import threading
+
+    from api.container import Container
+
+    settings = _settings()
+    container = Container(settings)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        container.migrate()
+        container.embedder.embed(["warm-up"])
+        sleeper = container.sleep_worker(worker_id, namespace)
+        err.print(f"sleep worker {sleeper.worker_id} polling every {settings.sleep_poll_seconds}s")
+        sleeper.run_forever(stop, settings.sleep_poll_seconds)
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+
+
+@app.command("sleep-runs")
+def sleep_runs(
+    namespace: NamespaceOpt,
+    limit: Annotated[int, typer.Option(min=1, max=200, help="runs to show")] = 20,
+    before: Annotated[str | None, typer.Option(help="the run id the last page ended with")] = None,
+) -> None:
+    """Sleep attempts of a namespace, newest first (JSON): outcome, error, counts, steps."""
+    container = _container()
+    try:
+        runs = container.services.sleepwake.runs(namespace, limit, before)
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    terminal.echo_json(json.dumps([r.model_dump(mode="json") for r in runs], indent=2))
 
 
 def _parse_now(now: str | None) -> datetime:
@@ -254,7 +325,7 @@ def sleep(namespace: NamespaceOpt, now: NowOpt = None) -> None:
     """Sleep now: compact the buffer into topics and write a wake packet (JSON summary)."""
     container = _container()
     try:
-        summary = container.sleeper.sleep(namespace, _parse_now(now), "explicit")
+        summary = container.services.sleepwake.sleep(namespace, _parse_now(now), "explicit")
     except SheriffError as exc:
         _fail(exc)
     finally:

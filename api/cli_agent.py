@@ -46,7 +46,7 @@ def demo(
     from api.demo import ASKED_AT, run_demo
     from graph.clock import FixedClock
 
-    settings = Settings()
+    settings = Settings(sleep_mode="inline")  # one-shot: no sleep worker runs here
     try:
         with neo4j_running(settings):
             container = Container(settings, clock=FixedClock(ASKED_AT))
@@ -83,7 +83,7 @@ def chat(
     both turns are stored in the continuous conversation (sleeping when it must)."""
     from api.container import Container
 
-    container = Container(Settings())
+    container = Container(Settings(sleep_mode="inline"))  # no sleep worker runs here
     console = Console()
     try:
         at = terminal.parse_now(now) if now is not None else None

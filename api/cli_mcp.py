@@ -53,7 +53,7 @@ def mcp(
     except ValidationError:
         err.print(f"[bold red]error:[/] not a namespace: {namespace!r} (letters, digits, _.:-)")
         raise typer.Exit(2) from None
-    settings = Settings()
+    settings = Settings(sleep_mode="inline")  # stdio MCP: no sleep worker runs here
     try:
         with neo4j_running(settings):
             container = Container(settings)

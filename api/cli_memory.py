@@ -37,7 +37,7 @@ def _container() -> Iterator[Container]:
     from api.container import Container
     from api.settings import Settings
 
-    container = Container(Settings())
+    container = Container(Settings(sleep_mode="inline"))  # no sleep worker runs here
     try:
         yield container
     except SheriffError as exc:

@@ -29,6 +29,7 @@ from graph.redaction import Redactor, install_log_redaction
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
 from graph.suppression import SuppressionStore
+from graph.sleep_queue import SleepQueueStore
 from graph.topics import TopicStore
 from graph.transfer import TransferStore
 from retrieval.context import ContextBuilder
@@ -55,6 +56,7 @@ from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
 from sleepwake.wake import Waker
+from sleepwake.worker import SleepScheduler, SleepWorker
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -141,7 +143,11 @@ class Container:
         mode = self.settings.extractor
         if mode == "deterministic" or (mode == "auto" and not self.settings.openai_api_key):
             return None
-        return ResponsesExtractor(self.openai_client, self.settings.agent_model)
+        return ResponsesExtractor(
+            self.openai_client,
+            self.settings.agent_model,
+            concurrency=self.settings.sleep_llm_concurrency,
+        )
 
     @cached_property
     def sleeper(self) -> Sleeper:
@@ -156,10 +162,29 @@ class Container:
         )
 
     @cached_property
+    def sleep_queue(self) -> SleepQueueStore:
+        return SleepQueueStore(self.driver, self.settings.neo4j_database)
+
+    @cached_property
     def conversation(self) -> Conversation:
+        """The conversation; in background sleep mode its policy queues sleeps for the
+        workers instead of sleeping inside the append."""
+        background = self.settings.sleep_mode == "background"
+        queue = SleepScheduler(self.sleep_queue, SystemClock()) if background else None
         return Conversation(
-            self.messages, self.sleeper, self.clock, self.policy, redactor=self.redactor
-        )
+            self.messages, self.sleeper, self.clock, self.policy, redactor=self.redactor,
+            queue=queue,
+        )  # fmt: skip
+
+    def sleep_worker(
+        self, worker_id: str | None = None, namespace: str | None = None
+    ) -> SleepWorker:
+        """A sleep worker over this container's stores (``run_forever`` in a thread or a
+        process of its own; leases and retries on the wall clock); ``namespace``: only its."""
+        return SleepWorker(
+            self.sleep_queue, self.sleeper, SystemClock(), self.settings.retry_policy(),
+            worker_id, namespace=namespace,
+        )  # fmt: skip
 
     @cached_property
     def search(self) -> TopicSearch:
@@ -275,7 +300,9 @@ class Container:
             ),
             conversation=ConversationService(self.conversation, self.messages),
             context=ContextService(self.context),
-            sleepwake=SleepWakeService(self.sleeper, self.waker, self.sleep_store),
+            sleepwake=SleepWakeService(
+                self.sleeper, self.waker, self.sleep_store, self.sleep_queue, SystemClock()
+            ),
             skills=self.namespace_skills,
             windows=self.windows,
             forget=self.forget,

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from graph.models import EdgeType, Fact, OpenLoop, TopicLinks, TopicStats, TopicTime, TypedNumber
+from graph.sleep_queue import SleepRun
 from graph.validation import (
     MAX_INT,
     Ident,
@@ -115,7 +116,13 @@ class MessagesAppended(BaseModel):
         "stored, not stored again (a retried batch has only duplicates)"
     )  # fmt: skip
     messages: list[MessagePublic] = Field(description="every message sent, in order, as stored")
-    sleeps: list[dict[str, Any]] = Field(description="the sleeps the policy ran (SleepSummary)")
+    sleeps: list[dict[str, Any]] = Field(
+        description="the sleeps the policy ran here (inline sleep mode; SleepSummary)"
+    )
+    sleep_due: bool = Field(
+        default=False,
+        description="the policy queued a sleep for the sleep workers (background sleep mode)",
+    )
 
 
 class MessageList(BaseModel):
@@ -312,6 +319,13 @@ class TimelinePublic(BaseModel):
 
 class SleepCreate(_In):
     now: Time | None = Field(default=None, description="the clock (replays); default: now")
+
+
+class SleepRunList(BaseModel):
+    runs: list[SleepRun] = Field(description="sleep attempts, newest first")
+    next_before: str | None = Field(
+        default=None, description="pass as ?before= for the next page (null: no more)"
+    )
 
 
 class WakeCreate(_In):

@@ -19,6 +19,7 @@ from graph.server import LocalNeo4j, ServerConfig
 from retrieval.config import RetrievalConfig
 from sleepwake.matching import MergeConfig
 from sleepwake.policy import SleepPolicy
+from sleepwake.worker import RetryPolicy
 
 
 class Settings(BaseSettings):
@@ -107,6 +108,28 @@ class Settings(BaseSettings):
         default=None, description="a file of extra secret shapes, one 'kind pattern' per line"
     )
 
+    sleep_mode: Literal["background", "inline"] = Field(
+        default="background",
+        description="background: appends queue sleeps for the sleep workers (sheriff up runs "
+        "one, sheriff worker more); inline: the append that fills the buffer sleeps itself",
+    )
+    sleep_lease_seconds: float = Field(
+        default=60.0, ge=1.0, description="a sleep's lease; a heartbeat renews it every third"
+    )
+    sleep_poll_seconds: float = Field(
+        default=1.0, gt=0, description="how often an idle sleep worker looks for due sleeps"
+    )
+    sleep_max_attempts: int = Field(
+        default=5, ge=1, description="tries of a failing sleep before it is recorded as failed"
+    )
+    sleep_llm_concurrency: int = Field(
+        default=4, ge=1, le=32, description="LLM extraction calls one sleep makes at once"
+    )
+    sleep_retry_base_seconds: float = Field(default=2.0, ge=0, description="first retry wait")
+    sleep_failure_cooldown_seconds: float = Field(
+        default=600.0, ge=0, description="wait after a failed series before trying again"
+    )
+
     context_budget_tokens: int = 8000
     sleep_buffer_share: float = 0.6
     tail_turns: int = 12
@@ -132,6 +155,15 @@ class Settings(BaseSettings):
             idle_gap=timedelta(hours=self.idle_gap_hours),
             fresh_window=timedelta(hours=self.fresh_window_hours),
             wake_silence=timedelta(hours=self.wake_silence_hours),
+            lease_ttl=timedelta(seconds=self.sleep_lease_seconds),
+        )
+
+    def retry_policy(self) -> RetryPolicy:
+        """How the sleep workers retry a failing sleep."""
+        return RetryPolicy(
+            max_attempts=self.sleep_max_attempts,
+            base=timedelta(seconds=self.sleep_retry_base_seconds),
+            failure_cooldown=timedelta(seconds=self.sleep_failure_cooldown_seconds),
         )
 
     def server_config(self) -> ServerConfig:

@@ -9,6 +9,7 @@ Hierarchy (one root, so callers can catch everything the product raises)::
     ├── Conflict              the input contradicts what is stored, e.g. a message older than
     │                         the conversation's newest one (HTTP 409)
     ├── AlreadyRunning        a lease is held by another worker, e.g. "already sleeping" (HTTP 409)
+    │   └── LeaseLost         a sleep's lease expired and was taken over before it committed
     ├── Neo4jUnavailable      the database cannot be reached or did not start (HTTP 503)
     └── EmbeddingUnavailable  the embedding model cannot be loaded (HTTP 503)
 """
@@ -47,6 +48,10 @@ class Conflict(SheriffError):
 
 class AlreadyRunning(SheriffError):
     """Another worker holds the lease for this job."""
+
+
+class LeaseLost(AlreadyRunning):
+    """A sleep's lease was taken over (its heartbeat stopped); it committed nothing."""
 
 
 class Neo4jUnavailable(SheriffError):

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from graph.messages import BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit
     from graph.suppression import Retention, SessionState
+    from graph.sleep_queue import Claim, SleepRun
     from graph.topics import Neighbour, ScoredTopic
 
 
@@ -157,6 +158,10 @@ class SleepStoreProtocol(Protocol):
         """Give the lease back (a no-op for anyone but its holder)."""
         ...
 
+    def renew_lease(self, namespace: str, holder: str, expires_at: datetime) -> bool:
+        """Heartbeat: extend ``holder``'s lease; False when it holds it no more."""
+        ...
+
     def match_pool(
         self, namespace: str, rows: list[dict[str, Any]], k: int = 5, overfetch: int = 4
     ) -> list[PoolHit]:
@@ -217,4 +222,50 @@ class SuppressionStoreProtocol(Protocol):
 
     def forget(self, namespace: str, record_ids: Sequence[str], *, whole: bool = False) -> int:
         """Drop records from the namespace's sessions (all its sessions when ``whole``)."""
+        ...
+
+
+class SleepQueueProtocol(Protocol):
+    """Background sleeps: due marks, worker claims, run records
+    (``graph.sleep_queue.SleepQueueStore``)."""
+
+    def mark_due(
+        self, namespace: str, now: datetime, reason: str, wall: datetime, run_id: str
+    ) -> str:
+        """Queue a sleep dated ``now``; the id its next attempt will be recorded as."""
+        ...
+
+    def claim(
+        self,
+        holder: str,
+        wall: datetime,
+        expires_at: datetime,
+        run_id: str,
+        namespace: str | None = None,
+    ) -> Claim | None:
+        """The longest-waiting due namespace with a free lease, now held by ``holder``."""
+        ...
+
+    def finish(
+        self, claim: Claim, retry_at: datetime | None = None, reset_attempts: bool = False
+    ) -> bool:
+        """Give the lease back, done or to be retried from ``retry_at``."""
+        ...
+
+    def start_run(self, run: SleepRun) -> None:
+        """Record a run as started (runs a dead worker left running become abandoned)."""
+        ...
+
+    def finish_run(self, run: SleepRun) -> None:
+        """Record how a run ended."""
+        ...
+
+    def list_runs(
+        self, namespace: str, limit: int = 50, before: SleepRun | None = None
+    ) -> list[SleepRun]:
+        """Runs of ``namespace``, newest first, after the page ending with ``before``."""
+        ...
+
+    def get_run(self, namespace: str, run_id: str) -> SleepRun | None:
+        """One run by id."""
         ...

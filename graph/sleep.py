@@ -19,7 +19,7 @@ from neo4j import ManagedTransaction
 from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
-from graph.errors import AlreadyRunning, VersionConflict
+from graph.errors import AlreadyRunning, LeaseLost, VersionConflict
 from graph.fulltext import in_namespace, phrase_query
 from graph.mapping import (
     redact_event,
@@ -67,6 +67,7 @@ class SleepCommit:
     wake_packet: WakePacket | None = None
     compacted_message_ids: list[str] = field(default_factory=list)
     decay: DecayParams | None = None
+    lease_holder: str | None = None  # the commit is refused unless this still holds the lease
     timings: dict[str, float] = field(default_factory=dict)  # ms per write, filled by commit
 
 
@@ -109,6 +110,11 @@ class SleepStore(Store):
 
     def release_lease(self, namespace: str, holder: str) -> None:
         self._run(query("release_sleep_lease"), {"namespace": namespace, "holder": holder})
+
+    def renew_lease(self, namespace: str, holder: str, expires_at: datetime) -> bool:
+        """Heartbeat: extend ``holder``'s lease to ``expires_at``; False if it was lost."""
+        params = {"namespace": namespace, "holder": holder, "expires_at": ensure_utc(expires_at)}
+        return bool(self._run(query("renew_sleep_lease"), params))
 
     def match_pool(
         self, namespace: str, rows: list[dict[str, Any]], k: int = 5, overfetch: int = 4
@@ -257,6 +263,10 @@ def _redact_plan(plan: SleepCommit, r: Redactor) -> None:
 def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
     ns, now = plan.namespace, ensure_utc(plan.now)
     mark = time.perf_counter()
+    if plan.lease_holder is not None:
+        held = tx.run(query("hold_sleep_lease"), namespace=ns, holder=plan.lease_holder)
+        if held.single() is None:
+            raise LeaseLost(f"sleep of {ns}: the lease was taken over; nothing was written")
 
     def lap(name: str) -> None:
         nonlocal mark

@@ -9,15 +9,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from graph.clock import Clock
 from graph.errors import NotFound
 from graph.messages import MessageStore
 from graph.models import Message, WakePacket
+from graph.protocols import SleepQueueProtocol
 from graph.sleep import SleepStore
+from graph.sleep_queue import SleepRun
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from sleepwake.conversation import AppendResult, Conversation, IncomingMessage
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
 from sleepwake.wake import Waker, WakeResult
+from sleepwake.worker import SleepScheduler, run_explicit
 from text.timephrases import TimeWindow
 
 
@@ -104,18 +108,57 @@ class ContextService:
 
 
 class SleepWakeService:
-    """Sleep (compact the buffer into topics, write a wake packet) and wake (restore)."""
+    """Sleep (compact the buffer into topics, write a wake packet), wake (restore), and the
+    record of every sleep attempt."""
 
-    def __init__(self, sleeper: Sleeper, waker: Waker, store: SleepStore) -> None:
+    def __init__(
+        self,
+        sleeper: Sleeper,
+        waker: Waker,
+        store: SleepStore,
+        queue: SleepQueueProtocol,
+        clock: Clock,
+    ) -> None:
         self.sleeper = sleeper
         self.waker = waker
         self.store = store
+        self.queue = queue
+        self.clock = clock
 
     def sleep(
         self, namespace: str, now: datetime, reason: SleepReason = "explicit"
     ) -> SleepSummary:
-        """Sleep now; ``SleepInProgress`` (409) while another sleep of the namespace runs."""
-        return self.sleeper.sleep(namespace, now, reason)
+        """Sleep now, recorded as a run; ``AlreadyRunning`` (409) while another sleep of the
+        namespace runs."""
+        if reason != "explicit":
+            return self.sleeper.sleep(namespace, now, reason)
+        return run_explicit(self.queue, self.sleeper, self.clock, namespace, now)
+
+    def queue_sleep(self, namespace: str, now: datetime) -> SleepRun:
+        """Queue a sleep for the sleep workers and return its run as recorded (``queued``
+        until a worker claims it). A sleep already queued is that one."""
+        scheduler = SleepScheduler(self.queue, self.clock)
+        run_id = scheduler.mark_due(namespace, now, "explicit")
+        found = self.queue.get_run(namespace, run_id)
+        if found is not None:
+            return found
+        run = SleepRun(run_id=run_id, namespace=namespace, reason="explicit", trigger="explicit",
+                       holder="", started_at=self.clock.now(), slept_at=now, outcome="queued")  # fmt: skip
+        self.queue.start_run(run)
+        return run
+
+    def runs(self, namespace: str, limit: int, before: str | None = None) -> list[SleepRun]:
+        """Sleep runs, newest first; ``before`` is the run id the previous page ended with
+        (``NotFound`` when this namespace has no such run)."""
+        after = self.run(namespace, before) if before else None
+        return self.queue.list_runs(namespace, limit, after)
+
+    def run(self, namespace: str, run_id: str) -> SleepRun:
+        """One sleep run by id; ``NotFound`` when this namespace has none such."""
+        found = self.queue.get_run(namespace, run_id)
+        if found is None:
+            raise NotFound(f"no sleep run {run_id!r} in this namespace")
+        return found
 
     def wake(self, namespace: str, message: str, now: datetime, k: int = 8) -> WakeResult:
         """Wake now: the packet, whether to resume, the topics the message recalls; records

@@ -12,20 +12,21 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, ensure_utc
 from graph.errors import AlreadyRunning, Conflict, ValidationFailed
-from graph.messages import BufferStats
 from graph.models import Message, describe_errors
 from graph.protocols import MessageStoreProtocol
 from graph.redaction import Redactor
 from graph.validation import check_time
-from sleepwake.policy import SleepPolicy, estimate_tokens
+from sleepwake.policy import SleepPolicy, SleepReason, budget_sleep_due, estimate_tokens
 from sleepwake.sleep import Sleeper, SleepSummary
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,39 @@ class AppendResult(BaseModel):
     messages: list[Message]
     sleeps: list[SleepSummary]
     duplicates: int = 0
+    sleep_due: bool = False  # a sleep was queued for the sleep worker (background mode)
+
+
+class SleepQueue(Protocol):
+    """Where a policy sleep is queued when sleeps run in the background
+    (``graph.sleep.SleepStore.mark_due``; the sleep worker claims it)."""
+
+    def mark_due(self, namespace: str, now: datetime, reason: str) -> object:
+        """Mark ``namespace`` due for a sleep dated ``now`` (what it returns is not used)."""
+        ...
+
+
+@dataclass
+class _BufferView:
+    messages: int
+    tokens: int
+    tail: deque[int]
+    last_at: datetime | None
+
+    def add(self, tokens: int) -> None:
+        self.messages += 1
+        self.tokens += tokens
+        self.tail.append(tokens)
+
+
+@dataclass
+class _PolicyRun:
+    """The policy's state during one append: the buffer (None: no policy), the sleeps run,
+    and whether a background sleep was queued."""
+
+    buf: _BufferView | None
+    sleeps: list[SleepSummary] = field(default_factory=list)
+    due: bool = False
 
 
 class Conversation:
@@ -59,8 +93,10 @@ class Conversation:
         clock: Clock,
         policy: SleepPolicy | None = None,
         redactor: Redactor | None = None,
+        queue: SleepQueue | None = None,
     ) -> None:
         self.messages = messages
+        self.queue = queue
         self.sleeper = sleeper
         self.clock = clock
         self.policy = policy or sleeper.policy
@@ -127,36 +163,62 @@ class Conversation:
             out.append(
                 written[i] if slot is None else slot if isinstance(slot, Message) else out[slot]
             )
-        return AppendResult(messages=out, sleeps=result.sleeps, duplicates=len(models) - len(new))
+        return AppendResult(
+            messages=out,
+            sleeps=result.sleeps,
+            duplicates=len(models) - len(new),
+            sleep_due=result.sleep_due,
+        )
 
     def _append_with_policy(
         self, namespace: str, models: list[Message], auto_sleep: bool, server_time: set[str]
     ) -> AppendResult:
         written: list[Message] = []
-        sleeps: list[SleepSummary] = []
-        stats = self.messages.buffer_stats(namespace) if auto_sleep else BufferStats(0, 0, None)
-        tokens = stats.tokens
-        last_at = stats.last_at or _last_at(self.messages, namespace)
+        run = _PolicyRun(self._buffer_view(namespace) if auto_sleep else None)
+        last_at = (run.buf.last_at if run.buf else None) or _last_at(self.messages, namespace)
         pending: list[Message] = []
         for message in models:
-            if auto_sleep and last_at and message.at - last_at >= self.policy.idle_gap:
+            if run.buf and last_at and message.at - last_at >= self.policy.idle_gap:
                 written += self.messages.append(namespace, pending, server_time=server_time)
                 pending = []
-                if stats.messages + len(written) > self.policy.tail_turns:
-                    slept = self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
-                    sleeps += [slept] if slept else []
-                    tokens = self._buffer_tokens(namespace)
+                if run.buf.messages > self.policy.tail_turns:
+                    self._policy_sleep(namespace, last_at + self.policy.idle_gap, "idle", run)
             pending.append(message)
-            tokens += message.token_estimate
             last_at = message.at
-            if auto_sleep and tokens > self.policy.buffer_share * self.policy.context_budget_tokens:
+            if run.buf is None:
+                continue
+            run.buf.add(message.token_estimate)
+            slice_messages = run.buf.messages - len(run.buf.tail)
+            if budget_sleep_due(run.buf.tokens, sum(run.buf.tail), slice_messages, self.policy):
                 written += self.messages.append(namespace, pending, server_time=server_time)
                 pending = []
-                slept = self._sleep(namespace, message.at, "budget")
-                sleeps += [slept] if slept else []
-                tokens = self._buffer_tokens(namespace)
+                self._policy_sleep(namespace, message.at, "budget", run)
         written += self.messages.append(namespace, pending, server_time=server_time)
-        return AppendResult(messages=written, sleeps=sleeps)
+        return AppendResult(messages=written, sleeps=run.sleeps, sleep_due=run.due)
+
+    def _policy_sleep(
+        self, namespace: str, now: datetime, reason: SleepReason, run: _PolicyRun
+    ) -> None:
+        """Queue the sleep (once per append) or run it here and re-read the buffer."""
+        if self.queue is not None:
+            if not run.due:
+                self.queue.mark_due(namespace, now, reason)
+                run.due = True
+            return
+        slept = self._sleep(namespace, now, reason)
+        if slept is not None:
+            run.sleeps.append(slept)
+            run.buf = self._buffer_view(namespace)
+
+    def _buffer_view(self, namespace: str) -> _BufferView:
+        """The buffer as the policy tracks it while appending: count, tokens, and the token
+        estimates of its last ``tail_turns`` messages (never compacted)."""
+        stats = self.messages.buffer_stats(namespace)
+        tail = [
+            m for m in self.messages.tail(namespace, self.policy.tail_turns) if not m.compacted_at
+        ]
+        window = deque((m.token_estimate for m in tail), maxlen=self.policy.tail_turns)
+        return _BufferView(stats.messages, stats.tokens, window, stats.last_at)
 
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
         """Periodic maintenance: if the conversation has been idle for ``idle_gap`` and the
@@ -168,19 +230,19 @@ class Conversation:
         last_at = stats.last_at
         if ensure_utc(now) - last_at < self.policy.idle_gap:
             return None
+        if self.queue is not None:
+            self.queue.mark_due(namespace, last_at + self.policy.idle_gap, "idle")
+            return None
         return self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
 
-    def _sleep(self, namespace: str, now: datetime, reason: str) -> SleepSummary | None:
-        """A policy sleep; ``None`` when another sleep of the namespace holds the lease (that
-        one is compacting the buffer, so the append goes on instead of failing half-way)."""
+    def _sleep(self, namespace: str, now: datetime, reason: SleepReason) -> SleepSummary | None:
+        """A sleep run here; ``None`` when another sleep of the namespace holds the lease
+        (that one is compacting the buffer, so the append goes on instead of failing)."""
         try:
-            return self.sleeper.sleep(namespace, now, reason)  # type: ignore[arg-type]
+            return self.sleeper.sleep(namespace, now, reason)
         except AlreadyRunning:
             log.info("policy sleep of %s skipped: another sleep is running", namespace)
             return None
-
-    def _buffer_tokens(self, namespace: str) -> int:
-        return self.messages.buffer_stats(namespace).tokens
 
 
 def parse_jsonl(lines: Iterable[str]) -> list[IncomingMessage]:

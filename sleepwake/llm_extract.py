@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+import random
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -128,45 +131,95 @@ class ExtractionStats:
     chunks: int = 0
     llm_chunks: int = 0
     fallbacks: list[str] = field(default_factory=list)  # why each fallen-back chunk fell back
+    retries: int = 0  # calls repeated after a 429, a 5xx or a lost connection
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass
+class _ChunkResult:
+    answered: dict[str, Extraction]
+    retries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    fallback: str | None = None
 
 
 class ResponsesExtractor:
-    """Extraction by a model on the Responses API, chunk by chunk, with fallback."""
+    """Extraction by a model on the Responses API, chunk by chunk, with fallback. Chunks are
+    asked ``concurrency`` at a time; a 429, a 5xx or a lost connection is retried up to
+    ``max_retries`` times, waiting what the server's Retry-After says (at most ``max_wait``
+    seconds), else an exponential backoff with jitter. The client's own retries are turned
+    off so every retry is counted here."""
 
     def __init__(
-        self, client: OpenAI | LLM, model: str, chunk_size: int = 20, effort: str = "high"
+        self,
+        client: OpenAI | LLM,
+        model: str,
+        chunk_size: int = 20,
+        effort: str = "high",
+        *,
+        concurrency: int = 4,
+        max_retries: int = 4,
+        max_wait: float = 60.0,
+        pause: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.client = client
+        with_options = getattr(client, "with_options", None)
+        self.client = with_options(max_retries=0) if callable(with_options) else client
         self.model = model
         self.chunk_size = chunk_size
         self.effort = effort
+        self.concurrency = max(1, concurrency)
+        self.max_retries = max_retries
+        self.max_wait = max_wait
+        self.pause = pause
         self._schema = answer_schema()
 
     def extract_many(
         self, messages: Sequence[Message]
     ) -> tuple[dict[str, Extraction], ExtractionStats]:
         """``message_id -> Extraction`` for every message, and how each chunk went."""
+        chunks = [
+            list(messages[i : i + self.chunk_size])
+            for i in range(0, len(messages), self.chunk_size)
+        ]
+        stats = ExtractionStats(chunks=len(chunks))
+        if not chunks:
+            return {}, stats
+        with ThreadPoolExecutor(min(self.concurrency, len(chunks))) as pool:
+            results = list(pool.map(self._chunk, chunks))
         out: dict[str, Extraction] = {}
-        stats = ExtractionStats()
-        for start in range(0, len(messages), self.chunk_size):
-            chunk = list(messages[start : start + self.chunk_size])
-            stats.chunks += 1
-            try:
-                answered = self._ask(chunk)
+        for chunk, result in zip(chunks, results, strict=True):
+            stats.retries += result.retries
+            stats.input_tokens += result.input_tokens
+            stats.output_tokens += result.output_tokens
+            if result.fallback is None:
                 stats.llm_chunks += 1
-            except ExtractionRefused as exc:
-                log.warning("LLM extraction fell back to the deterministic path: %s", exc)
-                stats.fallbacks.append(str(exc))
-                answered = {}
+            else:
+                stats.fallbacks.append(result.fallback)
             for m in chunk:
-                out[m.message_id] = answered.get(m.message_id) or extract(m.content, m.role)
+                out[m.message_id] = result.answered.get(m.message_id) or extract(m.content, m.role)
         return out, stats
 
-    def _ask(self, chunk: list[Message]) -> dict[str, Extraction]:
+    def _chunk(self, chunk: list[Message]) -> _ChunkResult:
+        """One chunk asked (with retries); an unusable answer is a recorded fallback."""
+        result = _ChunkResult({})
+        try:
+            response = self._call(self._request(chunk), result)
+            usage = getattr(response, "usage", None)
+            result.input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
+            result.output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
+            result.answered = parse_answer(str(response.output_text), chunk)
+        except ExtractionRefused as exc:
+            log.warning("LLM extraction fell back to the deterministic path: %s", exc)
+            result.fallback = str(exc)
+        return result
+
+    def _request(self, chunk: list[Message]) -> dict[str, Any]:
         payload = [
             {"id": m.message_id, "role": m.role, "content": redact(m.content)} for m in chunk
         ]
-        request: dict[str, Any] = {
+        return {
             "model": self.model,
             "instructions": INSTRUCTIONS,
             "input": json.dumps({"messages": payload}, ensure_ascii=False),
@@ -180,11 +233,40 @@ class ResponsesExtractor:
                 }
             },
         }
+
+    def _call(self, request: dict[str, Any], result: _ChunkResult) -> Any:
+        """The API call, retried on what is worth retrying; ``ExtractionRefused`` if not."""
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self.client.responses.create(**request)
+            except Exception as exc:  # network, auth, quota, refusal
+                wait = retry_wait(exc, attempt, self.max_wait)
+                if wait is None or attempt == self.max_retries:
+                    raise ExtractionRefused(f"Responses API call failed: {exc}") from exc
+                log.info("extraction call failed (%s); retry %d in %.1f s", exc, attempt + 1, wait)
+                result.retries += 1
+                self.pause(wait)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def retry_wait(exc: Exception, attempt: int, max_wait: float) -> float | None:
+    """Seconds to wait before retrying after ``exc`` (None: do not retry). 429, 408, 409 and
+    5xx and lost connections are retried; the server's Retry-After (seconds, or -ms) wins over
+    the backoff of 1 s x 2^attempt with jitter."""
+    status = getattr(exc, "status_code", None)
+    connection = type(exc).__name__ in {"APIConnectionError", "APITimeoutError"}
+    if not connection and not (status in {408, 409, 429} or (status or 0) >= 500):
+        return None
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
         try:
-            response = self.client.responses.create(**request)
-        except Exception as exc:  # network, auth, quota, refusal: the chunk falls back
-            raise ExtractionRefused(f"Responses API call failed: {exc}") from exc
-        return parse_answer(str(response.output_text), chunk)
+            if value is not None:
+                return min(max_wait, max(0.0, float(value) * scale))
+        except ValueError:  # an HTTP date: use the backoff
+            pass
+    return min(max_wait, 2.0**attempt * random.uniform(0.5, 1.5))
 
 
 class ExtractionRefused(Exception):

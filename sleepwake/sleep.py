@@ -14,18 +14,19 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
 
 from graph.clock import Clock, SystemClock, ensure_utc
-from graph.errors import VersionConflict
+from graph.errors import LeaseLost, VersionConflict
 from graph.models import (
     EdgeType,
     EmbeddingMeta,
@@ -77,6 +78,7 @@ class SleepSummary(BaseModel):
     duration_ms: float
     step_ms: dict[str, float] = {}
     extraction: dict[str, Any] = {"mode": "deterministic"}
+    skipped: bool = False  # a policy sleep that found nothing to compact (nothing written)
 
 
 @dataclass
@@ -113,31 +115,69 @@ class Sleeper:
         self.lease_clock = lease_clock or SystemClock()
         self.faults = faults
         self.extractor = extractor
+        self._local = threading.local()
 
     def sleep(
-        self, namespace: str, now: datetime, reason: SleepReason = "explicit"
+        self,
+        namespace: str,
+        now: datetime,
+        reason: SleepReason = "explicit",
+        *,
+        holder: str | None = None,
     ) -> SleepSummary:
-        """Compact the buffer of ``namespace`` into topics and write a wake packet."""
+        """Compact the buffer of ``namespace`` into topics and write a wake packet. The lease
+        is taken here (``AlreadyRunning`` if another sleep holds it) unless the caller holds
+        it already as ``holder`` (a sleep worker's claim); a heartbeat renews it while the
+        sleep runs, and the commit is refused (``LeaseLost``) if it was taken over."""
         now = ensure_utc(now)
-        holder = str(uuid.uuid4())
-        wall = self.lease_clock.now()
-        self.store.acquire_lease(namespace, holder, wall, wall + self.policy.lease_ttl)
+        own = holder is None
+        holder = holder or str(uuid.uuid4())
+        if own:
+            wall = self.lease_clock.now()
+            self.store.acquire_lease(namespace, holder, wall, wall + self.policy.lease_ttl)
+        beat = Heartbeat(self.store, namespace, holder, self.lease_clock, self.policy.lease_ttl)
+        self._local.beat = beat
         try:
-            for attempt in range(3):
-                try:
-                    return self._sleep_once(namespace, now, reason)
-                except VersionConflict:
-                    log.info("sleep of %s raced a writer; recomputing (%d)", namespace, attempt)
-            return self._sleep_once(namespace, now, reason)
+            with beat:
+                for attempt in range(3):
+                    try:
+                        return self._sleep_once(namespace, now, reason, holder)
+                    except VersionConflict:
+                        log.info("sleep of %s raced a writer; recomputing (%d)", namespace, attempt)
+                return self._sleep_once(namespace, now, reason, holder)
         finally:
-            self.store.release_lease(namespace, holder)
+            self._local.beat = None
+            if own:
+                self.store.release_lease(namespace, holder)
 
-    def _sleep_once(self, namespace: str, now: datetime, reason: str) -> SleepSummary:
+    @property
+    def _steps(self) -> dict[str, float]:
+        """Step durations of the sleep running in this thread (a Sleeper serves many)."""
+        steps: dict[str, float] = self._local.__dict__.setdefault("steps", {})
+        return steps
+
+    @_steps.setter
+    def _steps(self, value: dict[str, float]) -> None:
+        self._local.steps = value
+
+    @property
+    def _mark(self) -> float:
+        return float(self._local.__dict__.get("mark", 0.0))
+
+    @_mark.setter
+    def _mark(self, value: float) -> None:
+        self._local.mark = value
+
+    def _sleep_once(
+        self, namespace: str, now: datetime, reason: str, holder: str | None = None
+    ) -> SleepSummary:
         started = self._mark = time.perf_counter()
-        self._steps: dict[str, float] = {}
+        self._steps = {}
         buffer = self.messages.buffer(namespace)
         piece = select_slice(buffer, self.policy)
         self._fault("slice")
+        if not piece and reason != "explicit":  # a policy sleep that would compact nothing
+            return _nothing_to_compact(namespace, reason, now, started)
         extractions, extraction_report = self._extract(piece)
         cands = build_candidates(piece, self.tz, extractions)
         self._fault("extract")
@@ -163,6 +203,7 @@ class Sleeper:
             subjects=self._subjects(namespace, now, subjects, work),
             wake_packet=packet,
             compacted_message_ids=[m.message_id for m in piece],
+            lease_holder=holder,
             decay=DecayParams(
                 tiers.DECAY_MIN_HOURS,
                 tiers.DECAY_PER_DAY,
@@ -200,7 +241,11 @@ class Sleeper:
             return {}, {"mode": "deterministic"}
         found, stats = self.extractor.extract_many(piece)
         mode = "llm" if not stats.fallbacks else "llm+fallback"
-        report = {"mode": mode, "chunks": stats.chunks, "fallbacks": stats.fallbacks}
+        report = {
+            "mode": mode, "chunks": stats.chunks, "fallbacks": stats.fallbacks,
+            "retries": stats.retries, "input_tokens": stats.input_tokens,
+            "output_tokens": stats.output_tokens,
+        }  # fmt: skip
         return found, report
 
     # -- step 4 and 5: matching and normalisation -----------------------------------------------
@@ -411,6 +456,56 @@ class Sleeper:
         self._mark = now
         if self.faults is not None:
             self.faults(step)
+        beat = getattr(self._local, "beat", None)
+        if beat is not None and beat.lost:  # stop early: the commit would be refused anyway
+            raise LeaseLost(f"sleep of {beat.namespace}: the lease was lost ({step})")
+
+
+def _nothing_to_compact(namespace: str, reason: str, now: datetime, started: float) -> SleepSummary:
+    """The summary of a policy sleep that found only the tail: nothing written, no packet."""
+    return SleepSummary(
+        namespace=namespace, reason=reason, slept_at=now, messages_compacted=0,
+        topics_created=0, topics_updated=0, events=0, edges=0, subjects=[],
+        wake_packet_id=None, in_progress=InProgress(),
+        duration_ms=(time.perf_counter() - started) * 1000, skipped=True,
+    )  # fmt: skip
+
+
+class Heartbeat:
+    """Renews a sleep's lease every third of its time to live, in a daemon thread, while the
+    sleep runs; ``lost`` turns true when a renewal finds the lease gone (taken over)."""
+
+    def __init__(
+        self, store: SleepStoreProtocol, namespace: str, holder: str, clock: Clock, ttl: timedelta
+    ) -> None:
+        self.store, self.namespace, self.holder = store, namespace, holder
+        self.clock, self.ttl = clock, ttl
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{namespace}", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _beat(self) -> None:
+        interval = max(self.ttl.total_seconds() / 3, 0.05)
+        while not self._stop.wait(interval):
+            try:
+                renewed = self.store.renew_lease(
+                    self.namespace, self.holder, self.clock.now() + self.ttl
+                )
+            except Exception:  # Neo4j away for a moment: try again at the next beat
+                log.warning("lease heartbeat of %s failed", self.namespace, exc_info=True)
+                continue
+            if not renewed:
+                log.warning("sleep of %s lost its lease", self.namespace)
+                self.lost = True
+                return
 
 
 def _embed_unique(embedder: Embedder, texts: list[str]) -> list[list[float]]:

@@ -37,7 +37,10 @@ def _docker_answers() -> bool:
 
 @pytest.fixture(scope="session")
 def settings() -> Settings:
-    return Settings()
+    """The environment's settings with sleeps inline (the append that fills the buffer
+    sleeps): most tests pin what a sleep does, with no worker running. Background sleep is
+    tested with ``sleep_mode="background"`` and a worker (tests/integration/test_sleep_worker.py)."""
+    return Settings(sleep_mode="inline")
 
 
 @pytest.fixture(scope="session")

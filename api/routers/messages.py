@@ -21,7 +21,9 @@ def append_messages(
     body: MessagesCreate, conversation: ConversationDep, ns: NamespaceDep
 ) -> MessagesAppended:
     """Append messages in time order. Unless ``auto_sleep`` is false the production sleep
-    policy runs between them (a full buffer or a long silence starts a sleep). All messages are
+    policy runs between them: a full buffer or a long silence queues a sleep for the sleep
+    workers (``sleep_due``; inline sleep mode runs it here, ``sleeps``). The messages are
+    found by the next context request at once, before any sleep. All messages are
     validated before any is written. Idempotent by ``external_id``: a retried batch stores
     nothing twice and returns the stored messages (``duplicates`` counts them); the same id on
     a different message, or a message older than the conversation's newest, is a 409 naming
@@ -38,6 +40,7 @@ def append(conversation: ConversationService, ns: str, body: MessagesCreate) -> 
         duplicates=result.duplicates,
         messages=[MessagePublic.model_validate(m) for m in result.messages],
         sleeps=[s.model_dump(mode="json") for s in result.sleeps],
+        sleep_due=result.sleep_due,
     )
 
 

@@ -17,6 +17,7 @@ from tests.fakes.events import FakeEventStore
 from tests.fakes.graph import FakeGraph
 from tests.fakes.messages import FakeMessageStore
 from tests.fakes.sleep import FakeSleepStore
+from tests.fakes.sleep_queue import FakeSleepQueue
 from tests.fakes.topics import FakeTopicStore
 
 
@@ -31,6 +32,7 @@ class FakeStores:
         self.topics = FakeTopicStore(self.graph)
         self.events = FakeEventStore(self.graph)
         self.sleep = FakeSleepStore(self.graph)
+        self.queue = FakeSleepQueue(self.graph)
 
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "FakeEventStore",
     "FakeGraph",
     "FakeMessageStore",
+    "FakeSleepQueue",
     "FakeSleepStore",
     "FakeStores",
     "FakeTopicStore",

@@ -60,7 +60,7 @@ class FakeMessageStore:
     def tail(self, namespace: str, n: int) -> list[Message]:
         """The last ``n`` messages, oldest first."""
         ordered = self._ordered(namespace)
-        return ordered[len(ordered) - max(0, n) :] if n > 0 else []
+        return ordered[max(0, len(ordered) - n) :] if n > 0 else []
 
     def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
         """Messages not yet compacted by a sleep, oldest first."""

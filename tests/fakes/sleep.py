@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from graph.clock import ensure_utc
-from graph.errors import AlreadyRunning, ValidationFailed, VersionConflict
+from graph.errors import AlreadyRunning, LeaseLost, ValidationFailed, VersionConflict
 from graph.fulltext import phrase_query
 from graph.mapping import update_props, wake_packet_from_props, wake_packet_props
 from graph.models import Topic, WakeCheck, WakePacket, WakeState, edge_type
@@ -51,6 +51,15 @@ class FakeSleepStore:
             lease = self.graph.leases.get(namespace)
             if lease is not None and lease.holder == holder:
                 lease.holder, lease.expires_at = None, None
+
+    def renew_lease(self, namespace: str, holder: str, expires_at: datetime) -> bool:
+        """Extend ``holder``'s lease; False when someone else holds it (or nobody)."""
+        with self.graph.lock:
+            lease = self.graph.leases.get(namespace)
+            if lease is None or lease.holder != holder:
+                return False
+            lease.expires_at = ensure_utc(expires_at)
+            return True
 
     # -- reads ---------------------------------------------------------------------------------
     def match_pool(
@@ -165,6 +174,11 @@ class FakeSleepStore:
         started = time.perf_counter()
         ns, now = plan.namespace, ensure_utc(plan.now)
         with self.graph.transaction():
+            lease = self.graph.leases.get(ns)
+            if plan.lease_holder is not None and (
+                lease is None or lease.holder != plan.lease_holder
+            ):
+                raise LeaseLost(f"sleep of {ns}: the lease was taken over; nothing was written")
             self._write_topics(ns, plan.topics, now)
             for event, vector in plan.events:
                 put_event(self.graph, event, check_vector(vector) if vector is not None else None)

@@ -4,6 +4,7 @@ server, structured output, validation, and the fallback to the deterministic pat
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -99,7 +100,10 @@ def test_a_valid_structured_answer_becomes_topics(
     c = _container(settings, driver, embedder, fake, llm=True)
     summary = _sleep(c, namespace)
 
-    assert summary.extraction == {"mode": "llm", "chunks": 1, "fallbacks": []}
+    assert summary.extraction == {"mode": "llm", "chunks": 1, "fallbacks": [], "retries": 0,
+                                  "input_tokens": summary.extraction["input_tokens"],
+                                  "output_tokens": summary.extraction["output_tokens"]}  # fmt: skip
+    assert summary.extraction["input_tokens"] > 0 and summary.extraction["output_tokens"] > 0
     (request,) = fake.requests
     assert request["reasoning"] == {"effort": "high"}
     fmt = request["text"]["format"]
@@ -120,10 +124,9 @@ def test_a_valid_structured_answer_becomes_topics(
     [
         [message("Sure! Here is the extraction: {messages: []")],  # not JSON
         [message(json.dumps({"messages": [{"id": "x", "entities": "Falcon"}]}))],  # schema
-        Fail(400, "Invalid schema for response_format"),  # an API error
-        Fail(429, "Rate limit reached", "rate_limit_exceeded"),
+        Fail(400, "Invalid schema for response_format"),  # an API error (429s are retried)
     ],
-    ids=["not-json", "bad-schema", "api-400", "api-429"],
+    ids=["not-json", "bad-schema", "api-400"],
 )
 def test_a_bad_answer_falls_back_and_keeps_every_fact(
     settings: Settings,
@@ -167,3 +170,38 @@ def test_an_answer_naming_messages_that_were_not_sent_is_refused(
     plain = _container(settings, driver, embedder, fake, llm=False)
     _sleep(plain, twin)
     assert _memory(llm, namespace) == _memory(plain, twin)
+
+
+def test_rate_limits_are_retried_after_retry_after_and_the_run_records_them(
+    settings: Settings,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    fake: FakeResponses,
+    namespace: str,
+) -> None:
+    """A 429 twice (Retry-After: 0.2 s), then an answer: one sleep in the background worker,
+    two retries on its run, no fallback, the tokens counted."""
+    calls: list[float] = []
+
+    def limited(body: dict[str, Any]) -> Any:
+        calls.append(time.monotonic())
+        if len(calls) <= 2:
+            return Fail(429, "rate limited", "rate_limit_error", retry_after=0.2)
+        return [message(json.dumps({"messages": _facts(body)}))]
+
+    fake.script = limited
+    c = _container(settings, driver, embedder, fake, llm=True)
+    items = [
+        IncomingMessage(role=r, content=t, at=DAY + timedelta(minutes=i))  # type: ignore[arg-type]
+        for i, (r, t) in enumerate(TURNS)
+    ]
+    c.conversation.append(namespace, items, auto_sleep=False)
+    c.services.sleepwake.queue_sleep(namespace, DAY + timedelta(hours=1))
+    run = c.sleep_worker().run_once()
+    assert run is not None and run.outcome == "done"
+    assert run.extraction["mode"] == "llm" and run.extraction["fallbacks"] == []
+    assert run.extraction["retries"] == 2 and run.extraction["chunks"] == 1
+    assert run.extraction["input_tokens"] > 0
+    assert len(calls) == 3 and calls[1] - calls[0] >= 0.18  # Retry-After was honoured
+    assert [r.run_id for r in c.services.sleepwake.runs(namespace, 10)] == [run.run_id]
+    assert "Project Falcon" in {t.name for t in c.topics.list_live(namespace)}

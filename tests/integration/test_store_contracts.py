@@ -35,6 +35,7 @@ from graph.models import (
     parse,
 )
 from graph.sleep import DecayParams, SleepCommit, SleepStore, TopicWrite
+from graph.sleep_queue import SleepQueueStore, SleepRun
 from graph.topics import LinkRequest, TopicStore
 from sleepwake import tiers
 from sleepwake.policy import SleepPolicy
@@ -55,6 +56,7 @@ class Side:
     topics: Any
     events: Any
     sleep: Any
+    queue: Any = None
 
 
 Scenario = Callable[[Side, str, str], Any]
@@ -84,8 +86,9 @@ def sides(driver: Driver) -> tuple[Side, Side]:
             TopicStore(driver),
             EventStore(driver),
             SleepStore(driver),
+            SleepQueueStore(driver),
         ),
-        Side("fake", fake.messages, fake.topics, fake.events, fake.sleep),
+        Side("fake", fake.messages, fake.topics, fake.events, fake.sleep, fake.queue),
     )
 
 
@@ -487,6 +490,11 @@ def the_lease_admits_one_holder_until_it_expires(s: Side, ns: str, other: str) -
         take("two", t + timedelta(minutes=22)),  # one's lease ended at 21
         outcome(lambda: s.sleep.release_lease(ns, "two")) or "ok",
         take("three", t + timedelta(minutes=23)),
+        s.sleep.renew_lease(ns, "three", t + timedelta(minutes=60)),  # the heartbeat
+        s.sleep.renew_lease(ns, "two", t + timedelta(minutes=60)),  # not the holder: False
+        take("four", t + timedelta(minutes=50)),  # renewed to 60: still three's
+        take("four", t + timedelta(minutes=61)),
+        s.sleep.renew_lease(ns, "three", t + timedelta(minutes=90)),  # taken over: False
     ]
 
 
@@ -526,6 +534,38 @@ def released(s: Side, ns: str, at: datetime) -> list[Any]:
     again = s.sleep.claim_wake(ns, at + timedelta(minutes=1), due)  # due again: p4 not woken on
     s.sleep.release_wake(ns, first)  # stale: no effect
     return [first, after_release, again, s.sleep.wake_state(ns)]
+
+
+def the_sleep_queue_claims_retries_and_records_runs(s: Side, ns: str, other: str) -> Any:
+    """Due marks, claims (one holder at a time, none before retry_at), done vs marked again
+    while sleeping, and the run records (abandoned when another holder starts, paged)."""
+    q, t = s.queue, T0
+    m = timedelta(minutes=1)
+
+    def claim(holder: str, at: int, namespace: str = ns) -> Any:
+        return q.claim(holder, t + at * m, t + (at + 1) * m, f"{ns}-{holder}", namespace)
+
+    out: list[Any] = [
+        q.mark_due(ns, t + 60 * m, "budget", t, f"{ns}-a"),
+        q.mark_due(ns, t + 30 * m, "idle", t + m, f"{ns}-b"),  # a is still the promised run
+    ]
+    first = claim("h1", 2)
+    out += [first, claim("h2", 2), claim("h2", 2, other), q.finish(first, retry_at=t + 10 * m)]
+    out += [claim("h2", 5)]  # before retry_at: nothing
+    second = claim("h2", 10)
+    out += [second, q.mark_due(ns, t + 90 * m, "budget", t + 10 * m, f"{ns}-z")]
+    out += [q.finish(second), q.finish(second)]  # the second time: not the holder any more
+    third = claim("h3", 12)  # marked again while it slept: due still
+    out += [third, q.finish(third), claim("h4", 14)]
+    for i, holder in enumerate(["h1", "h2"]):
+        q.start_run(SleepRun(run_id=f"{ns}-r{i}", namespace=ns, reason="budget", holder=holder,
+                             started_at=t + i * m))  # fmt: skip
+    done = q.get_run(ns, f"{ns}-r1")
+    done.outcome, done.finished_at, done.step_ms = "done", t + 2 * m, {"slice": 1.5}
+    q.finish_run(done)
+    runs = q.list_runs(ns, 10)
+    out += [runs, q.list_runs(ns, 1, runs[0]), q.get_run(other, f"{ns}-r0"), q.list_runs(other)]
+    return out
 
 
 def match_pool_nearest_and_named(s: Side, ns: str, other: str) -> Any:
@@ -726,6 +766,7 @@ SCENARIOS: list[Scenario] = [
     events_by_window_and_topic,
     the_lease_admits_one_holder_until_it_expires,
     a_wake_is_claimed_once_per_sleep_or_silence,
+    the_sleep_queue_claims_retries_and_records_runs,
     match_pool_nearest_and_named,
     a_commit_writes_everything_or_nothing,
     sleep_twice,

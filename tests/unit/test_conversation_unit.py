@@ -37,8 +37,11 @@ def memory() -> Memory:
     ("turns", "expected"),
     [
         ([(0, 100), (1, 100)], []),
-        ([(0, 125), (1, 125)], []),  # at the budget is not over it
-        ([(0, 125), (1, 126)], [("budget", 1)]),
+        ([(0, 65), (1, 60), (2, 125)], []),  # at the budget is not over it
+        ([(0, 65), (1, 60), (2, 126)], [("budget", 2)]),
+        ([(0, 125), (1, 126)], []),  # over it, but all of it is the tail: nothing to compact
+        ([(0, 20), (1, 110), (2, 130)], []),  # a one-message slice of 20 tokens waits
+        ([(0, 20), (1, 110), (2, 130), (3, 10)], [("budget", 3)]),  # a 130-token slice
         ([(0, 10), (1, 10), (2, 10), (2 + IDLE - 1, 10)], []),  # a minute short of idle
         ([(0, 10), (1, 10), (2, 10), (2 + IDLE, 10)], [("idle", 2 + IDLE)]),
         ([(0, 10), (1, 10), (1 + IDLE * 3, 10)], []),  # idle, but only the tail is buffered
@@ -51,6 +54,9 @@ def memory() -> Memory:
         "under-budget",
         "at-budget",
         "one-token-over",
+        "tail-only",
+        "small-slice-waits",
+        "slice-of-tail-turns",
         "short-gap",
         "idle-gap",
         "idle-tail-only",
@@ -169,3 +175,23 @@ def test_a_replayed_conversation_keeps_its_own_dates() -> None:
         m.namespace, [IncomingMessage(role="user", content="old news", at=when)]
     )
     assert result.messages[0].at == when != m.clock.now()
+
+
+def test_long_turns_do_not_make_one_sleep_per_message() -> None:
+    """Twelve ~2,000-character turns fill the budget with the tail alone; then twelve short
+    ones: the production policy sleeps at most once per four messages, and every sleep
+    compacts something (a sleep that would compact nothing does not run)."""
+    m = wire(SleepPolicy())
+    long_turn = ("We moved the ingest service to the new cluster and kept the old one. " * 30)[
+        :2000
+    ]
+    turns = [IncomingMessage(role="user", content=long_turn, at=T0 + timedelta(minutes=i))
+             for i in range(12)]  # fmt: skip
+    turns += [IncomingMessage(role="assistant", content=f"Noted, step {i}.",
+                              at=T0 + timedelta(minutes=12 + i)) for i in range(12)]  # fmt: skip
+    sleeps = []
+    for item in turns:  # one append per message, as a chat client sends them
+        sleeps += m.conversation.append(m.namespace, [item]).sleeps
+    assert len(sleeps) / len(turns) <= 0.25
+    assert sleeps and all(s.messages_compacted > 0 for s in sleeps)
+    assert len(m.stores.sleep.wake_packets(m.namespace, limit=100)) == len(sleeps)

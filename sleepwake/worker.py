@@ -1,0 +1,182 @@
+"""Background sleep: the queue the sleep policy writes to, and the worker that drains it.
+
+An append only records messages; when the policy says a sleep is due, ``SleepScheduler``
+marks the namespace due in Neo4j. Any number of ``SleepWorker`` s (threads of ``sheriff up``,
+``sheriff worker`` processes, on any machine) claim due namespaces one at a time under a short
+lease, run the sleep while a heartbeat renews the lease, and record every attempt as a
+``:SleepRun``. A failed sleep is retried with exponential backoff and jitter; after
+``max_attempts`` the run is recorded as failed and the namespace is tried again after
+``failure_cooldown``. A worker killed mid-sleep wrote nothing (the sleep commits in one
+transaction, fenced by the lease); its lease expires and another worker takes the namespace
+over, recording the dead attempt as abandoned.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from graph.clock import Clock
+from graph.errors import LeaseLost
+from graph.protocols import SleepQueueProtocol
+from graph.sleep_queue import Claim, SleepRun
+from sleepwake.policy import SleepReason
+from sleepwake.sleep import Sleeper, SleepSummary
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How failed sleeps are retried: ``base * 2^(attempt-1)`` seconds (at most ``cap``),
+    times a random factor in [0.5, 1.5); ``max_attempts`` tries, then a recorded failure and a
+    new series after ``failure_cooldown``."""
+
+    max_attempts: int = 5
+    base: timedelta = timedelta(seconds=2)
+    cap: timedelta = timedelta(minutes=5)
+    failure_cooldown: timedelta = timedelta(minutes=10)
+
+    def delay(self, attempt: int, rng: random.Random) -> timedelta:
+        """The wait before attempt ``attempt + 1``."""
+        seconds = min(self.cap.total_seconds(), self.base.total_seconds() * 2 ** (attempt - 1))
+        return timedelta(seconds=seconds * rng.uniform(0.5, 1.5))
+
+
+class SleepScheduler:
+    """What the conversation's sleep policy calls in background mode: mark the namespace due."""
+
+    def __init__(self, queue: SleepQueueProtocol, clock: Clock) -> None:
+        self.queue = queue
+        self.clock = clock
+
+    def mark_due(self, namespace: str, now: datetime, reason: str) -> str:
+        """Queue a sleep of ``namespace`` dated ``now``; the run id its next attempt gets."""
+        return self.queue.mark_due(namespace, now, reason, self.clock.now(), str(uuid.uuid4()))
+
+
+class SleepWorker:
+    """Claims due namespaces and sleeps them, one at a time, recording every attempt."""
+
+    def __init__(
+        self,
+        queue: SleepQueueProtocol,
+        sleeper: Sleeper,
+        clock: Clock,
+        retry: RetryPolicy | None = None,
+        worker_id: str | None = None,
+        rng: random.Random | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        self.queue = queue
+        self.sleeper = sleeper
+        self.clock = clock
+        self.retry = retry or RetryPolicy()
+        self.worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
+        self.rng = rng or random.Random()
+        self.namespace = namespace  # only this namespace's sleeps (None: every namespace)
+
+    def run_once(self) -> SleepRun | None:
+        """Claim one due namespace and sleep it; the run record, or None if nothing was due."""
+        holder = f"{self.worker_id}/{uuid.uuid4().hex[:12]}"
+        wall = self.clock.now()
+        ttl = self.sleeper.policy.lease_ttl
+        claim = self.queue.claim(holder, wall, wall + ttl, str(uuid.uuid4()), self.namespace)
+        if claim is None:
+            return None
+        run = SleepRun(
+            run_id=claim.run_id, namespace=claim.namespace, reason=claim.reason,
+            holder=holder, attempt=claim.attempt, started_at=wall, slept_at=claim.slept_at,
+        )  # fmt: skip
+        self.queue.start_run(run)
+        log.info("sleep of %s: attempt %d (run %s)", claim.namespace, claim.attempt, run.run_id)
+        try:
+            summary = self.sleeper.sleep(
+                claim.namespace, claim.slept_at, _reason(claim.reason), holder=holder
+            )
+        except LeaseLost as exc:  # another worker took the namespace over: its sleep counts
+            _ended(run, self.clock.now(), "abandoned", str(exc))
+        except Exception as exc:
+            log.warning("sleep of %s failed (attempt %d)", claim.namespace, claim.attempt,
+                        exc_info=True)  # fmt: skip
+            self._failed(claim, run, exc)
+        else:
+            _summarise(run, summary, self.clock.now())
+            self.queue.finish(claim)
+        self.queue.finish_run(run)
+        return run
+
+    def _failed(self, claim: Claim, run: SleepRun, exc: Exception) -> None:
+        """Give the lease back with the time of the next try (backoff, or the cooldown)."""
+        now = self.clock.now()
+        give_up = claim.attempt >= self.retry.max_attempts
+        wait = self.retry.failure_cooldown if give_up else self.retry.delay(claim.attempt, self.rng)
+        run.retry_at = now + wait
+        _ended(run, now, "failed" if give_up else "retrying", f"{type(exc).__name__}: {exc}")
+        self.queue.finish(claim, retry_at=run.retry_at, reset_attempts=give_up)
+
+    def run_forever(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
+        """Drain the queue until ``stop`` is set; poll every ``poll_seconds`` when idle. An
+        error reaching Neo4j is logged and retried at the next poll (the worker keeps on)."""
+        log.info("sleep worker %s started", self.worker_id)
+        while not stop.is_set():
+            try:
+                ran = self.run_once()
+            except Exception:
+                log.warning("sleep worker %s: cannot reach the queue", self.worker_id,
+                            exc_info=True)  # fmt: skip
+                ran = None
+            if ran is None:
+                stop.wait(poll_seconds)
+        log.info("sleep worker %s stopped", self.worker_id)
+
+
+def _reason(reason: str) -> SleepReason:
+    return "idle" if reason == "idle" else "explicit" if reason == "explicit" else "budget"
+
+
+def _ended(run: SleepRun, now: datetime, outcome: str, error: str | None = None) -> None:
+    run.finished_at = now
+    run.outcome = outcome  # type: ignore[assignment]
+    run.error = error[:2000] if error else None
+
+
+def _summarise(run: SleepRun, summary: SleepSummary, now: datetime) -> None:
+    """Fill a run's record from the sleep's summary."""
+    _ended(run, now, "skipped" if summary.skipped else "done")
+    run.messages_compacted = summary.messages_compacted
+    run.topics_created = summary.topics_created
+    run.topics_updated = summary.topics_updated
+    run.events = summary.events
+    run.duration_ms = summary.duration_ms
+    run.step_ms = dict(summary.step_ms)
+    run.extraction = dict(summary.extraction)
+
+
+def run_explicit(
+    queue: SleepQueueProtocol, sleeper: Sleeper, clock: Clock, namespace: str, now: datetime
+) -> SleepSummary:
+    """A caller's sleep run here and now, recorded as a run (``AlreadyRunning`` while another
+    sleep of the namespace holds the lease: no attempt, no record)."""
+    holder = f"explicit/{uuid.uuid4().hex[:12]}"
+    wall = clock.now()
+    sleeper.store.acquire_lease(namespace, holder, wall, wall + sleeper.policy.lease_ttl)
+    run = SleepRun(run_id=str(uuid.uuid4()), namespace=namespace, reason="explicit",
+                   trigger="explicit", holder=holder, started_at=wall, slept_at=now)  # fmt: skip
+    try:
+        queue.start_run(run)
+        try:
+            summary = sleeper.sleep(namespace, now, "explicit", holder=holder)
+        except Exception as exc:
+            _ended(run, clock.now(), "failed", f"{type(exc).__name__}: {exc}")
+            queue.finish_run(run)
+            raise
+        _summarise(run, summary, clock.now())
+        queue.finish_run(run)
+        return summary
+    finally:
+        sleeper.store.release_lease(namespace, holder)

@@ -1,0 +1,94 @@
+"""The sleep worker's orchestration (sleepwake/worker.py) over the in-memory fakes and a fixed
+clock: claims, the backoff schedule, bounded attempts, a mark that arrives mid-sleep, a lease
+taken over. The same paths run against Neo4j in tests/integration/test_sleep_worker.py."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+
+from sleepwake.conversation import Conversation, IncomingMessage
+from sleepwake.policy import SleepPolicy
+from sleepwake.worker import RetryPolicy, SleepScheduler, SleepWorker
+from tests.fakes.pipelines import T0, Memory, wire
+
+POLICY = SleepPolicy(context_budget_tokens=500, buffer_share=0.5, tail_turns=2)
+
+
+def setup(retry: RetryPolicy | None = None) -> tuple[Memory, SleepWorker]:
+    m = wire(POLICY)
+    m.conversation = Conversation(m.stores.messages, m.sleeper, m.clock, POLICY,
+                                  queue=SleepScheduler(m.stores.queue, m.clock))  # fmt: skip
+    worker = SleepWorker(m.stores.queue, m.sleeper, m.clock, retry, "w", random.Random(7))
+    items = [IncomingMessage(role="user", content="Falcon ships on Friday. " * 12,
+                             at=T0 + timedelta(minutes=i)) for i in range(5)]  # fmt: skip
+    assert m.conversation.append(m.namespace, items).sleep_due
+    return m, worker
+
+
+def test_the_backoff_doubles_with_jitter_up_to_the_cap() -> None:
+    retry = RetryPolicy(base=timedelta(seconds=2), cap=timedelta(seconds=30))
+    rng = random.Random(1)
+    for attempt, nominal in [(1, 2), (2, 4), (3, 8), (4, 16), (5, 30), (9, 30)]:
+        wait = retry.delay(attempt, rng).total_seconds()
+        assert 0.5 * nominal <= wait < 1.5 * nominal
+
+
+def test_a_queued_sleep_runs_once_and_the_mark_is_cleared() -> None:
+    m, worker = setup()
+    run = worker.run_once()
+    assert run is not None and run.outcome == "done" and run.messages_compacted == 3
+    assert worker.run_once() is None
+    assert [r.outcome for r in m.stores.queue.list_runs(m.namespace)] == ["done"]
+
+
+def test_a_mark_during_the_sleep_keeps_the_namespace_due() -> None:
+    m, worker = setup()
+
+    def more(step: str) -> None:
+        if step == "match":
+            m.stores.queue.mark_due(m.namespace, T0 + timedelta(hours=1), "budget", T0, "later")
+
+    m.sleeper.faults = more
+    assert worker.run_once() is not None
+    m.sleeper.faults = None
+    again = worker.run_once()
+    assert again is not None and again.run_id == "later" and again.outcome == "skipped"
+
+
+def test_failures_back_off_then_give_up_then_start_again_after_the_cooldown() -> None:
+    retry = RetryPolicy(max_attempts=3, base=timedelta(seconds=10),
+                        failure_cooldown=timedelta(minutes=10))  # fmt: skip
+    m, worker = setup(retry)
+
+    def broken(step: str) -> None:
+        if step == "embed":
+            raise RuntimeError("model away")
+
+    m.sleeper.faults = broken
+    outcomes = []
+    for _ in range(4):
+        run = worker.run_once()
+        assert run is not None and run.retry_at is not None
+        outcomes.append((run.outcome, run.attempt))
+        assert worker.run_once() is None  # not before retry_at
+        m.clock.set(run.retry_at)
+    assert outcomes == [("retrying", 1), ("retrying", 2), ("failed", 3), ("retrying", 1)]
+    assert len(m.stores.messages.buffer(m.namespace)) == 5  # nothing compacted, nothing lost
+
+
+@pytest.mark.parametrize("step", ["extract", "wake_packet", "commit"])
+def test_a_sleep_whose_lease_was_taken_over_writes_nothing(step: str) -> None:
+    m, worker = setup()
+
+    def stolen(at: str) -> None:
+        if at == step:
+            m.stores.graph.leases[m.namespace].holder = "someone-else"
+
+    m.sleeper.faults = stolen
+    run = worker.run_once()
+    assert run is not None and run.outcome == "abandoned"
+    assert len(m.stores.messages.buffer(m.namespace)) == 5
+    assert m.stores.sleep.wake_packets(m.namespace) == []
