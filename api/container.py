@@ -28,8 +28,8 @@ from graph.migrations import MigrationReport, apply_migrations
 from graph.redaction import Redactor, install_log_redaction
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
-from graph.suppression import SuppressionStore
 from graph.sleep_queue import SleepQueueStore
+from graph.suppression import SuppressionStore
 from graph.topics import TopicStore
 from graph.transfer import TransferStore
 from retrieval.context import ContextBuilder

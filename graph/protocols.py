@@ -22,8 +22,8 @@ from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePa
 if TYPE_CHECKING:
     from graph.messages import BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit
-    from graph.suppression import Retention, SessionState
     from graph.sleep_queue import Claim, SleepRun
+    from graph.suppression import Retention, SessionState
     from graph.topics import Neighbour, ScoredTopic
 
 
