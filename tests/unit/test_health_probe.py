@@ -1,0 +1,79 @@
+"""api.probe.Neo4jProbe: /health's view of Neo4j never waits on a dead server."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+from neo4j.exceptions import ServiceUnavailable
+
+from api.probe import Neo4jProbe
+
+UP = ({"name": "Neo4j Kernel", "version": "5.26.0", "edition": "community"}, [])
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_an_answer_is_cached_for_ttl_then_asked_again() -> None:
+    calls: list[int] = []
+    clock = Clock()
+
+    def ask() -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise ServiceUnavailable("connection refused")
+        return UP
+
+    async def run() -> list[dict[str, Any]]:
+        probe = Neo4jProbe(ask, ttl=1.0, clock=clock)
+        first = await probe.state()
+        clock.t = 0.5
+        cached = await probe.state()
+        clock.t = 1.5
+        down = await probe.state()
+        clock.t = 3.0
+        back = await probe.state()
+        probe.close()
+        return [first, cached, down, back]
+
+    first, cached, down, back = asyncio.run(run())
+    assert first["state"] == "up" and first["server"]["version"] == "5.26.0"
+    assert cached["state"] == "up" and cached["age_s"] == 0.5
+    assert down == {"state": "down", "error": "connection refused", "age_s": 0}
+    assert back["state"] == "up"  # recovers by itself once Neo4j answers again
+    assert len(calls) == 3
+
+
+def test_a_hanging_server_is_down_within_the_timeout_and_holds_one_thread() -> None:
+    release = threading.Event()
+    started: list[float] = []
+
+    def ask() -> Any:
+        started.append(time.monotonic())
+        release.wait(10)
+        return UP
+
+    async def run() -> tuple[list[dict[str, Any]], float]:
+        probe = Neo4jProbe(ask, timeout=0.2)
+        t0 = time.monotonic()
+        states = await asyncio.gather(*(probe.state() for _ in range(5)))
+        elapsed = time.monotonic() - t0
+        release.set()
+        await asyncio.sleep(0.1)
+        states.append(await probe.state())  # the late answer, now cached
+        probe.close()
+        return states, elapsed
+
+    states, elapsed = asyncio.run(run())
+    assert elapsed < 1.0
+    assert all(s["state"] == "down" and "0.2 s" in s["error"] for s in states[:5])
+    assert len(started) == 1  # five checks, one probe in flight
+    assert states[5]["state"] == "up"
