@@ -103,8 +103,8 @@ class Conversation:
         where: str = "messages",
         movable: bool = False,
     ) -> AppendResult:
-        """Validate every message first (nothing is written if one is bad), then append them
-        in order, running the sleep policy between them.
+        """Validate every message first (nothing is written if one is bad), then store them
+        all in one transaction (all or none) and run the sleep policy over them in order.
 
         Idempotent by ``external_id``: a message whose id is already stored (or repeated in the
         batch) is not stored again and the stored one is returned; the same id on a different
@@ -132,31 +132,36 @@ class Conversation:
     def _append_with_policy(
         self, namespace: str, models: list[Message], auto_sleep: bool, server_time: set[str]
     ) -> AppendResult:
-        written: list[Message] = []
-        sleeps: list[SleepSummary] = []
+        """Store the batch whole, in one transaction (a crash or a lost database keeps all of
+        it or none, so the client's retry is clean), then run the sleep policy over it."""
         stats = self.messages.buffer_stats(namespace) if auto_sleep else BufferStats(0, 0, None)
+        last_at = (stats.last_at or _last_at(self.messages, namespace)) if auto_sleep else None
+        written = self.messages.append(namespace, models, server_time=server_time)
+        sleeps = self._policy_sleeps(namespace, written, stats, last_at) if auto_sleep else []
+        return AppendResult(messages=written, sleeps=sleeps)
+
+    def _policy_sleeps(
+        self, namespace: str, written: list[Message], stats: BufferStats, last_at: datetime | None
+    ) -> list[SleepSummary]:
+        """The sleeps the policy calls for as the batch's messages arrive, in order: before a
+        message after a long silence (idle), after one that fills the buffer (budget). Each
+        compacts only the messages up to its point, as if the batch had been stored in parts."""
+        sleeps: list[SleepSummary] = []
         tokens = stats.tokens
-        last_at = stats.last_at or _last_at(self.messages, namespace)
-        pending: list[Message] = []
-        for message in models:
-            if auto_sleep and last_at and message.at - last_at >= self.policy.idle_gap:
-                written += self.messages.append(namespace, pending, server_time=server_time)
-                pending = []
-                if stats.messages + len(written) > self.policy.tail_turns:
-                    slept = self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
-                    sleeps += [slept] if slept else []
-                    tokens = self._buffer_tokens(namespace)
-            pending.append(message)
+        budget = self.policy.buffer_share * self.policy.context_budget_tokens
+        for i, message in enumerate(written):
+            silent = last_at is not None and message.at - last_at >= self.policy.idle_gap
+            if last_at is not None and silent and stats.messages + i > self.policy.tail_turns:
+                slept = self._sleep(namespace, last_at + self.policy.idle_gap, "idle", last_at)
+                sleeps += [slept] if slept else []
+                tokens = self._buffer_tokens(namespace, last_at)
             tokens += message.token_estimate
             last_at = message.at
-            if auto_sleep and tokens > self.policy.buffer_share * self.policy.context_budget_tokens:
-                written += self.messages.append(namespace, pending, server_time=server_time)
-                pending = []
-                slept = self._sleep(namespace, message.at, "budget")
+            if tokens > budget:
+                slept = self._sleep(namespace, message.at, "budget", message.at)
                 sleeps += [slept] if slept else []
-                tokens = self._buffer_tokens(namespace)
-        written += self.messages.append(namespace, pending, server_time=server_time)
-        return AppendResult(messages=written, sleeps=sleeps)
+                tokens = self._buffer_tokens(namespace, message.at)
+        return sleeps
 
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
         """Periodic maintenance: if the conversation has been idle for ``idle_gap`` and the
@@ -170,17 +175,22 @@ class Conversation:
             return None
         return self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
 
-    def _sleep(self, namespace: str, now: datetime, reason: str) -> SleepSummary | None:
-        """A policy sleep; ``None`` when another sleep of the namespace holds the lease (that
-        one is compacting the buffer, so the append goes on instead of failing half-way)."""
+    def _sleep(
+        self, namespace: str, now: datetime, reason: str, through: datetime | None = None
+    ) -> SleepSummary | None:
+        """A policy sleep (of the messages up to ``through``); ``None`` when another sleep of
+        the namespace holds the lease (that one is compacting the buffer, so the append goes on
+        instead of failing)."""
         try:
-            return self.sleeper.sleep(namespace, now, reason)  # type: ignore[arg-type]
+            return self.sleeper.sleep(namespace, now, reason, through=through)  # type: ignore[arg-type]
         except AlreadyRunning:
             log.info("policy sleep of %s skipped: another sleep is running", namespace)
             return None
 
-    def _buffer_tokens(self, namespace: str) -> int:
-        return self.messages.buffer_stats(namespace).tokens
+    def _buffer_tokens(self, namespace: str, through: datetime) -> int:
+        """Tokens of the buffer's messages up to ``through`` (the batch's later ones are stored
+        already but, for the policy, have not arrived yet)."""
+        return sum(m.token_estimate for m in self.messages.buffer(namespace) if m.at <= through)
 
 
 def parse_jsonl(lines: Iterable[str]) -> list[IncomingMessage]:

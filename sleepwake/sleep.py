@@ -115,9 +115,16 @@ class Sleeper:
         self.extractor = extractor
 
     def sleep(
-        self, namespace: str, now: datetime, reason: SleepReason = "explicit"
+        self,
+        namespace: str,
+        now: datetime,
+        reason: SleepReason = "explicit",
+        *,
+        through: datetime | None = None,
     ) -> SleepSummary:
-        """Compact the buffer of ``namespace`` into topics and write a wake packet."""
+        """Compact the buffer of ``namespace`` into topics and write a wake packet. ``through``:
+        only messages at or before it (a policy sleep inside a batch stored whole leaves the
+        batch's later messages to the sleeps after them)."""
         now = ensure_utc(now)
         holder = str(uuid.uuid4())
         wall = self.lease_clock.now()
@@ -125,17 +132,21 @@ class Sleeper:
         try:
             for attempt in range(3):
                 try:
-                    return self._sleep_once(namespace, now, reason)
+                    return self._sleep_once(namespace, now, reason, through)
                 except VersionConflict:
                     log.info("sleep of %s raced a writer; recomputing (%d)", namespace, attempt)
-            return self._sleep_once(namespace, now, reason)
+            return self._sleep_once(namespace, now, reason, through)
         finally:
             self.store.release_lease(namespace, holder)
 
-    def _sleep_once(self, namespace: str, now: datetime, reason: str) -> SleepSummary:
+    def _sleep_once(
+        self, namespace: str, now: datetime, reason: str, through: datetime | None
+    ) -> SleepSummary:
         started = self._mark = time.perf_counter()
         self._steps: dict[str, float] = {}
         buffer = self.messages.buffer(namespace)
+        if through is not None:
+            buffer = [m for m in buffer if m.at <= through]
         piece = select_slice(buffer, self.policy)
         self._fault("slice")
         extractions, extraction_report = self._extract(piece)
