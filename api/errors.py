@@ -16,7 +16,12 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from neo4j.exceptions import ConnectionPoolError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    ConnectionPoolError,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 from starlette.exceptions import HTTPException
 
 from agent.loop import AgentUnavailable, LoopError
@@ -126,8 +131,8 @@ def _not_utf8(cause: UnicodeDecodeError) -> JSONResponse:
 
 
 async def _database_down(_: Request, exc: Exception) -> JSONResponse:
-    """The driver gave up (server gone, no pooled connection in time, commit outcome unknown):
-    503 and a retry hint, never a hang or a 500."""
+    """The driver gave up (server gone or starting, no pooled connection in time, a transient
+    error retried too long, commit outcome unknown): 503 and a retry hint, never a 500."""
     log.error("Neo4j unavailable: %s", exc)
     body = error_body("Neo4jUnavailable", "the database is not reachable; retry shortly")
     return JSONResponse(body, 503, headers=RETRY_HEADERS)
@@ -146,4 +151,5 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ServiceUnavailable, _database_down)
     app.add_exception_handler(SessionExpired, _database_down)
     app.add_exception_handler(ConnectionPoolError, _database_down)
+    app.add_exception_handler(TransientError, _database_down)  # e.g. a database still starting
     app.add_exception_handler(Exception, _unexpected)

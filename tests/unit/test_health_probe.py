@@ -77,3 +77,28 @@ def test_a_hanging_server_is_down_within_the_timeout_and_holds_one_thread() -> N
     assert all(s["state"] == "down" and "0.2 s" in s["error"] for s in states[:5])
     assert len(started) == 1  # five checks, one probe in flight
     assert states[5]["state"] == "up"
+
+
+def test_a_probe_stuck_past_stuck_after_is_replaced_by_a_fresh_one() -> None:
+    release = threading.Event()
+    calls: list[int] = []
+    clock = Clock()
+
+    def ask() -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            release.wait(10)  # a connection that never answers
+        return UP
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        probe = Neo4jProbe(ask, timeout=0.2, stuck_after=15.0, clock=clock)
+        stuck = await probe.state()
+        clock.t = 16.0
+        fresh = await probe.state()
+        release.set()
+        probe.close()
+        return stuck, fresh
+
+    stuck, fresh = asyncio.run(run())
+    assert stuck["state"] == "down"
+    assert fresh["state"] == "up" and len(calls) == 2
