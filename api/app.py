@@ -21,7 +21,7 @@ from api.deps import authenticate
 from api.limits import BodyLimitMiddleware
 from api.mcp_http import MCP_PATH, McpHttp
 from api.metrics import Metrics, MetricsMiddleware
-from api.probe import Neo4jProbe
+from api.probe import Neo4jGate, Neo4jProbe
 from api.routers import V1_ROUTERS, health, transfer
 from api.routers.common import V1_ERRORS
 from api.settings import Settings
@@ -76,5 +76,6 @@ def create_app(container: Container | None = None) -> FastAPI:
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes, overrides=uploads
     )
+    app.add_middleware(Neo4jGate)  # 503 at once while Neo4j is known to be out of reach
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app

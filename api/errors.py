@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from neo4j.exceptions import (
     ConnectionPoolError,
+    DatabaseUnavailable,
     ServiceUnavailable,
     SessionExpired,
     TransientError,
@@ -26,6 +27,7 @@ from starlette.exceptions import HTTPException
 
 from agent.loop import AgentUnavailable, LoopError
 from api.auth import AuthFailed
+from api.probe import RETRY_AFTER_S
 from graph.errors import (
     AlreadyRunning,
     Conflict,
@@ -68,8 +70,7 @@ _HTTP_KINDS = {
     503: "ServiceUnavailable",
 }
 AUTH_HEADERS = {"WWW-Authenticate": 'Bearer realm="sheriff"'}
-RETRY_AFTER_S = 2  # a 503's hint: the driver gives up in ~3 s, Neo4j restarts in ~15-30 s
-RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER_S)}
+RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER_S)}  # the driver gives up in ~3 s
 
 
 def error_body(kind: str, detail: str, **extra: Any) -> dict[str, Any]:
@@ -130,12 +131,22 @@ def _not_utf8(cause: UnicodeDecodeError) -> JSONResponse:
     return JSONResponse(error_body("ValidationFailed", f"body: {message}", fields=[field]), 422)
 
 
-async def _database_down(_: Request, exc: Exception) -> JSONResponse:
+async def _database_down(request: Request, exc: Exception) -> JSONResponse:
     """The driver gave up (server gone or starting, no pooled connection in time, a transient
-    error retried too long, commit outcome unknown): 503 and a retry hint, never a 500."""
+    error retried too long, commit outcome unknown): 503 and a retry hint, never a 500. When
+    Neo4j itself is out of reach, the app's probe trips: later requests fail fast (api.probe)."""
     log.error("Neo4j unavailable: %s", exc)
+    probe = getattr(request.app.state, "neo4j_probe", None)
+    if probe is not None and _unreachable(exc):
+        probe.trip()
     body = error_body("Neo4jUnavailable", "the database is not reachable; retry shortly")
     return JSONResponse(body, 503, headers=RETRY_HEADERS)
+
+
+def _unreachable(exc: Exception) -> bool:
+    """Neo4j out of reach (not e.g. a deadlock retried too long, which is a 503 as well)."""
+    reach = (ServiceUnavailable, SessionExpired, ConnectionPoolError, DatabaseUnavailable)
+    return isinstance(exc, reach)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

@@ -6,11 +6,19 @@ answered within ``timeout`` reports Neo4j ``down`` at once and goes on in the ba
 next check after it finishes sees its answer. A probe still running after ``stuck_after`` is
 given up and a fresh one started, so a connection that never answers cannot freeze the state;
 at most ``THREADS`` threads are ever held by such probes.
+
+The probe is also a circuit breaker for the ``/v1`` routes (``Neo4jGate``): when a request finds
+Neo4j unreachable (``trip``), later requests answer 503 at once instead of entering the driver,
+until a probe started after the trip gets an answer. A server that is starting can accept a
+connection and then leave it unanswered for half a minute; with the gate, only the probe waits on
+such a connection, never a client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,8 +26,11 @@ from typing import Any
 
 from neo4j.exceptions import DriverError, Neo4jError
 
+from api.limits import ASGIApp, Receive, Scope, Send
+
 State = dict[str, Any]
-THREADS = 3
+THREADS = 6
+RETRY_AFTER_S = 2
 
 
 class Neo4jProbe:
@@ -32,7 +43,7 @@ class Neo4jProbe:
         *,
         ttl: float = 1.0,
         timeout: float = 1.5,
-        stuck_after: float = 15.0,
+        stuck_after: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._ask = ask  # (server info, index states), blocking
@@ -44,24 +55,47 @@ class Neo4jProbe:
         self._last: tuple[float, State] | None = None
         self._running: asyncio.Future[State] | None = None
         self._started = 0.0
+        self._generation = 0  # bumped by every trip: older probes' answers are stale
+        self._tripped = False
 
     async def state(self) -> State:
         """Neo4j's state, at most ``ttl`` old, within ``timeout`` seconds whatever Neo4j does."""
         cached = self._cached()
         if cached is not None:
             return cached
-        if self._running is None or self._running.done() or self._stuck():
-            self._running = asyncio.get_running_loop().run_in_executor(self._pool, self._probe)
-            self._started = self._clock()
+        running = self._start()
         try:
-            fresh = await asyncio.wait_for(asyncio.shield(self._running), self.timeout)
+            fresh = await asyncio.wait_for(asyncio.shield(running), self.timeout)
         except TimeoutError:
             return {"state": "down", "error": f"no answer within {self.timeout:g} s", "age_s": 0}
         return {**fresh, "age_s": 0}
 
+    def trip(self) -> None:
+        """A request found Neo4j unreachable: drop the cached answer and hold requests back
+        (``admit``) until a probe started after now gets an answer."""
+        self._generation += 1
+        self._last = None
+        self._tripped = True
+
+    def admit(self) -> bool:
+        """Whether a request may go to Neo4j. While tripped: no, and a probe is started (on
+        the running event loop) if none is under way."""
+        if not self._tripped:
+            return True
+        self._start()
+        return False
+
     def close(self) -> None:
         """Stop the probe thread (a probe stuck on a dead server is left to its own timeout)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self) -> asyncio.Future[State]:
+        """The probe under way, or a new one if there is none (or it is stuck)."""
+        if self._running is None or self._running.done() or self._stuck():
+            ask = functools.partial(self._probe, self._generation)
+            self._running = asyncio.get_running_loop().run_in_executor(self._pool, ask)
+            self._started = self._clock()
+        return self._running
 
     def _stuck(self) -> bool:
         return self._clock() - self._started > self.stuck_after
@@ -73,12 +107,50 @@ class Neo4jProbe:
         age = self._clock() - at
         return {**state, "age_s": round(age, 3)} if age < self.ttl else None
 
-    def _probe(self) -> State:
-        """Ask Neo4j once (blocking, in the probe thread) and remember the answer."""
+    def _probe(self, generation: int) -> State:
+        """Ask Neo4j once (blocking, in the probe thread) and remember the answer, unless a trip
+        came after this probe started (its answer may predate the outage)."""
         try:
             server, indexes = self._ask()
             state: State = {"state": "up", "server": server, "indexes": indexes}
         except (DriverError, Neo4jError, OSError) as exc:
             state = {"state": "down", "error": str(exc) or type(exc).__name__}
-        self._last = (self._clock(), state)
+        if generation == self._generation:
+            self._last = (self._clock(), state)
+            if state["state"] == "up":
+                self._tripped = False
         return state
+
+
+class Neo4jGate:
+    """ASGI middleware: a request under ``prefixes`` answers 503 (``Retry-After``) at once while
+    the app's ``neo4j_probe`` holds requests back; anything else passes through untouched."""
+
+    def __init__(self, app: ASGIApp, prefixes: tuple[str, ...] = ("/v1/", "/mcp")) -> None:
+        self.app = app
+        self.prefixes = prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        probe = _probe_of(scope)
+        gated = scope["type"] == "http" and scope.get("path", "").startswith(self.prefixes)
+        if gated and probe is not None and not probe.admit():
+            body = json.dumps(
+                {
+                    "error": "Neo4jUnavailable",
+                    "detail": "the database is not reachable; retry shortly",
+                }
+            ).encode()
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(RETRY_AFTER_S).encode()),
+            ]
+            await send({"type": "http.response.start", "status": 503, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
+def _probe_of(scope: Scope) -> Neo4jProbe | None:
+    app = scope.get("app")
+    return getattr(getattr(app, "state", None), "neo4j_probe", None)

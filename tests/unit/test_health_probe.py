@@ -102,3 +102,49 @@ def test_a_probe_stuck_past_stuck_after_is_replaced_by_a_fresh_one() -> None:
     stuck, fresh = asyncio.run(run())
     assert stuck["state"] == "down"
     assert fresh["state"] == "up" and len(calls) == 2
+
+
+def test_a_trip_holds_requests_back_until_a_probe_started_after_it_answers() -> None:
+    answers = iter([ServiceUnavailable("connection refused"), UP])
+
+    def ask() -> Any:
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    async def run() -> list[bool]:
+        probe = Neo4jProbe(ask, ttl=0.0)
+        admitted = [probe.admit()]  # never tripped: requests go through
+        probe.trip()  # a request found Neo4j unreachable
+        admitted.append(probe.admit())  # held back; a probe starts (and is refused)
+        await asyncio.sleep(0.1)
+        admitted.append(probe.admit())  # still held back; the next probe answers
+        await asyncio.sleep(0.1)
+        admitted.append(probe.admit())
+        probe.close()
+        return admitted
+
+    assert asyncio.run(run()) == [True, False, False, True]
+
+
+def test_an_answer_from_before_the_trip_does_not_reopen_the_gate() -> None:
+    release = threading.Event()
+
+    def ask() -> Any:
+        release.wait(5)
+        return UP
+
+    async def run() -> tuple[bool, bool]:
+        probe = Neo4jProbe(ask, timeout=0.05)
+        await probe.state()  # a probe under way ...
+        probe.trip()  # ... when Neo4j goes away
+        release.set()
+        await asyncio.sleep(0.1)  # its "up" predates the trip
+        stale = probe.admit()
+        await asyncio.sleep(0.1)  # the probe admit() started after the trip answers
+        fresh = probe.admit()
+        probe.close()
+        return stale, fresh
+
+    assert asyncio.run(run()) == (False, True)
