@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,8 @@ from typing import Any
 from neo4j.exceptions import DriverError, Neo4jError
 
 from api.limits import ASGIApp, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
 
 State = dict[str, Any]
 THREADS = 6
@@ -73,16 +76,19 @@ class Neo4jProbe:
     def trip(self) -> None:
         """A request found Neo4j unreachable: drop the cached answer and hold requests back
         (``admit``) until a probe started after now gets an answer."""
+        if not self._tripped:
+            log.warning("Neo4j out of reach: requests answer 503 until the probe reaches it")
         self._generation += 1
         self._last = None
         self._tripped = True
 
     def admit(self) -> bool:
         """Whether a request may go to Neo4j. While tripped: no, and a probe is started (on
-        the running event loop) if none is under way."""
+        the running event loop) if none is under way and the last answer is over ``ttl`` old."""
         if not self._tripped:
             return True
-        self._start()
+        if self._cached() is None:  # at most one probe per ``ttl`` while Neo4j is away
+            self._start()
         return False
 
     def close(self) -> None:
@@ -117,7 +123,8 @@ class Neo4jProbe:
             state = {"state": "down", "error": str(exc) or type(exc).__name__}
         if generation == self._generation:
             self._last = (self._clock(), state)
-            if state["state"] == "up":
+            if state["state"] == "up" and self._tripped:
+                log.warning("Neo4j answers again: requests go through")
                 self._tripped = False
         return state
 
