@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import anyio
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
@@ -22,10 +21,12 @@ from api.deps import authenticate
 from api.limits import BodyLimitMiddleware
 from api.mcp_http import MCP_PATH, McpHttp
 from api.metrics import Metrics, MetricsMiddleware
+from api.probe import Neo4jGate, Neo4jProbe
 from api.routers import V1_ROUTERS, health, transfer
 from api.routers.common import V1_ERRORS
 from api.serve import configure_logging
 from api.settings import Settings
+from graph.db import health_check
 from graph.errors import SheriffError
 from graph.migrations import pending_migrations
 
@@ -57,10 +58,16 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
         app.state.container = c
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
         _ = c.services, c.workspaces  # built now: a bad workspace root stops the start-up
-        # /health's own threads: it must answer while the routes' threadpool is busy
-        app.state.probe_limiter = anyio.CapacityLimiter(health.PROBE_THREADS)
-        async with mcp.running(c):  # the MCP sessions live as long as the app
-            yield
+        # /health's own thread and cache: it answers while the routes' threadpool is busy
+        # and while Neo4j is down
+        database = c.settings.neo4j_database
+        probe = Neo4jProbe(lambda: health_check(c.driver, database))
+        app.state.neo4j_probe = probe
+        try:
+            async with mcp.running(c):  # the MCP sessions live as long as the app
+                yield
+        finally:
+            probe.close()
         if container is None:
             c.close()
 
@@ -77,6 +84,7 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes, overrides=uploads
     )
+    app.add_middleware(Neo4jGate)  # 503 at once while Neo4j is known to be out of reach
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app
 

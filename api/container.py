@@ -97,7 +97,7 @@ class Container:
     @cached_property
     def driver(self) -> Driver:
         uri, user, password = self.settings.connection()
-        return connect(uri, user, password)
+        return connect(uri, user, password, self.settings.neo4j_timeouts())
 
     @cached_property
     def embedder(self) -> Embedder:

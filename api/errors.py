@@ -3,7 +3,8 @@
 ``SheriffError`` subclasses map to their status here (one table); request validation errors list
 each bad field as ``location.path: message``; 401 carries ``WWW-Authenticate: Bearer``; anything
 unexpected is logged with its traceback and answered 500 without internals. A database that cannot
-be reached is 503, so clients know to retry.
+be reached (or whose commit outcome is unknown) is 503 with ``Retry-After``, so clients know to
+retry; appends are idempotent by ``external_id``, so retrying one is safe.
 """
 
 from __future__ import annotations
@@ -15,11 +16,18 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from neo4j.exceptions import ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    ConnectionPoolError,
+    DatabaseUnavailable,
+    ServiceUnavailable,
+    SessionExpired,
+    TransientError,
+)
 from starlette.exceptions import HTTPException
 
 from agent.loop import AgentUnavailable, LoopError
 from api.auth import AuthFailed
+from api.probe import RETRY_AFTER_S
 from graph.errors import (
     AlreadyRunning,
     Conflict,
@@ -62,6 +70,7 @@ _HTTP_KINDS = {
     503: "ServiceUnavailable",
 }
 AUTH_HEADERS = {"WWW-Authenticate": 'Bearer realm="sheriff"'}
+RETRY_HEADERS = {"Retry-After": str(RETRY_AFTER_S)}  # the driver gives up in ~3 s
 
 
 def error_body(kind: str, detail: str, **extra: Any) -> dict[str, Any]:
@@ -86,7 +95,7 @@ async def _sheriff_error(_: Request, exc: Exception) -> JSONResponse:
     status = status_of(exc)
     if status >= 500:
         log.error("request failed: %s", exc, exc_info=exc)
-    headers = AUTH_HEADERS if status == 401 else None
+    headers = AUTH_HEADERS if status == 401 else RETRY_HEADERS if status == 503 else None
     extra: dict[str, Any] = {}
     field = getattr(exc, "field", None)
     if field is not None:  # the input at fault, named as schema errors name it
@@ -122,9 +131,22 @@ def _not_utf8(cause: UnicodeDecodeError) -> JSONResponse:
     return JSONResponse(error_body("ValidationFailed", f"body: {message}", fields=[field]), 422)
 
 
-async def _database_down(_: Request, exc: Exception) -> JSONResponse:
+async def _database_down(request: Request, exc: Exception) -> JSONResponse:
+    """The driver gave up (server gone or starting, no pooled connection in time, a transient
+    error retried too long, commit outcome unknown): 503 and a retry hint, never a 500. When
+    Neo4j itself is out of reach, the app's probe trips: later requests fail fast (api.probe)."""
     log.error("Neo4j unavailable: %s", exc)
-    return JSONResponse(error_body("Neo4jUnavailable", "the database is not reachable"), 503)
+    probe = getattr(request.app.state, "neo4j_probe", None)
+    if probe is not None and _unreachable(exc):
+        probe.trip()
+    body = error_body("Neo4jUnavailable", "the database is not reachable; retry shortly")
+    return JSONResponse(body, 503, headers=RETRY_HEADERS)
+
+
+def _unreachable(exc: Exception) -> bool:
+    """Neo4j out of reach (not e.g. a deadlock retried too long, which is a 503 as well)."""
+    reach = (ServiceUnavailable, SessionExpired, ConnectionPoolError, DatabaseUnavailable)
+    return isinstance(exc, reach)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
@@ -139,4 +161,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ServiceUnavailable, _database_down)
     app.add_exception_handler(SessionExpired, _database_down)
+    app.add_exception_handler(ConnectionPoolError, _database_down)
+    app.add_exception_handler(TransientError, _database_down)  # e.g. a database still starting
     app.add_exception_handler(Exception, _unexpected)

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from graph.db import Timeouts
 from graph.redaction import CustomPattern, load_patterns
 from graph.server import LocalNeo4j, ServerConfig
 from retrieval.config import RetrievalConfig
@@ -38,6 +39,15 @@ class Settings(BaseSettings):
     neo4j_http_port: int = 7474
     neo4j_heap: str = "1g"
     neo4j_start_timeout: float = 180.0
+    neo4j_connect_timeout: float = Field(
+        default=2.0, gt=0, description="seconds to open one connection to Neo4j"
+    )
+    neo4j_acquire_timeout: float = Field(
+        default=5.0, gt=0, description="seconds to get a pooled connection (opening one included)"
+    )
+    neo4j_retry_time: float = Field(
+        default=2.0, ge=0, description="seconds a failed transaction is retried before a 503"
+    )
 
     embedder: Literal["minilm", "openai"] = "minilm"
     embedding_runtime: Literal["onnx", "torch"] = Field(
@@ -164,6 +174,14 @@ class Settings(BaseSettings):
             max_attempts=self.sleep_max_attempts,
             base=timedelta(seconds=self.sleep_retry_base_seconds),
             failure_cooldown=timedelta(seconds=self.sleep_failure_cooldown_seconds),
+        )
+
+    def neo4j_timeouts(self) -> Timeouts:
+        """The driver's bounds: with Neo4j down a request fails in seconds (docs/neo4j.md)."""
+        return Timeouts(
+            connect=self.neo4j_connect_timeout,
+            acquire=self.neo4j_acquire_timeout,
+            retry=self.neo4j_retry_time,
         )
 
     def server_config(self) -> ServerConfig:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from neo4j import Driver, GraphDatabase, Record
@@ -11,12 +12,32 @@ from graph.errors import Neo4jUnavailable
 from graph.redaction import DEFAULT, Redactor
 
 
-def connect(uri: str, user: str, password: str, *, timeout_s: float = 10.0) -> Driver:
-    """Open a driver and check that the server answers; raise ``Neo4jUnavailable`` if not."""
+@dataclass(frozen=True)
+class Timeouts:
+    """How long the driver may wait before a request fails (seconds). The driver's own defaults
+    (60 s to get a connection, 30 s of transaction retries) made a request hang half a minute or
+    more while Neo4j was down; with these, it fails in a few seconds (503) and the client retries.
+
+    - ``connect``: TCP connect and Bolt handshake of one new connection.
+    - ``acquire``: waiting for a connection from the pool, creating one included.
+    - ``retry``: how long a failed transaction (server gone, leader switch, deadlock) is retried;
+      the driver's back-off (1 s, 2 s, ...) means a dead server is given up after ~1.5x this."""
+
+    connect: float = 2.0
+    acquire: float = 5.0
+    retry: float = 2.0
+
+
+def connect(uri: str, user: str, password: str, timeouts: Timeouts | None = None) -> Driver:
+    """Open a driver and check that the server answers; raise ``Neo4jUnavailable`` if not.
+    The driver reconnects by itself when a server that went away comes back."""
+    t = timeouts or Timeouts()
     driver = GraphDatabase.driver(
         uri,
         auth=(user, password),
-        connection_timeout=timeout_s,
+        connection_timeout=t.connect,
+        connection_acquisition_timeout=t.acquire,
+        max_transaction_retry_time=t.retry,
         max_connection_pool_size=50,
         notifications_min_severity="OFF",
     )
@@ -28,27 +49,35 @@ def connect(uri: str, user: str, password: str, *, timeout_s: float = 10.0) -> D
     return driver
 
 
+_SERVER_INFO = (
+    "CALL dbms.components() YIELD name, versions, edition "
+    "RETURN name, versions[0] AS version, edition"
+)
+_INDEX_STATES = (
+    "SHOW INDEXES YIELD name, type, state, populationPercent "
+    "RETURN name, type, state, populationPercent ORDER BY name"
+)
+
+
 def server_info(driver: Driver, database: str = "neo4j") -> dict[str, Any]:
     """Version and edition of the server, as reported by ``dbms.components()``."""
-    records, _, _ = driver.execute_query(
-        "CALL dbms.components() YIELD name, versions, edition "
-        "RETURN name, versions[0] AS version, edition",
-        database_=database,
-        routing_="r",
-    )
-    row = records[0]
-    return {"name": row["name"], "version": row["version"], "edition": row["edition"]}
+    records, _, _ = driver.execute_query(_SERVER_INFO, database_=database, routing_="r")
+    return dict(records[0])
 
 
 def index_states(driver: Driver, database: str = "neo4j") -> list[dict[str, Any]]:
     """Name, type, state and population of every index (for health and diagnostics)."""
-    records, _, _ = driver.execute_query(
-        "SHOW INDEXES YIELD name, type, state, populationPercent "
-        "RETURN name, type, state, populationPercent ORDER BY name",
-        database_=database,
-        routing_="r",
-    )
+    records, _, _ = driver.execute_query(_INDEX_STATES, database_=database, routing_="r")
     return [dict(r) for r in records]
+
+
+def health_check(driver: Driver, database: str = "neo4j") -> tuple[dict[str, Any], list[Any]]:
+    """(server info, index states) in one session and without the driver's retries: a health
+    probe must answer "down" in a connection timeout, not after the transaction retry time."""
+    with driver.session(database=database, default_access_mode="READ") as session:
+        server = dict(session.run(_SERVER_INFO).single(strict=True))
+        indexes = [dict(r) for r in session.run(_INDEX_STATES)]
+    return server, indexes
 
 
 class Store:

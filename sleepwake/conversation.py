@@ -139,8 +139,8 @@ class Conversation:
         where: str = "messages",
         movable: bool = False,
     ) -> AppendResult:
-        """Validate every message first (nothing is written if one is bad), then append them
-        in order, running the sleep policy between them.
+        """Validate every message first (nothing is written if one is bad), then store them
+        all in one transaction (all or none) and run the sleep policy over them in order.
 
         Idempotent by ``external_id``: a message whose id is already stored (or repeated in the
         batch) is not stored again and the stored one is returned; the same id on a different
@@ -173,51 +173,68 @@ class Conversation:
     def _append_with_policy(
         self, namespace: str, models: list[Message], auto_sleep: bool, server_time: set[str]
     ) -> AppendResult:
-        written: list[Message] = []
+        """Store the batch whole, in one transaction (a crash or a lost database keeps all of
+        it or none, so the client's retry is clean), then run the sleep policy over it."""
         run = _PolicyRun(self._buffer_view(namespace) if auto_sleep else None)
-        last_at = (run.buf.last_at if run.buf else None) or _last_at(self.messages, namespace)
-        pending: list[Message] = []
-        for message in models:
-            if run.buf and last_at and message.at - last_at >= self.policy.idle_gap:
-                written += self.messages.append(namespace, pending, server_time=server_time)
-                pending = []
-                if run.buf.messages > self.policy.tail_turns:
-                    self._policy_sleep(namespace, last_at + self.policy.idle_gap, "idle", run)
-            pending.append(message)
-            last_at = message.at
-            if run.buf is None:
-                continue
-            run.buf.add(message.token_estimate)
-            slice_messages = run.buf.messages - len(run.buf.tail)
-            if budget_sleep_due(run.buf.tokens, sum(run.buf.tail), slice_messages, self.policy):
-                written += self.messages.append(namespace, pending, server_time=server_time)
-                pending = []
-                self._policy_sleep(namespace, message.at, "budget", run)
-        written += self.messages.append(namespace, pending, server_time=server_time)
+        last_at = None
+        if run.buf is not None:
+            last_at = run.buf.last_at or _last_at(self.messages, namespace)
+        written = self.messages.append(namespace, models, server_time=server_time)
+        self._run_policy(namespace, written, run, last_at)
         return AppendResult(messages=written, sleeps=run.sleeps, sleep_due=run.due)
 
-    def _policy_sleep(
-        self, namespace: str, now: datetime, reason: SleepReason, run: _PolicyRun
+    def _run_policy(
+        self, namespace: str, written: list[Message], run: _PolicyRun, last_at: datetime | None
     ) -> None:
-        """Queue the sleep (once per append) or run it here and re-read the buffer."""
+        """The sleeps the policy calls for as the batch's messages arrive, in order: before a
+        message after a long silence (idle), after one that fills the buffer (budget). Each
+        compacts only the messages up to its point, as if the batch had been stored in parts."""
+        for message in written:
+            if run.buf is None:
+                return
+            silent = last_at is not None and message.at - last_at >= self.policy.idle_gap
+            if last_at is not None and silent and run.buf.messages > self.policy.tail_turns:
+                self._policy_sleep(namespace, last_at + self.policy.idle_gap, "idle", run, last_at)
+            run.buf.add(message.token_estimate)
+            last_at = message.at
+            slice_messages = run.buf.messages - len(run.buf.tail)
+            if budget_sleep_due(run.buf.tokens, sum(run.buf.tail), slice_messages, self.policy):
+                self._policy_sleep(namespace, message.at, "budget", run, message.at)
+
+    def _policy_sleep(
+        self,
+        namespace: str,
+        now: datetime,
+        reason: SleepReason,
+        run: _PolicyRun,
+        through: datetime,
+    ) -> None:
+        """Queue the sleep (once per append) or run it here, over the messages up to
+        ``through``, and re-read the buffer as it stood then."""
         if self.queue is not None:
             if not run.due:
                 self.queue.mark_due(namespace, now, reason)
                 run.due = True
             return
-        slept = self._sleep(namespace, now, reason)
+        slept = self._sleep(namespace, now, reason, through)
         if slept is not None:
             run.sleeps.append(slept)
-            run.buf = self._buffer_view(namespace)
+            run.buf = self._buffer_view(namespace, through)
 
-    def _buffer_view(self, namespace: str) -> _BufferView:
+    def _buffer_view(self, namespace: str, through: datetime | None = None) -> _BufferView:
         """The buffer as the policy tracks it while appending: count, tokens, and the token
-        estimates of its last ``tail_turns`` messages (never compacted)."""
+        estimates of its last ``tail_turns`` messages (never compacted); with ``through``,
+        only the messages up to it (the batch's later ones are stored already but, for the
+        policy, have not arrived yet)."""
+        turns = self.policy.tail_turns
+        if through is not None:
+            kept = [m for m in self.messages.buffer(namespace) if m.at <= through]
+            window = deque((m.token_estimate for m in kept[-turns:]), maxlen=turns)
+            tokens = sum(m.token_estimate for m in kept)
+            return _BufferView(len(kept), tokens, window, kept[-1].at if kept else None)
         stats = self.messages.buffer_stats(namespace)
-        tail = [
-            m for m in self.messages.tail(namespace, self.policy.tail_turns) if not m.compacted_at
-        ]
-        window = deque((m.token_estimate for m in tail), maxlen=self.policy.tail_turns)
+        tail = [m for m in self.messages.tail(namespace, turns) if not m.compacted_at]
+        window = deque((m.token_estimate for m in tail), maxlen=turns)
         return _BufferView(stats.messages, stats.tokens, window, stats.last_at)
 
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
@@ -235,11 +252,14 @@ class Conversation:
             return None
         return self._sleep(namespace, last_at + self.policy.idle_gap, "idle")
 
-    def _sleep(self, namespace: str, now: datetime, reason: SleepReason) -> SleepSummary | None:
-        """A sleep run here; ``None`` when another sleep of the namespace holds the lease
-        (that one is compacting the buffer, so the append goes on instead of failing)."""
+    def _sleep(
+        self, namespace: str, now: datetime, reason: SleepReason, through: datetime | None = None
+    ) -> SleepSummary | None:
+        """A policy sleep run here (of the messages up to ``through``); ``None`` when another
+        sleep of the namespace holds the lease (that one is compacting the buffer, so the append
+        goes on instead of failing)."""
         try:
-            return self.sleeper.sleep(namespace, now, reason)
+            return self.sleeper.sleep(namespace, now, reason, through=through)
         except AlreadyRunning:
             log.info("policy sleep of %s skipped: another sleep is running", namespace)
             return None

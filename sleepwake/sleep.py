@@ -124,11 +124,14 @@ class Sleeper:
         reason: SleepReason = "explicit",
         *,
         holder: str | None = None,
+        through: datetime | None = None,
     ) -> SleepSummary:
         """Compact the buffer of ``namespace`` into topics and write a wake packet. The lease
         is taken here (``AlreadyRunning`` if another sleep holds it) unless the caller holds
         it already as ``holder`` (a sleep worker's claim); a heartbeat renews it while the
-        sleep runs, and the commit is refused (``LeaseLost``) if it was taken over."""
+        sleep runs, and the commit is refused (``LeaseLost``) if it was taken over.
+        ``through``: only messages at or before it (a policy sleep inside a batch stored whole
+        leaves the batch's later messages to the sleeps after them)."""
         now = ensure_utc(now)
         own = holder is None
         holder = holder or str(uuid.uuid4())
@@ -141,10 +144,10 @@ class Sleeper:
             with beat:
                 for attempt in range(3):
                     try:
-                        return self._sleep_once(namespace, now, reason, holder)
+                        return self._sleep_once(namespace, now, reason, holder, through)
                     except VersionConflict:
                         log.info("sleep of %s raced a writer; recomputing (%d)", namespace, attempt)
-                return self._sleep_once(namespace, now, reason, holder)
+                return self._sleep_once(namespace, now, reason, holder, through)
         finally:
             self._local.beat = None
             if own:
@@ -169,11 +172,18 @@ class Sleeper:
         self._local.mark = value
 
     def _sleep_once(
-        self, namespace: str, now: datetime, reason: str, holder: str | None = None
+        self,
+        namespace: str,
+        now: datetime,
+        reason: str,
+        holder: str | None = None,
+        through: datetime | None = None,
     ) -> SleepSummary:
         started = self._mark = time.perf_counter()
         self._steps = {}
         buffer = self.messages.buffer(namespace)
+        if through is not None:
+            buffer = [m for m in buffer if m.at <= through]
         piece = select_slice(buffer, self.policy)
         self._fault("slice")
         if not piece and reason != "explicit":  # a policy sleep that would compact nothing

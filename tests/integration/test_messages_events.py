@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from neo4j import Driver
 
-from graph.errors import NotFound, ValidationFailed
+from graph.errors import Conflict, NotFound, ValidationFailed
 from graph.events import EventStore
 from graph.messages import MessageStore
 from graph.models import Message, Topic, TopicEvent, parse
@@ -52,6 +52,37 @@ def test_concurrent_appends_get_distinct_seqs(driver: Driver, namespace: str) ->
         th.join()
     seqs = [m.seq for m in store.tail(namespace, 100)]
     assert seqs == list(range(40))
+
+
+def test_concurrent_appends_keep_seq_in_time_order(driver: Driver, namespace: str) -> None:
+    """Four writers whose clocks interleave (writer k stamps hour k*100+i): server-stamped
+    messages move forward past a later one stored first, caller-stamped ones older than the
+    newest are refused; either way seq order is time order and nothing is stored twice."""
+    store = MessageStore(driver)
+    refused: list[int] = []
+
+    def writer(offset: int, server_time: bool) -> None:
+        for i in range(10):
+            batch = [msg(namespace, offset + i), msg(namespace, offset + i)]
+            batch[1] = batch[1].model_copy(update={"content": "reply"})
+            moved = {m.message_id for m in batch} if server_time else set()
+            try:
+                store.append(namespace, batch, server_time=moved)
+            except Conflict:
+                refused.append(offset + i)
+
+    threads = [
+        threading.Thread(target=writer, args=(k * 3, k % 2 == 0)) for k in range(4)
+    ]  # offsets 0, 3, 6, 9: every writer's times overlap the next one's
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    stored = store.tail(namespace, 200)
+    assert [m.seq for m in stored] == list(range(len(stored)))
+    assert [m.at for m in stored] == sorted(m.at for m in stored)
+    assert len(stored) == 2 * (40 - len(refused))
+    assert len({m.message_id for m in stored}) == len(stored)
 
 
 def test_bad_messages_are_refused_and_nothing_is_written(driver: Driver, namespace: str) -> None:

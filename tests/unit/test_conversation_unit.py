@@ -195,3 +195,50 @@ def test_long_turns_do_not_make_one_sleep_per_message() -> None:
     assert len(sleeps) / len(turns) <= 0.25
     assert sleeps and all(s.messages_compacted > 0 for s in sleeps)
     assert len(m.stores.sleep.wake_packets(m.namespace, limit=100)) == len(sleeps)
+
+
+def test_a_batch_is_stored_in_one_write_and_its_sleeps_compact_only_what_came_before_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One store call (one transaction) for the whole batch, however many sleeps the policy
+    calls for inside it; each sleep compacts the messages up to its point, as in parts."""
+    m = memory()
+    store = m.stores.messages
+    writes: list[int] = []
+    real_append = store.append
+    monkeypatch.setattr(
+        store, "append", lambda ns, ms, **kw: writes.append(len(ms)) or real_append(ns, ms, **kw)
+    )
+    turns = [(0, 10), (1, 10), (2, 10), (400, 120), (401, 120), (402, 5)]
+    result = m.conversation.append(m.namespace, [incoming(at, size) for at, size in turns])
+    assert writes == [6]
+    assert [(s.reason, s.messages_compacted) for s in result.sleeps] == [("idle", 1), ("budget", 2)]
+    # the budget sleep at minute 401 left its tail (400, 401) and not the later 402 message
+    assert [msg.seq for msg in store.buffer(m.namespace)] == [3, 4, 5]
+
+
+def test_a_sleep_that_fails_after_the_batch_is_stored_loses_nothing_and_the_retry_adds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The client sees the failure (a 503 over HTTP) and retries the same external ids: the
+    batch was kept whole, the retry returns it and stores nothing twice."""
+    m = memory()
+    items = [
+        IncomingMessage(role="user", content=text(100), at=T0 + timedelta(minutes=i),
+                        external_id=f"x{i}")
+        for i in range(6)
+    ]  # fmt: skip
+
+    def down(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("Neo4j went away mid-sleep")
+
+    monkeypatch.setattr(m.conversation.sleeper, "sleep", down)
+    with pytest.raises(ConnectionError):
+        m.conversation.append(m.namespace, items)
+    monkeypatch.undo()
+    stored = m.stores.messages.tail(m.namespace, 100)
+    assert [msg.external_id for msg in stored] == [f"x{i}" for i in range(6)]
+    retry = m.conversation.append(m.namespace, items)
+    assert retry.duplicates == 6
+    assert [msg.message_id for msg in retry.messages] == [msg.message_id for msg in stored]
+    assert len(m.stores.messages.tail(m.namespace, 100)) == 6
