@@ -133,7 +133,9 @@ class Container:
         mode = self.settings.extractor
         if mode == "deterministic" or (mode == "auto" and not self.settings.openai_api_key):
             return None
-        return ResponsesExtractor(self.openai_client, self.settings.agent_model)
+        return ResponsesExtractor(
+            self.openai_client, self.settings.agent_model, tz=self.settings.timezone
+        )
 
     @cached_property
     def sleeper(self) -> Sleeper:
