@@ -302,6 +302,7 @@ def one_question(
     row: dict[str, Any] = {
         "question_id": question.question_id,
         "question_type": question.question_type,
+        "namespace": ns,
         "messages": messages,
         "sleeps": sleeps,
         "ingest_s": round(ingest_s, 2),
