@@ -240,18 +240,29 @@ def parse_answer(text: str, chunk: Sequence[Message], tz: str = "UTC") -> dict[s
     unknown = [f.id for f in answer.messages if f.id not in by_id]
     if unknown:
         raise ExtractionRefused(f"answer names messages that were not sent: {unknown[:3]}")
-    chunk_text = "\n".join(redact(m.content) for m in chunk)
-    return {f.id: _to_extraction(f, by_id[f.id], chunk_text, tz) for f in answer.messages}
+    sent = _Chunk("\n".join(redact(m.content) for m in chunk))
+    return {f.id: _to_extraction(f, by_id[f.id], sent, tz) for f in answer.messages}
+
+
+@dataclass
+class _Chunk:
+    """The redacted text of the messages sent, and its content stems (computed once)."""
+
+    text: str
+    stems: set[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stems = rules.content_stems(self.text)
 
 
 def _clean(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(redact(s).strip() for s in items if s and s.strip()))
 
 
-def _topics(facts: _MessageFacts, chunk_text: str) -> list[str]:
+def _topics(facts: _MessageFacts, chunk: _Chunk) -> list[str]:
     """The message's topic names that pass the rules, those its facts are filed under first."""
     named = [f.topic for f in facts.facts] + list(facts.topics)
-    kept = (rules.topic_name(redact(n), chunk_text) for n in named)
+    kept = (rules.topic_name(redact(n), chunk.text, chunk.stems) for n in named)
     return list(dict.fromkeys(n for n in kept if n))[: rules.MAX_TOPICS_PER_TURN]
 
 
@@ -261,7 +272,7 @@ def _statements(facts: _MessageFacts, message: Message, content: str, tz: str) -
     return list(dict.fromkeys(s for s in kept if s))[: rules.MAX_FACTS_PER_TURN]
 
 
-def _to_extraction(facts: _MessageFacts, message: Message, chunk_text: str, tz: str) -> Extraction:
+def _to_extraction(facts: _MessageFacts, message: Message, chunk: _Chunk, tz: str) -> Extraction:
     """The model's answer for one message as an ``Extraction``: its topics are the entities
     and its facts the sentences that become facts; time phrases and memory references are
     the deterministic path's, read from the message itself."""
@@ -271,7 +282,7 @@ def _to_extraction(facts: _MessageFacts, message: Message, chunk_text: str, tz: 
     progress = facts.in_progress
     loops = (rules.open_item(redact(t), content, message.role) for t in facts.open_loops)
     return Extraction(
-        entities=_topics(facts, chunk_text),
+        entities=_topics(facts, chunk),
         decisions=[
             Decision(text=redact(d.text), chosen=redact(d.chosen),
                      rejected=_clean(d.rejected), reason=redact(d.reason) if d.reason else None)

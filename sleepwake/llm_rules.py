@@ -50,13 +50,15 @@ def content_words(text: str) -> list[str]:
     return [w for w in words if w not in _NOT_CONTENT and not w.isdigit()]
 
 
-def _stems(text: str) -> set[str]:
+def content_stems(text: str) -> set[str]:
+    """The stems of :func:`content_words` (what grounding compares)."""
     return {stem(w) for w in content_words(text)}
 
 
-def topic_name(name: str, chunk_text: str) -> str | None:
+def topic_name(name: str, chunk_text: str, chunk_stems: set[str] | None = None) -> str | None:
     """``name`` cleaned of quotes and punctuation at its ends, or None when it is not a
-    specific phrase grounded in ``chunk_text`` (see the module docstring)."""
+    specific phrase grounded in ``chunk_text`` (see the module docstring). ``chunk_stems``:
+    ``content_stems(chunk_text)`` when the caller checks many names against one chunk."""
     cleaned = " ".join(name.strip(_EDGES).split())
     words = _WORD.findall(cleaned)
     if not words or len(words) > MAX_NAME_WORDS or _CONTRACTION.search(cleaned):
@@ -69,8 +71,9 @@ def topic_name(name: str, chunk_text: str) -> str | None:
         return None
     if len(content) == 1 and not _written_as_name(content[0], chunk_text):
         return None
-    named = _stems(cleaned)
-    return cleaned if len(named & _stems(chunk_text)) * 2 >= len(named) else None
+    named = content_stems(cleaned)
+    known = chunk_stems if chunk_stems is not None else content_stems(chunk_text)
+    return cleaned if len(named & known) * 2 >= len(named) else None
 
 
 def _written_as_name(word: str, text: str) -> bool:
@@ -95,8 +98,8 @@ def fact_statement(text: str, message_text: str, at: datetime, tz: str = "UTC") 
         return None
     if cleaned.endswith("?") or is_filler(cleaned):
         return None
-    own = _stems(cleaned)
-    if not own or len(own & _stems(message_text)) < GROUNDED_SHARE * len(own):
+    own = content_stems(cleaned)
+    if not own or len(own & content_stems(message_text)) < GROUNDED_SHARE * len(own):
         return None
     note = date_note(cleaned, at, tz)
     return f"{cleaned} [{note}]" if note and note not in cleaned else cleaned
@@ -129,7 +132,7 @@ def open_item(text: str, message_text: str, role: str) -> str | None:
     cleaned = " ".join(text.split()).strip(" \t\n\"'`")
     if len(_WORD.findall(cleaned)) < MIN_FACT_WORDS or is_filler(cleaned):
         return None
-    own = _stems(cleaned)
-    if not own or len(own & _stems(message_text)) < GROUNDED_SHARE * len(own):
+    own = content_stems(cleaned)
+    if not own or len(own & content_stems(message_text)) < GROUNDED_SHARE * len(own):
         return None
     return cleaned if extract(cleaned, role).open_loops else None
