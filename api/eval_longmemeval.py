@@ -364,7 +364,8 @@ def render(summary: dict[str, Any]) -> str:
     ]
     for budget, both in summary["budgets"].items():
         mem, flat = both["memory"], both["bm25"]
-        lines.append(f"\n@{budget} tokens          memory recall (R_all)   BM25 recall (R_all)")
+        header = f"@{budget} tokens".ljust(29)
+        lines.append(f"\n{header}memory recall (R_all)   BM25 recall (R_all)")
         lines.append(_row("all", mem, flat, len(summary["per_question"])))
         for qtype, stats in mem["per_type"].items():
             lines.append(_row(qtype, stats, flat["per_type"][qtype], stats["questions"]))
