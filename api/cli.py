@@ -407,6 +407,41 @@ def eval_locomo(
     typer.echo(json.dumps([r.summary() for r in reports], indent=2))
 
 
+@eval_app.command("longmemeval")
+def eval_longmemeval(
+    data: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="LongMemEval JSON file")],
+    budget: Annotated[
+        list[int], typer.Option(help="token budget of each context; repeat for several")
+    ] = [1000, 2000],  # noqa: B006 (typer needs a literal default)
+    limit: Annotated[int | None, typer.Option(min=1, help="only the first N questions")] = None,
+    question: Annotated[list[str] | None, typer.Option(help="only these question ids")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+    keep: Annotated[bool, typer.Option(help="keep the namespaces afterwards")] = False,
+) -> None:
+    """Evidence recall on LongMemEval through the public API (docs EVALUATION.md §5): per
+    question a fresh namespace on a local server, the haystack appended with the production
+    sleep policy, contexts at each budget, beside the flat BM25 baseline."""
+    from api.eval_longmemeval import evaluate, load_questions, render
+
+    container = _container()
+    try:
+        container.migrate()
+        questions = load_questions(data, limit, question)
+        with progress() as bar:
+            task = bar.add_task("questions", total=len(questions))
+
+            def done(line: str) -> None:
+                bar.console.print(markup(line))
+                bar.advance(task)
+
+            summary = evaluate(container, questions, budget, keep, done).summary()
+    except SheriffError as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    typer.echo(json.dumps(summary, indent=2) if as_json else render(summary))
+
+
 memory_app = typer.Typer(no_args_is_help=True, help="The memory as a file.")
 app.add_typer(memory_app, name="memory")
 

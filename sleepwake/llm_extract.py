@@ -6,12 +6,19 @@ reasoning effort (spec §7.4: sleep compaction). Every answer is validated with 
 answer that is not JSON, breaks the schema, or names messages that were not sent — and any
 API error — makes that chunk fall back to the deterministic extractor, so no fact is ever
 dropped because a model misbehaved. Messages the answer leaves out are extracted
-deterministically too.
+deterministically too (they are left out of the result, so the sleep treats them exactly as
+it does without a key).
+
+The model is asked for what the deterministic path makes (docs/sleep-and-wake.md, "The LLM
+extractor"): per message at most three topics named by specific phrases, at most two facts
+that are statements filed under them, and only real open loops. Those rules are enforced on
+the answer, not trusted to the prompt (:mod:`sleepwake.llm_rules`): a fact becomes one of the
+message's ``sentences`` only if it is a grounded statement, with a relative date resolved
+against the message's time beside it; time phrases and memory references are always read
+from the message by the deterministic path.
 
 Message text is redacted (:func:`sleepwake.redact.redact`) before it is sent, and the model's
-answer is redacted again before it becomes a candidate. Sentence splitting (used for snippets
-and provenance) always comes from the deterministic path, so retrieval does not depend on how
-the model phrases things.
+answer is redacted again before it becomes a candidate.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graph.models import Message
 from graph.strict_schema import tool_parameters
+from sleepwake import llm_rules as rules
 from sleepwake.extract import (
     Decision,
     Dependency,
@@ -36,7 +44,6 @@ from sleepwake.extract import (
     InProgress,
     NumberMention,
     extract,
-    noun_phrases,
 )
 from sleepwake.redact import redact
 
@@ -46,19 +53,28 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = """\
-You compact a conversation into durable memory. For each message you are given (id, role, \
-content), extract only what the text states:
-- entities: names of people, places, projects, products, events (as written, short);
+You are a careful note-taker compacting a conversation into durable memory. You are given \
+messages (id, role, at, content). For each message return what is worth remembering from it:
+- topics: at most 3 subjects the message is about, each named by a specific phrase of 2-5 \
+words from the conversation ("pottery class", "Caroline's adoption plans", "billing \
+migration") or a proper name ("Postgres"). Never a generic word ("people", "life", "thing"), \
+a weekday, month or date, a pronoun, a contraction or an adjective. Use the same name for the \
+same subject in every message. People, places and organisations mentioned in passing are not \
+topics; name them inside the topic's facts.
+- facts: at most 2 statements worth keeping (first-person statements, decisions, preferences, \
+plans, numbers, dates), each filed under one of the message's topics. A fact is a declarative \
+sentence close to the message's own words; never a question, greeting, thanks or filler. Keep \
+time phrases as written ("yesterday", "next Friday"): they are resolved against the message \
+time for you. Most messages have 0 or 1 fact; small talk has none.
+- open_loops: only real open items: questions the user asked that stay unanswered, stated \
+next steps, unresolved problems. Not rhetorical or small-talk questions.
 - decisions: "chose X over Y because Z" -> chosen, rejected alternatives, reason;
-- constraints: rules and preferences ("always", "never", "prefer", "must");
-- open_loops: unfinished work ("still need to", "next step", TODO, open questions);
+- constraints: rules and preferences stated as such ("always", "never", "prefer", "must");
 - numbers: quantities with a short lower-case key ("budget", "context window"), value, unit;
-- time_expressions: phrases that name a time ("last Tuesday", "May 8");
-- memory_references: sentences that refer to earlier conversation ("as we discussed");
 - dependencies: "A cannot proceed before B" -> dependent A, dependency B;
 - is_correction: true when the user corrects the assistant;
 - in_progress: the task under way and its next step, if the message states one.
-Copy wording from the message; never invent facts. Use empty lists when nothing applies. \
+Copy wording from the messages; never invent facts. Use empty lists when nothing applies. \
 Return one entry per message id, in the order given."""
 
 
@@ -100,15 +116,19 @@ class _Progress(_Strict):
     text: str = Field(max_length=2000)
 
 
+class _Fact(_Strict):
+    topic: str = Field(max_length=200)
+    text: str = Field(max_length=2000)
+
+
 class _MessageFacts(_Strict):
     id: str
-    entities: list[str] = Field(max_length=50)
+    topics: list[str] = Field(max_length=20)
+    facts: list[_Fact] = Field(max_length=20)
     decisions: list[_Decision] = Field(max_length=20)
     constraints: list[str] = Field(max_length=20)
     open_loops: list[str] = Field(max_length=20)
     numbers: list[_Number] = Field(max_length=30)
-    time_expressions: list[str] = Field(max_length=20)
-    memory_references: list[str] = Field(max_length=20)
     dependencies: list[_Dependency] = Field(max_length=20)
     is_correction: bool
     in_progress: _Progress | None
@@ -163,9 +183,11 @@ class ResponsesExtractor:
         max_retries: int = 4,
         max_wait: float = 60.0,
         pause: Callable[[float], None] = time.sleep,
+        tz: str = "UTC",
     ) -> None:
         with_options = getattr(client, "with_options", None)
         self.client = with_options(max_retries=0) if callable(with_options) else client
+        self.tz = tz  # the zone "yesterday" in a fact is resolved in
         self.model = model
         self.chunk_size = chunk_size
         self.effort = effort
@@ -178,7 +200,8 @@ class ResponsesExtractor:
     def extract_many(
         self, messages: Sequence[Message]
     ) -> tuple[dict[str, Extraction], ExtractionStats]:
-        """``message_id -> Extraction`` for every message, and how each chunk went."""
+        """``message_id -> Extraction`` for every message the model answered for, and how
+        each chunk went (a chunk that fell back has no entries: the deterministic path)."""
         chunks = [
             list(messages[i : i + self.chunk_size])
             for i in range(0, len(messages), self.chunk_size)
@@ -189,7 +212,7 @@ class ResponsesExtractor:
         with ThreadPoolExecutor(min(self.concurrency, len(chunks))) as pool:
             results = list(pool.map(self._chunk, chunks))
         out: dict[str, Extraction] = {}
-        for chunk, result in zip(chunks, results, strict=True):
+        for result in results:
             stats.retries += result.retries
             stats.input_tokens += result.input_tokens
             stats.output_tokens += result.output_tokens
@@ -197,8 +220,7 @@ class ResponsesExtractor:
                 stats.llm_chunks += 1
             else:
                 stats.fallbacks.append(result.fallback)
-            for m in chunk:
-                out[m.message_id] = result.answered.get(m.message_id) or extract(m.content, m.role)
+            out.update(result.answered)  # the rest: the deterministic path, as with no key
         return out, stats
 
     def _chunk(self, chunk: list[Message]) -> _ChunkResult:
@@ -209,7 +231,7 @@ class ResponsesExtractor:
             usage = getattr(response, "usage", None)
             result.input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
             result.output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-            result.answered = parse_answer(str(response.output_text), chunk)
+            result.answered = parse_answer(str(response.output_text), chunk, self.tz)
         except ExtractionRefused as exc:
             log.warning("LLM extraction fell back to the deterministic path: %s", exc)
             result.fallback = str(exc)
@@ -217,7 +239,13 @@ class ResponsesExtractor:
 
     def _request(self, chunk: list[Message]) -> dict[str, Any]:
         payload = [
-            {"id": m.message_id, "role": m.role, "content": redact(m.content)} for m in chunk
+            {
+                "id": m.message_id,
+                "role": m.role,
+                "at": m.at.isoformat(),
+                "content": redact(m.content),
+            }
+            for m in chunk
         ]
         return {
             "model": self.model,
@@ -273,8 +301,11 @@ class ExtractionRefused(Exception):
     """An answer that cannot be used; the chunk is extracted deterministically instead."""
 
 
-def parse_answer(text: str, chunk: Sequence[Message]) -> dict[str, Extraction]:
-    """Validate a model's answer for ``chunk``; raise ``ExtractionRefused`` when unusable."""
+def parse_answer(text: str, chunk: Sequence[Message], tz: str = "UTC") -> dict[str, Extraction]:
+    """Validate a model's answer for ``chunk``; raise ``ExtractionRefused`` when unusable.
+    What the schema cannot say is enforced per item (:mod:`sleepwake.llm_rules`): topics
+    that are not specific phrases, facts that are not grounded statements and open loops that
+    are not open are dropped, and a turn keeps at most two facts."""
     try:
         answer = _Answer.model_validate_json(text)
     except ValidationError as exc:
@@ -287,33 +318,62 @@ def parse_answer(text: str, chunk: Sequence[Message]) -> dict[str, Extraction]:
     unknown = [f.id for f in answer.messages if f.id not in by_id]
     if unknown:
         raise ExtractionRefused(f"answer names messages that were not sent: {unknown[:3]}")
-    return {f.id: _to_extraction(f, by_id[f.id]) for f in answer.messages}
+    sent = _Chunk("\n".join(redact(m.content) for m in chunk))
+    return {f.id: _to_extraction(f, by_id[f.id], sent, tz) for f in answer.messages}
+
+
+@dataclass
+class _Chunk:
+    """The redacted text of the messages sent, and its content stems (computed once)."""
+
+    text: str
+    stems: set[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stems = rules.content_stems(self.text)
 
 
 def _clean(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(redact(s).strip() for s in items if s and s.strip()))
 
 
-def _to_extraction(facts: _MessageFacts, message: Message) -> Extraction:
-    """The model's facts as an ``Extraction``; sentences come from the deterministic path."""
-    base = extract(message.content, message.role)
+def _topics(facts: _MessageFacts, chunk: _Chunk) -> list[str]:
+    """The message's topic names that pass the rules, those its facts are filed under first."""
+    named = [f.topic for f in facts.facts] + list(facts.topics)
+    kept = (rules.topic_name(redact(n), chunk.text, chunk.stems) for n in named)
+    return list(dict.fromkeys(n for n in kept if n))[: rules.MAX_TOPICS_PER_TURN]
+
+
+def _statements(facts: _MessageFacts, message: Message, content: str, tz: str) -> list[str]:
+    """At most two grounded statements, dated where they say "yesterday" and the like."""
+    kept = (rules.fact_statement(redact(f.text), content, message.at, tz) for f in facts.facts)
+    return list(dict.fromkeys(s for s in kept if s))[: rules.MAX_FACTS_PER_TURN]
+
+
+def _to_extraction(facts: _MessageFacts, message: Message, chunk: _Chunk, tz: str) -> Extraction:
+    """The model's answer for one message as an ``Extraction``: its topics are the entities
+    and its facts the sentences that become facts; time phrases and memory references are
+    the deterministic path's, read from the message itself."""
+    content = redact(message.content)
+    base = extract(content, message.role)
     user = message.role == "user"
     progress = facts.in_progress
+    loops = (rules.open_item(redact(t), content, message.role) for t in facts.open_loops)
     return Extraction(
-        entities=_clean(facts.entities) or noun_phrases(redact(message.content)),
+        entities=_topics(facts, chunk),
         decisions=[
             Decision(text=redact(d.text), chosen=redact(d.chosen),
                      rejected=_clean(d.rejected), reason=redact(d.reason) if d.reason else None)
             for d in facts.decisions if d.chosen.strip()
         ],
         constraints=_clean(facts.constraints),
-        open_loops=_clean(facts.open_loops),
+        open_loops=list(dict.fromkeys(loop for loop in loops if loop)),
         numbers=[
             NumberMention(key=n.key.strip().lower(), value=n.value, unit=n.unit, text=redact(n.text))
             for n in facts.numbers
         ],
-        time_expressions=_clean(facts.time_expressions),
-        memory_references=_clean(facts.memory_references),
+        time_expressions=base.time_expressions,
+        memory_references=base.memory_references,
         dependencies=[
             Dependency(dependent=redact(d.dependent), dependency=redact(d.dependency),
                        text=redact(d.text))
@@ -326,5 +386,5 @@ def _to_extraction(facts: _MessageFacts, message: Message) -> Extraction:
                        text=redact(progress.text))
             if progress is not None else None
         ),
-        sentences=base.sentences,
+        sentences=_statements(facts, message, content, tz),
     )  # fmt: skip

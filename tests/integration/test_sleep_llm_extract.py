@@ -40,11 +40,11 @@ def _facts(body: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for m in sent:
         falcon = "falcon" in m["content"]
+        fact = {"topic": "Project Falcon", "text": "the falcon thing slips to friday"}
         out.append(
-            {"id": m["id"], "entities": ["Project Falcon"] if falcon else [],
-             "decisions": [], "constraints": [], "open_loops": [],
-             "numbers": [], "time_expressions": ["friday"] if falcon else [],
-             "memory_references": [], "dependencies": [], "is_correction": False,
+            {"id": m["id"], "topics": ["Project Falcon"] if falcon else [],
+             "facts": [fact] if falcon else [], "decisions": [], "constraints": [],
+             "open_loops": [], "numbers": [], "dependencies": [], "is_correction": False,
              "in_progress": None}
         )  # fmt: skip
     return out
@@ -205,3 +205,44 @@ def test_rate_limits_are_retried_after_retry_after_and_the_run_records_them(
     assert len(calls) == 3 and calls[1] - calls[0] >= 0.18  # Retry-After was honoured
     assert [r.run_id for r in c.services.sleepwake.runs(namespace, 10)] == [run.run_id]
     assert "Project Falcon" in {t.name for t in c.topics.list_live(namespace)}
+
+
+def test_a_noisy_answer_is_held_to_the_deterministic_rules(
+    settings: Settings,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    fake: FakeResponses,
+    namespace: str,
+) -> None:
+    """Generic names, questions as facts, invented facts and small talk as an open loop are
+    dropped from the model's answer; what is left is named and dated as the rules say."""
+
+    def noisy(body: dict[str, Any]) -> list[dict[str, Any]]:
+        answer = _facts(body)
+        for entry, m in zip(answer, json.loads(body["input"])["messages"], strict=True):
+            entry["topics"] += ["Friday", "thing", "you"]
+            entry["facts"] += [
+                {"topic": "thing", "text": "Is that OK?"},
+                {"topic": "thing", "text": "The user owns a yacht in Monaco."},
+            ]
+            entry["open_loops"] = ["It's just great, you know?"]
+            if "invoices" in m["content"]:
+                entry["open_loops"].append("we still need to backfill March")
+        return [message(json.dumps({"messages": answer}))]
+
+    fake.script = noisy
+    c = _container(settings, driver, embedder, fake, llm=True)
+    summary = _sleep(c, namespace)
+
+    assert summary.extraction["mode"] == "llm"
+    topics = {t.name: t for t in c.topics.list_live(namespace)}
+    names = {n.lower() for n in topics}
+    assert "project falcon" in names and not names & {"friday", "thing", "you"}
+    facts = [f.text for t in topics.values() for f in t.facts]
+    assert not [f for f in facts if f.rstrip().endswith("?") or "yacht" in f]
+    falcon = topics["Project Falcon"]
+    # resolved against the message's time (Monday 2 March 2026) as text/timephrases reads a
+    # bare weekday: the most recent one
+    assert any("[friday = 27 February 2026]" in f.text for f in falcon.facts)
+    loops = [loop.text for t in topics.values() for loop in t.open_loops]
+    assert not [loop for loop in loops if "you know" in loop]

@@ -1,0 +1,379 @@
+"""`sheriff eval longmemeval`: evidence recall on LongMemEval through the public API (EVALUATION.md §5).
+
+Per question, in a fresh namespace with its own API key, against a real local HTTP server (the
+app ``sheriff up`` serves, on a free 127.0.0.1 port): the haystack sessions are appended in date
+order, one ``POST /v1/messages`` per session, with the production sleep policy on; turn ``i`` of a
+session is dated ``session date + 30 s * i`` and carries ``external_id = "<session_id>:<i>"``.
+A session dated before the end of the previous one starts 30 s after it (the API refuses
+messages older than the conversation's newest), and a session id seen twice gets ``#2``. Then
+``POST /v1/context`` at ``question_date`` for each budget. Evidence turns are those with
+``has_answer``; recall is the share of them cited by the context's items, R_all whether all are.
+
+Ingest rate = messages / wall time of the appends, sleeps included: :func:`settle` is where the
+wait for a namespace's pending sleeps belongs once sleeps run in a background worker.
+
+The flat BM25 baseline of §5 is computed in the same run from the data alone: every turn split
+into sentences, ranked by BM25 (``graph.lexical``, statistics of that haystack only) against the
+question, packed best-first to the budget (tokens = ceil(chars / 4)).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+from api.app import create_app
+from api.container import Container
+from graph.db import drop_namespace
+from graph.errors import ValidationFailed
+from graph.lexical import rank, tokens
+from text.english import split_sentences
+
+TURN_GAP = timedelta(seconds=30)
+HTTP_TIMEOUT_S = 900.0  # an append runs the sleeps it triggers; on a busy machine that is slow
+
+
+# -- the data -----------------------------------------------------------------------------------
+@dataclass
+class Turn:
+    external_id: str
+    role: str
+    content: str
+    at: datetime
+    evidence: bool
+
+
+@dataclass
+class Question:
+    question_id: str
+    question_type: str
+    question: str
+    asked_at: datetime
+    sessions: list[list[Turn]]
+
+    @property
+    def evidence(self) -> set[str]:
+        return {t.external_id for s in self.sessions for t in s if t.evidence}
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [t for s in self.sessions for t in s]
+
+
+def parse_date(text: str) -> datetime:
+    """ "2023/05/20 (Sat) 00:04" -> 2023-05-20T00:04Z (the dataset gives no zone: UTC)."""
+    try:
+        day, _weekday, clock = text.split()
+        return datetime.strptime(f"{day} {clock}", "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
+    except ValueError as exc:
+        raise ValidationFailed(f"unrecognised LongMemEval date {text!r}") from exc
+
+
+def load_questions(
+    path: Path, limit: int | None = None, only: list[str] | None = None
+) -> list[Question]:
+    """The questions of a LongMemEval JSON file (``only`` these ids, at most ``limit``)."""
+    raw: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+    picked = [q for q in raw if not only or q["question_id"] in only]
+    if only and len(picked) < len(set(only)):
+        missing = sorted(set(only) - {q["question_id"] for q in picked})
+        raise ValidationFailed(f"no question with id {', '.join(missing)} in {path}")
+    return [to_question(q) for q in picked[:limit]]
+
+
+def to_question(raw: dict[str, Any]) -> Question:
+    """One question with its haystack in date order, turns dated and named as §5 says."""
+    parts = (raw["haystack_dates"], raw["haystack_session_ids"], raw["haystack_sessions"])
+    if len({len(p) for p in parts}) != 1:
+        raise ValidationFailed(f"question {raw['question_id']}: haystack lists differ in length")
+    dated = sorted(
+        zip(*parts, strict=True),
+        key=lambda s: parse_date(s[0]),
+    )  # sorted() is stable: sessions of the same minute keep the dataset's order
+    seen: dict[str, int] = defaultdict(int)
+    sessions: list[list[Turn]] = []
+    last: datetime | None = None
+    for date, session_id, turns in dated:
+        seen[session_id] += 1
+        sid = session_id if seen[session_id] == 1 else f"{session_id}#{seen[session_id]}"
+        start = parse_date(date)
+        if last is not None and start <= last:
+            start = last + TURN_GAP
+        session = [
+            Turn(
+                f"{sid}:{i}",
+                t["role"],
+                t["content"],
+                start + i * TURN_GAP,
+                bool(t.get("has_answer")),
+            )
+            for i, t in enumerate(turns)
+            if str(t.get("content", "")).strip()
+        ]
+        if session:
+            sessions.append(session)
+            last = session[-1].at
+    return Question(
+        str(raw["question_id"]),
+        str(raw["question_type"]),
+        str(raw["question"]),
+        parse_date(raw["question_date"]),
+        sessions,
+    )
+
+
+# -- the flat BM25 baseline ---------------------------------------------------------------------
+def bm25_sources(question: Question, budget: int) -> set[str]:
+    """The turns cited by flat BM25 over sentences, packed best-first to ``budget`` tokens."""
+    sentences = [(t.external_id, s) for t in question.turns for s in split_sentences(t.content)]
+    words = list(dict.fromkeys(tokens(question.question)))
+    scores = rank(words, [{"text": s} for _, s in sentences], ["text"])
+    order = sorted(range(len(sentences)), key=lambda i: -scores[i])
+    cited: set[str] = set()
+    used = 0
+    for i in order:
+        if scores[i] <= 0:
+            break
+        cost = math.ceil(len(sentences[i][1]) / 4)
+        if used + cost > budget:
+            continue  # a shorter sentence further down may still fit
+        used += cost
+        cited.add(sentences[i][0])
+    return cited
+
+
+# -- scores -------------------------------------------------------------------------------------
+@dataclass
+class Scores:
+    """Recall and R_all per question type, for one method at one budget."""
+
+    recall: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    complete: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, qtype: str, evidence: set[str], cited: set[str]) -> float:
+        found = len(evidence & cited) / len(evidence) if evidence else 0.0
+        self.recall[qtype].append(found)
+        self.complete[qtype].append(1.0 if evidence and evidence <= cited else 0.0)
+        return found
+
+    def summary(self) -> dict[str, Any]:
+        every = [v for vs in self.recall.values() for v in vs]
+        full = [v for vs in self.complete.values() for v in vs]
+        return {
+            "recall": _mean(every),
+            "r_all": _mean(full),
+            "per_type": {
+                t: {"recall": _mean(v), "r_all": _mean(self.complete[t]), "questions": len(v)}
+                for t, v in sorted(self.recall.items())
+            },
+        }
+
+
+@dataclass
+class Report:
+    budgets: list[int]
+    memory: dict[int, Scores] = field(default_factory=dict)
+    bm25: dict[int, Scores] = field(default_factory=dict)
+    latency_ms: list[float] = field(default_factory=list)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.memory = {b: Scores() for b in self.budgets}
+        self.bm25 = {b: Scores() for b in self.budgets}
+
+    def summary(self) -> dict[str, Any]:
+        """Every figure of §5, memory beside the BM25 baseline, plus per-question rows."""
+        messages = sum(q["messages"] for q in self.questions)
+        ingest_s = sum(q["ingest_s"] for q in self.questions)
+        topics = sum(q["topics"] for q in self.questions)
+        return {
+            "questions": len(self.questions),
+            "messages": messages,
+            "ingest_messages_per_s": round(messages / ingest_s, 2) if ingest_s else None,
+            "topics_per_100_messages": round(100 * topics / messages, 1) if messages else None,
+            "context_latency_ms": {
+                "p50": _percentile(self.latency_ms, 0.50),
+                "p95": _percentile(self.latency_ms, 0.95),
+            },
+            "budgets": {
+                str(b): {"memory": self.memory[b].summary(), "bm25": self.bm25[b].summary()}
+                for b in self.budgets
+            },
+            "per_question": self.questions,
+        }
+
+
+def _mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1)))], 1)
+
+
+# -- the server and the run ---------------------------------------------------------------------
+@contextmanager
+def serve(container: Container) -> Iterator[tuple[str, Callable[[str], str]]]:
+    """The real app on a free 127.0.0.1 port (uvicorn in a thread, sharing ``container``):
+    its base URL and a function that creates an API key for a namespace."""
+    app = create_app(container)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 300
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the local API server did not start")
+            time.sleep(0.05)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}", lambda ns: str(app.state.api_keys.create(ns)[1])
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+
+
+def settle(http: httpx.Client) -> None:
+    """Wait until the namespace of ``http``'s key has no pending sleep.
+
+    Sleeps run inside ``POST /v1/messages`` today, so they are done when the append returns
+    and there is nothing to wait for. When sleeps move to a background worker, this is where
+    the ingest clock waits for the namespace's queued and running sleeps to finish."""
+    del http
+
+
+def evaluate(
+    container: Container,
+    questions: list[Question],
+    budgets: list[int],
+    keep: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Run §5 for ``questions`` through a local server; namespaces dropped unless ``keep``."""
+    report = Report(sorted(set(budgets)))
+    with serve(container) as (base_url, new_key):
+        for question in questions:
+            ns = f"lme-{question.question_id}-{uuid.uuid4().hex[:6]}"
+            try:
+                headers = {"Authorization": f"Bearer {new_key(ns)}"}
+                with httpx.Client(
+                    base_url=base_url, headers=headers, timeout=HTTP_TIMEOUT_S
+                ) as http:
+                    row = one_question(container, http, ns, question, report)
+            finally:
+                if not keep:
+                    drop_namespace(container.driver, ns, container.settings.neo4j_database)
+            report.questions.append(row)
+            if progress:
+                progress(_progress_line(row))
+    return report
+
+
+def one_question(
+    container: Container, http: httpx.Client, ns: str, question: Question, report: Report
+) -> dict[str, Any]:
+    """Ingest one haystack, then score the memory's and BM25's contexts at every budget."""
+    started = time.perf_counter()
+    sleeps = 0
+    for session in question.sessions:
+        body = {"messages": [_message(t) for t in session]}
+        answer = _post(http, "/v1/messages", body)
+        sleeps += len(answer["sleeps"])
+    settle(http)
+    ingest_s = time.perf_counter() - started
+    messages = len(question.turns)
+    row: dict[str, Any] = {
+        "question_id": question.question_id,
+        "question_type": question.question_type,
+        "namespace": ns,
+        "messages": messages,
+        "sleeps": sleeps,
+        "ingest_s": round(ingest_s, 2),
+        "messages_per_s": round(messages / ingest_s, 2),
+        "topics": len(container.topics.list_live(ns)),
+        "evidence": len(question.evidence),
+    }
+    for budget in report.budgets:
+        t0 = time.perf_counter()
+        ctx = _post(
+            http,
+            "/v1/context",
+            {"message": question.question, "now": question.asked_at.isoformat(), "budget": budget},
+        )
+        report.latency_ms.append((time.perf_counter() - t0) * 1000)
+        cited = {sid for item in ctx["items"] for sid in item["provenance"]["source_ids"]}
+        qtype, evidence = question.question_type, question.evidence
+        row[f"recall@{budget}"] = report.memory[budget].add(qtype, evidence, cited)
+        row[f"bm25@{budget}"] = report.bm25[budget].add(
+            qtype, evidence, bm25_sources(question, budget)
+        )
+    return row
+
+
+def _message(turn: Turn) -> dict[str, Any]:
+    return {
+        "role": turn.role,
+        "content": turn.content,
+        "at": turn.at.isoformat(),
+        "external_id": turn.external_id,
+    }
+
+
+def _post(http: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST and return the JSON answer; a non-2xx answer stops the run with its detail."""
+    response = http.post(path, json=body)
+    if response.status_code >= 300:
+        raise ValidationFailed(f"{path} answered {response.status_code}: {response.text[:500]}")
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def _progress_line(row: dict[str, Any]) -> str:
+    recalls = "  ".join(f"{k} {v:.2f}" for k, v in row.items() if "@" in k)
+    return (
+        f"{row['question_id']} ({row['question_type']}): {row['messages']} msgs, "
+        f"{row['sleeps']} sleeps, {row['messages_per_s']} msg/s, {row['topics']} topics  {recalls}"
+    )
+
+
+def render(summary: dict[str, Any]) -> str:
+    """The summary as a short plain-text table (memory beside BM25 per budget and type)."""
+    lines = [
+        f"questions {summary['questions']}, messages {summary['messages']}, "
+        f"ingest {summary['ingest_messages_per_s']} msg/s, "
+        f"topics per 100 messages {summary['topics_per_100_messages']}, "
+        f"context p50 {summary['context_latency_ms']['p50']} ms, "
+        f"p95 {summary['context_latency_ms']['p95']} ms",
+    ]
+    for budget, both in summary["budgets"].items():
+        mem, flat = both["memory"], both["bm25"]
+        header = f"@{budget} tokens".ljust(29)
+        lines.append(f"\n{header}memory recall (R_all)   BM25 recall (R_all)")
+        lines.append(_row("all", mem, flat, len(summary["per_question"])))
+        for qtype, stats in mem["per_type"].items():
+            lines.append(_row(qtype, stats, flat["per_type"][qtype], stats["questions"]))
+    return "\n".join(lines)
+
+
+def _row(name: str, mem: dict[str, Any], flat: dict[str, Any], n: int) -> str:
+    return (
+        f"  {name:<26} {mem['recall']:.3f} ({mem['r_all']:.3f})"
+        f"           {flat['recall']:.3f} ({flat['r_all']:.3f})   n={n}"
+    )

@@ -1,0 +1,82 @@
+"""The LongMemEval replay plan and the flat BM25 baseline of `sheriff eval longmemeval` (no I/O)."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.eval_longmemeval import Scores, bm25_sources, load_questions, parse_date, to_question
+from graph.errors import ValidationFailed
+
+
+def _raw(**over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "question_id": "q1",
+        "question_type": "single-session-user",
+        "question": "Which breed is my dog?",
+        "question_date": "2023/05/30 (Tue) 21:54",
+        "haystack_dates": ["2023/05/21 (Sun) 10:00", "2023/05/20 (Sat) 09:00",
+                           "2023/05/20 (Sat) 09:01"],
+        "haystack_session_ids": ["s_b", "s_a", "s_a"],
+        "haystack_sessions": [
+            [{"role": "user", "content": "My dog is a beagle.", "has_answer": True},
+             {"role": "assistant", "content": "Beagles are lovely."}],
+            [{"role": "user", "content": "Plan a trip to Rome."},
+             {"role": "assistant", "content": "  "},
+             {"role": "assistant", "content": "Here is a plan for Rome."}],
+            [{"role": "user", "content": "Also book a hotel."}],
+        ],
+    }  # fmt: skip
+    return base | over
+
+
+def test_sessions_replay_in_date_order_thirty_seconds_apart() -> None:
+    q = to_question(_raw())
+    ids = [[t.external_id for t in s] for s in q.sessions]
+    # date order; the blank turn is skipped but keeps its index; a repeated id gets "#2"
+    assert ids == [["s_a:0", "s_a:2"], ["s_a#2:0"], ["s_b:0", "s_b:1"]]
+    first, second, _ = q.sessions
+    assert first[0].at == datetime(2023, 5, 20, 9, 0, tzinfo=UTC)
+    assert first[1].at == datetime(2023, 5, 20, 9, 1, tzinfo=UTC)  # turn 2: 60 s
+    # dated 09:01 but the first session ends then: it starts 30 s later, never earlier
+    assert second[0].at == datetime(2023, 5, 20, 9, 1, 30, tzinfo=UTC)
+    assert q.evidence == {"s_b:0"}
+    assert q.asked_at == datetime(2023, 5, 30, 21, 54, tzinfo=UTC)
+
+
+def test_bad_dates_and_unknown_ids_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValidationFailed, match="unrecognised LongMemEval date"):
+        parse_date("30 May 2023")
+    with pytest.raises(ValidationFailed, match="differ in length"):
+        to_question(_raw(haystack_session_ids=["s_b"]))
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([_raw()]), encoding="utf-8")
+    assert [q.question_id for q in load_questions(path, only=["q1"])] == ["q1"]
+    with pytest.raises(ValidationFailed, match="no question with id nope"):
+        load_questions(path, only=["nope"])
+
+
+def test_bm25_packs_the_best_sentences_into_the_budget() -> None:
+    q = to_question(_raw())
+    # every sentence sharing a word with the question fits ("is" in the Rome plan too);
+    # "Beagles are lovely." shares none
+    assert bm25_sources(q, 1000) == {"s_b:0", "s_a:2"}
+    tight = math.ceil(len("My dog is a beagle.") / 4)
+    assert bm25_sources(q, tight) == {"s_b:0"}  # the best one first
+    assert bm25_sources(q, 1) == set()
+
+
+def test_recall_and_r_all_per_type() -> None:
+    scores = Scores()
+    assert scores.add("multi-session", {"a", "b"}, {"a", "x"}) == 0.5
+    scores.add("multi-session", {"c"}, {"c"})
+    scores.add("temporal-reasoning", {"d"}, set())
+    summary = scores.summary()
+    assert summary["recall"] == 0.5  # (0.5 + 1 + 0) / 3
+    assert summary["r_all"] == pytest.approx(0.3333, abs=1e-4)
+    assert summary["per_type"]["multi-session"] == {"recall": 0.75, "r_all": 0.5, "questions": 2}
