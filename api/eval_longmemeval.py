@@ -9,8 +9,9 @@ messages older than the conversation's newest), and a session id seen twice gets
 ``POST /v1/context`` at ``question_date`` for each budget. Evidence turns are those with
 ``has_answer``; recall is the share of them cited by the context's items, R_all whether all are.
 
-Ingest rate = messages / wall time of the appends, sleeps included: :func:`settle` is where the
-wait for a namespace's pending sleeps belongs once sleeps run in a background worker.
+Ingest rate = messages / wall time of the appends, sleeps included: appends queue their sleeps
+(background mode, the default) and :func:`settle` runs them, as a sleep worker that keeps up
+would, before the next session is appended.
 
 The flat BM25 baseline of §5 is computed in the same run from the data alone: every turn split
 into sentences, ranked by BM25 (``graph.lexical``, statistics of that haystack only) against the
@@ -250,13 +251,17 @@ def serve(container: Container) -> Iterator[tuple[str, Callable[[str], str]]]:
         thread.join(timeout=60)
 
 
-def settle(http: httpx.Client) -> None:
-    """Wait until the namespace of ``http``'s key has no pending sleep.
-
-    Sleeps run inside ``POST /v1/messages`` today, so they are done when the append returns
-    and there is nothing to wait for. When sleeps move to a background worker, this is where
-    the ingest clock waits for the namespace's queued and running sleeps to finish."""
-    del http
+def settle(container: Container, namespace: str) -> int:
+    """Run the namespace's queued sleeps to the end, as a sleep worker keeping up would (the
+    ingest clock includes them); the number of sleep runs. With inline sleeps (the append ran
+    them already) there is nothing queued and this returns 0 at once."""
+    worker = container.sleep_worker(namespace=namespace)
+    runs = 0
+    while (run := worker.run_once()) is not None:
+        runs += 1
+        if run.outcome not in {"done", "abandoned"}:
+            raise RuntimeError(f"sleep run {run.run_id} of {namespace}: {run.outcome}: {run.error}")
+    return runs
 
 
 def evaluate(
@@ -296,7 +301,9 @@ def one_question(
         body = {"messages": [_message(t) for t in session]}
         answer = _post(http, "/v1/messages", body)
         sleeps += len(answer["sleeps"])
-    settle(http)
+        if answer.get("sleep_due"):  # queued for the worker: it runs before the next session
+            sleeps += settle(container, ns)
+    sleeps += settle(container, ns)
     ingest_s = time.perf_counter() - started
     messages = len(question.turns)
     row: dict[str, Any] = {
