@@ -43,6 +43,7 @@ from graph.topics import LinkRequest
 from retrieval.embedding import Embedder, text_hash
 from sleepwake import tiers
 from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
+from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction, find_in_progress
 from sleepwake.extract import InProgress as ExtractedProgress
 from sleepwake.llm_extract import ResponsesExtractor
@@ -140,6 +141,7 @@ class Sleeper:
         self._fault("slice")
         extractions, extraction_report = self._extract(piece)
         cands = build_candidates(piece, self.tz, extractions)
+        cands = form_topics(piece, cands, cands.extractions, self.embedder.embed, self.tz)
         self._fault("extract")
         vectors = _embed_unique(self.embedder, [c.semantic_text() for c in cands.candidates])
         self._fault("embed")
@@ -215,7 +217,11 @@ class Sleeper:
         """Decide merge-or-create for every candidate in order (light fields only), then
         fetch the chosen existing topics whole and fold the candidates in."""
         rows = [
-            {"idx": i, "vector": v, "names": sorted({c.key, *(s.lower() for s in c.surfaces)})}
+            {
+                "idx": i,
+                "vector": v,
+                "names": sorted({c.key, *c.alias_keys, *(s.lower() for s in c.surfaces)}),
+            }
             for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))
         ]
         hits: dict[int, list[PoolHit]] = {}

@@ -7,6 +7,7 @@ model and lives in tests/integration/test_sleep_wake.py.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -80,7 +81,8 @@ def test_a_sleep_turns_the_slice_into_topics_that_cite_their_messages() -> None:
         assert topic.facts, topic.name
         for fact in topic.facts:
             assert set(fact.source_message_ids) <= set(compacted)
-            sentence = fact.text.split(": ", 1)[-1]
+            # a resolved relative date is kept beside the fact: "... Saturday. [Saturday = ...]"
+            sentence = re.sub(r" \[[^\]]*\]$", "", fact.text.split(": ", 1)[-1])
             assert any(sentence in compacted[i].content for i in fact.source_message_ids)
     events = m.stores.events.in_window(m.namespace, None, None)
     assert summary.events == len(events) == len(topics)  # one event per touched topic
@@ -125,7 +127,9 @@ def test_a_second_sleep_updates_the_topic_it_names_again() -> None:
     caterer = m.topics.find_by_alias(m.namespace, "caterer")[0]
     later = T0 + timedelta(days=2)
     # shared wording: the hashed embedder only sees words (paraphrases: integration tests)
-    m.say(later, ("user", "We still need to book the caterer, Rosa's Kitchen."),
+    # the caterer is an alias of the party topic (topics are episodes, not noun phrases)
+    m.say(later, ("user", "For the surprise party at the lake house we still need to book "
+                          "the caterer, Rosa's Kitchen."),
           *[("assistant", "ok")] * 4)  # fmt: skip
     summary = m.sleeper.sleep(m.namespace, later + timedelta(hours=1))
     assert summary.topics_updated >= 1
@@ -185,7 +189,8 @@ def test_a_sleep_that_races_a_writer_recomputes_and_commits() -> None:
     m.sleeper.sleep(m.namespace, SLEPT)
     caterer = m.topics.find_by_alias(m.namespace, "caterer")[0]
     later = T0 + timedelta(days=1)
-    m.say(later, ("user", "We still need to book the caterer, they want a deposit."),
+    m.say(later, ("user", "For the surprise party at the lake house we still need to book "
+                          "the caterer, they want a deposit."),
           *[("assistant", "ok")] * 4)  # fmt: skip
     slices: list[str] = []
 
