@@ -52,7 +52,10 @@ def evaluate_topics(
         report.update(shape_figures(topics, len(messages), external))
         report["near_duplicate_pairs"] = near_duplicates(container, topics)
         report["observation_coverage"] = observation_coverage(container, sample, topics, external)
-        report["topic_only_recall_1000"] = topic_only_recall(container, sample, ns, now, external)
+        by_id = {t.topic_id: t for t in topics}
+        report["topic_only_recall_1000"] = topic_only_recall(
+            container, sample, ns, now, external, by_id
+        )
         report["ingest_and_sleep_s"] = round(wall, 1)
         if rows:
             report["topics"] = topic_rows(topics, external)
@@ -143,7 +146,12 @@ def observation_coverage(
 
 
 def topic_only_recall(
-    container: Container, sample: dict[str, Any], ns: str, now: datetime, external: dict[str, str]
+    container: Container,
+    sample: dict[str, Any],
+    ns: str,
+    now: datetime,
+    external: dict[str, str],
+    by_id: dict[str, Topic],
 ) -> float:
     """§1's evidence recall (categories 1-4) with a context of topics only: topic search k=8,
     each topic's "name: one-liner" then its facts best-first (cosine to the question, then
@@ -154,7 +162,10 @@ def topic_only_recall(
         if not evidence or int(qa["category"]) not in (1, 2, 3, 4):
             continue
         hits = container.search.search(ns, str(qa["question"]), now, k=TOPIC_K)
-        cited = _pack(container, str(qa["question"]), [h.topic for h in hits], external)
+        whole = [
+            by_id[h.topic.topic_id] for h in hits if h.topic.topic_id in by_id
+        ]  # search is light
+        cited = _pack(container, str(qa["question"]), whole, external)
         recalls.append(len(evidence & cited) / len(evidence))
     return round(sum(recalls) / len(recalls), 3) if recalls else 0.0
 

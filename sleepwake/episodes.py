@@ -46,6 +46,9 @@ PAUSE_SECONDS = 30 * 60
 LINK_BONUS = 0.15  # per content word two neighbouring turns share (at most two count)
 PHRASES_PER_EPISODE = 12  # phrases embedded per episode (the most repeated, longest first)
 MAX_HEADS = 3
+SECOND_HEAD_TURNS = 6  # an episode this long may have a second head
+SECOND_HEAD_GAP = 0.15  # ... scoring at most this much under the main one
+DISTINCT_HEADS = 0.5  # ... and less similar to it than this
 ALIASES = 4  # the episode's next-best phrases kept as aliases of its main topic
 MAX_FACT_SENTENCES = 2
 MAX_FACT_CHARS = 400
@@ -233,6 +236,7 @@ class _Episode:
     vectors: np.ndarray
     phrases: list[PhraseStats] = field(default_factory=list)
     heads: list[str] = field(default_factory=list)
+    head_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def turn_text(message: Message) -> str:
@@ -243,9 +247,7 @@ def turn_text(message: Message) -> str:
 
 def content_stems(text: str) -> set[str]:
     """The stems of a text's content words (four letters or more, no stopwords)."""
-    return {
-        stem(w) for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in STOPWORDS
-    }
+    return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in STOPWORDS}
 
 
 def _pauses(messages: Sequence[Message]) -> list[bool]:
@@ -347,8 +349,33 @@ def _choose_heads(episodes: list[_Episode], by_key: dict[str, Candidate], embed:
         )
         ep.phrases = scored
         main = next((p for p in scored if not p.named), scored[0])
+        vec = {p.key: vector_of[by_key[p.key].name] for p in scored}
+        second = _second_head(scored, main, vec, centroid, len(ep.messages))
         extra = [p.key for p in scored if p.structural and p.key != main.key]
-        ep.heads = [main.key, *extra][:MAX_HEADS]
+        ep.heads = list(dict.fromkeys([main.key, *second, *extra]))[:MAX_HEADS]
+        # turns naming no head go to the main head, or to the second when more like it
+        ep.head_vectors = {k: vec[k] for k in [main.key, *second]}
+
+
+def _second_head(
+    scored: list[PhraseStats],
+    main: PhraseStats,
+    vec: dict[str, np.ndarray],
+    centroid: np.ndarray,
+    turns: int,
+) -> list[str]:
+    """A long episode may hold a second subject: a phrase repeated over its turns, nearly as
+    good a name as the main one, and unlike it."""
+    if turns < SECOND_HEAD_TURNS:
+        return []
+    best = phrase_score(main, float(vec[main.key] @ centroid))
+    for p in scored:
+        if p.key == main.key or p.named or p.turns < 2:
+            continue
+        close = float(vec[p.key] @ vec[main.key]) >= DISTINCT_HEADS
+        if not close and phrase_score(p, float(vec[p.key] @ centroid)) >= best - SECOND_HEAD_GAP:
+            return [p.key]
+    return []
 
 
 def _assemble(
@@ -370,6 +397,7 @@ def _assemble(
         for head in heads:
             target = out.setdefault(head, _empty(by_key[head], phrase_cands, heads))
             _fold_messages(target, ep, heads, head, by_key, extractions, phrase_cands, tz)
+            _add_aliases(target, phrase_cands, heads)
         for message in ep.messages:
             per_message[message.message_id] = [
                 h for h in heads if message.message_id in out[h].message_ids
@@ -385,11 +413,6 @@ def _empty(head: Candidate, phrases: list[Candidate], heads: list[str]) -> Candi
     cand = Candidate(key=head.key, label=head.name)
     cand.surfaces.update(head.surfaces)
     cand.user_surfaces.update(head.user_surfaces or head.surfaces)
-    if head.key == heads[0]:
-        others = [p for p in phrases if p.key not in heads and not is_named(p)][:ALIASES]
-        for other in others:
-            cand.user_surfaces[other.name] += 0  # an alias, never the name
-        cand.alias_keys = [p.key for p in others]
     cand.co_entities = {p.key for p in phrases if is_named(p)} | set(heads)
     cand.co_entities.discard(head.key)
     return cand
@@ -405,12 +428,12 @@ def _fold_messages(
     phrases: list[Candidate],
     tz: str,
 ) -> None:
-    """Give ``target`` the turns of ``ep`` that name it (the main head also gets the turns
-    that name no head), with their fact and the numbers, loops and decisions they carry."""
-    for message in ep.messages:
+    """Give ``target`` the turns of ``ep`` that name it (a turn naming no head goes to the
+    head most like it), with their fact and the numbers, loops and decisions they carry."""
+    for i, message in enumerate(ep.messages):
         mid = message.message_id
         named = [h for h in heads if mid in by_key[h].message_ids]
-        if head not in (named or heads[:1]):
+        if head not in (named or [_nearest(ep, i, heads)]):
             continue
         _touch(target, message)
         extraction = extractions.get(mid)
@@ -422,6 +445,30 @@ def _fold_messages(
         _take_structure(target, mid, phrases)
         target.constraint_count += len(extraction.constraints)
         target.corrected = target.corrected or extraction.is_correction
+
+
+def _add_aliases(target: Candidate, phrases: list[Candidate], heads: list[str]) -> None:
+    """The episode's leading phrases said in the turns ``target`` got become its aliases
+    (names stay entities): what else a person would call the topic."""
+    owned = set(target.message_ids)
+    others = [
+        p
+        for p in phrases
+        if p.key not in heads and not is_named(p) and owned.intersection(p.message_ids)
+    ][:ALIASES]
+    for other in others:
+        target.user_surfaces[other.name] += 0  # an alias, never the name
+        if other.key not in target.alias_keys:
+            target.alias_keys.append(other.key)
+
+
+def _nearest(ep: _Episode, turn: int, heads: list[str]) -> str:
+    """The head whose phrase is most like turn ``turn`` (heads of a continued episode: the
+    first)."""
+    scored = [
+        (float(ep.head_vectors[h] @ ep.vectors[turn]), h) for h in heads if h in ep.head_vectors
+    ]
+    return max(scored)[1] if scored else heads[0]
 
 
 def _touch(cand: Candidate, message: Message) -> None:
