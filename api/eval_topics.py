@@ -177,7 +177,7 @@ def _tokens(text: str) -> int:
 def _pack(
     container: Container, question: str, topics: list[Topic], external: dict[str, str]
 ) -> set[str]:
-    used, cited = 0, set()
+    used, cited = 0, set[str]()
     query = _unit(container, [question])[0]
     for topic in topics:
         used += _tokens(_header(topic))

@@ -40,7 +40,7 @@ TURN_LEAD_CHARS = 400  # a turn is embedded by its lead: cost follows text, capp
 WINDOW = 2  # turns either side of a gap in the gap score
 MIN_TURNS = 4
 MAX_TURNS = 18
-SAME_SUBJECT = 0.8  # a gap scoring above this never cuts (noise among near-equal turns)
+SAME_SUBJECT = 0.45  # a gap scoring above this never cuts (noise among near-equal turns)
 GAP_SIGMA = 0.5  # a gap this many standard deviations under the mean cuts an episode
 PAUSE_SECONDS = 30 * 60
 LINK_BONUS = 0.15  # per content word two neighbouring turns share (at most two count)
@@ -142,6 +142,7 @@ class PhraseStats:
     named: bool  # a single capitalised word: a person or a place
     event: bool
     spread: float  # share of the slice's episodes that mention it
+    slice_turns: int  # turns of the whole slice that mention it
     structural: bool  # carries a rule, a decision or a dependency
 
 
@@ -160,7 +161,10 @@ def phrase_score(stats: PhraseStats, centrality: float) -> float:
     score += 0.12 * min(stats.words - 1, 2)
     score += 0.25 if stats.event else 0.0
     score -= 0.4 if stats.named else 0.0
-    score -= 0.3 * max(0.0, stats.spread - 0.34)
+    if stats.words == 1:  # a single word all over the slice is generic ("time", "life")
+        score -= 0.3 * max(0.0, stats.spread - 0.34)
+    else:  # a specific phrase the whole slice keeps coming back to is its subject
+        score += 0.05 * min(stats.slice_turns - 1, 4)
     return score
 
 
@@ -320,6 +324,7 @@ def _gather_phrases(episodes: list[_Episode], cands: SliceCandidates, structural
                     named=is_named(cand),
                     event=cand.event_like,
                     spread=spread,
+                    slice_turns=cand.mentions,
                     structural=cand.key in structural,
                 )
             )
@@ -479,8 +484,10 @@ def _touch(cand: Candidate, message: Message) -> None:
     if message.seq is not None:
         cand.first_seq = message.seq if cand.first_seq is None else min(cand.first_seq, message.seq)
         cand.last_seq = message.seq if cand.last_seq is None else max(cand.last_seq, message.seq)
-    if cand.event_like and cand.time_hint is None:
-        cand.time_hint = message.at  # an event is anchored at the time it was talked about
+    if cand.time_hint is None:
+        # when it was talked about: a subject picked up again within days is likely the same
+        # one (and an event is anchored there, for the event veto)
+        cand.time_hint = message.at
 
 
 def _take_structure(target: Candidate, mid: str, phrases: list[Candidate]) -> None:

@@ -49,7 +49,7 @@ def test_a_pause_always_cuts_and_shared_words_hold_turns_together() -> None:
     assert segment(vectors, pauses, min_turns=2) == [(0, 4), (4, 8)]
     apart = np.asarray(_cluster(0, 4) + _cluster(3, 4))
     assert segment(apart, min_turns=2) == [(0, 4), (4, 8)]
-    drift = np.asarray(_cluster(0, 4) + [v + np.eye(8)[3] for v in _cluster(0, 4)])
+    drift = np.asarray(_cluster(0, 4) + [v + 3 * np.eye(8)[3] for v in _cluster(0, 4)])
     assert segment(drift, min_turns=2) == [(0, 4), (4, 8)]
     linked = [0, 0, 0, 2, 0, 0, 0]  # turns 3 and 4 share words: a mild drift is no new subject
     assert segment(drift, min_turns=2, links=linked) == [(0, 8)]
@@ -57,7 +57,7 @@ def test_a_pause_always_cuts_and_shared_words_hold_turns_together() -> None:
 
 def _stats(key: str, **kw: object) -> PhraseStats:
     base: dict[str, object] = dict(
-        key=key, turns=1, words=len(key.split()), named=False, event=False, spread=0.0,
+        key=key, turns=1, words=len(key.split()), named=False, event=False, spread=0.0, slice_turns=1,
         structural=False,
     )  # fmt: skip
     base.update(kw)
