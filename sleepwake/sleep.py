@@ -141,7 +141,10 @@ class Sleeper:
         self._fault("slice")
         extractions, extraction_report = self._extract(piece)
         cands = build_candidates(piece, self.tz, extractions)
-        cands = form_topics(piece, cands, cands.extractions, self.embedder.embed, self.tz)
+        # the LLM extractor names its topics itself (sleepwake/llm_extract); when any of its
+        # chunks fell back, the slice takes the deterministic path whole
+        if extraction_report["mode"] != "llm":
+            cands = form_topics(piece, cands, cands.extractions, self.embedder.embed, self.tz)
         self._fault("extract")
         vectors = _embed_unique(self.embedder, [c.semantic_text() for c in cands.candidates])
         self._fault("embed")
