@@ -197,28 +197,22 @@ def select_sentences(sentences: Sequence[str], structural: Sequence[str] = ()) -
     return [s for s in sentences if s in chosen]
 
 
-def date_note(sentence: str, at: datetime, tz: str) -> str | None:
-    """ "yesterday" said on 8 May 2023 -> "yesterday = 7 May 2023" (None: nothing relative)."""
+def happened_at(sentence: str, at: datetime, tz: str) -> datetime | None:
+    """When a statement about the past became true: "I went there yesterday" said on 8 May 2023
+    -> 7 May 2023 (the start of the window its relative time phrase points at). None when the
+    sentence has no relative phrase, or the window is not wholly before ``at`` (a plan, "today")
+    or is vaguer than a year."""
     window = resolve(sentence, at, tz)
     if window is None or window.kind == "explicit_date" or not (window.start and window.end):
         return None
-    days = (window.end - window.start).total_seconds() / 86400
-    start = window.start
-    if days <= 1.01:
-        when = f"{start.day} {start:%B %Y}"
-    elif days <= 7.01:
-        when = f"the week of {start.day} {start:%B %Y}"
-    elif days <= 31.01:
-        when = f"{start:%B %Y}"
-    elif days <= 366.01:
-        when = f"{start:%Y}"
-    else:
+    if window.end > at or (window.end - window.start).days > 366:
         return None
-    return f"{window.phrase} = {when}"
+    return window.start
 
 
 def turn_fact(message: Message, extraction: Extraction, tz: str) -> Fact | None:
-    """The single fact a turn contributes, with its relative dates resolved."""
+    """The single fact a turn contributes; a relative date in it is resolved into
+    ``valid_from`` (kept beside the verbatim text)."""
     structural = [*extraction.constraints, *(d.text for d in extraction.decisions)]
     chosen = select_sentences(extraction.sentences, structural)
     if not chosen:
@@ -226,9 +220,12 @@ def turn_fact(message: Message, extraction: Extraction, tz: str) -> Fact | None:
     body = " ".join(chosen)
     if len(body) > MAX_FACT_CHARS:
         body = body[: MAX_FACT_CHARS - 3].rsplit(" ", 1)[0] + "..."
-    note = date_note(body, message.at, tz)
-    text = fact_text(message, body + (f" [{note}]" if note else ""))
-    return Fact(text=text, at=message.at, source_message_ids=[message.message_id])
+    return Fact(
+        text=fact_text(message, body),  # verbatim: every line a context shows is in its turn
+        at=message.at,
+        valid_from=happened_at(body, message.at, tz),
+        source_message_ids=[message.message_id],
+    )
 
 
 # --- putting it together ----------------------------------------------------------------------

@@ -10,9 +10,9 @@ from graph.models import Message
 from sleepwake.candidates import Candidate, build_candidates
 from sleepwake.episodes import (
     PhraseStats,
-    date_note,
     eligible,
     form_topics,
+    happened_at,
     phrase_score,
     segment,
     select_sentences,
@@ -97,18 +97,18 @@ def test_facts_are_statements_one_or_two_sentences_never_questions() -> None:
 
 
 def test_relative_dates_are_resolved_beside_the_fact() -> None:
-    assert date_note("I went to the support group yesterday.", T0, "UTC") == (
-        "yesterday = 7 May 2023"
+    assert happened_at("I went to the support group yesterday.", T0, "UTC") == datetime(
+        2023, 5, 7, tzinfo=UTC
     )
-    assert date_note("I went to the support group.", T0, "UTC") is None
+    assert happened_at("I went to the support group.", T0, "UTC") is None
+    assert happened_at("We are going camping next month.", T0, "UTC") is None  # a plan
     message = Message(
         message_id="m1", namespace="ns", role="user", content="x", at=T0, speaker="Caroline"
     )
     fact = turn_fact(message, extract("I went to a LGBTQ support group yesterday."), "UTC")
     assert fact is not None
-    assert fact.text == (
-        "Caroline: I went to a LGBTQ support group yesterday. [yesterday = 7 May 2023]"
-    )
+    assert fact.text == "Caroline: I went to a LGBTQ support group yesterday."
+    assert fact.valid_from == datetime(2023, 5, 7, tzinfo=UTC) and fact.at == T0
 
 
 def _messages(turns: list[tuple[str, str]], start: datetime = T0) -> list[Message]:
