@@ -69,6 +69,9 @@ class Candidate:
     label: str | None = None  # the topic's name when set (episode topics); else the top surface
     # other phrases the topic goes by (an episode's leading phrases): they match existing topics
     alias_keys: list[str] = field(default_factory=list)
+    # the time hint is only when it was talked about (not when it happens): it tells a
+    # conversation picked up the same day, nothing more (sleepwake/matching.score)
+    hint_is_mention: bool = False
     # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
     _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 

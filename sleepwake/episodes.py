@@ -482,9 +482,10 @@ def _touch(cand: Candidate, message: Message) -> None:
         cand.first_seq = message.seq if cand.first_seq is None else min(cand.first_seq, message.seq)
         cand.last_seq = message.seq if cand.last_seq is None else max(cand.last_seq, message.seq)
     if cand.time_hint is None:
-        # when it was talked about: a subject picked up again within days is likely the same
-        # one (and an event is anchored there, for the event veto)
+        # when it was talked about: a subject picked up the same day (a conversation a sleep
+        # cut in two) is the same one; an event is anchored there, for the event veto
         cand.time_hint = message.at
+        cand.hint_is_mention = not cand.event_like
 
 
 def _take_structure(target: Candidate, mid: str, phrases: list[Candidate]) -> None:

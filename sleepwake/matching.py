@@ -126,7 +126,10 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     time_part, vetoed = 0.0, False
     if cand.time_hint is not None:
         gap = days_outside(cand.time_hint, topic.first_seen_at, topic.last_seen_at)
-        time_part = w.time * math.exp(-gap / w.time_scale_days)
+        if cand.hint_is_mention:  # talked about the same day, or no time signal at all
+            time_part = w.time if gap < 1.0 else 0.0
+        else:
+            time_part = w.time * math.exp(-gap / w.time_scale_days)
         vetoed = cand.event_like and gap > w.event_veto_days and entity == 0.0
     return MatchScore(
         topic.topic_id,
