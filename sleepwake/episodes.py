@@ -277,14 +277,18 @@ def form_topics(
     # a short slice (a few turns of a quick exchange) changes subject within two or three turns
     words = [content_stems(m.content[:TURN_LEAD_CHARS]) for m in piece]
     links = [len(a & b) for a, b in itertools.pairwise(words)]
-    spans = segment(
-        vectors, _pauses(piece), min_turns=max(2, min(MIN_TURNS, len(piece) // 4)), links=links
-    )
+    spans = segment(vectors, _pauses(piece), min_turns=_min_turns(len(piece)), links=links)
     episodes = [_Episode(list(piece[s:e]), vectors[s:e]) for s, e in spans]
     by_key = {c.key: c for c in cands.candidates}
     _gather_phrases(episodes, cands, _structural_keys(cands, extractions))
     _choose_heads(episodes, by_key, embed)
     return _assemble(episodes, by_key, extractions, cands, tz)
+
+
+def _min_turns(n: int) -> int:
+    """Episodes of a long slice last a few turns; a slice of a handful of turns may change
+    subject every turn or two (a quick update, then something new)."""
+    return 1 if n < 6 else max(2, min(MIN_TURNS, n // 4))
 
 
 def _structural_keys(cands: SliceCandidates, extractions: dict[str, Extraction]) -> set[str]:
