@@ -442,6 +442,47 @@ def eval_longmemeval(
     typer.echo(json.dumps(summary, indent=2) if as_json else render(summary))
 
 
+@eval_app.command("topics")
+def eval_topics(
+    data: Annotated[Path, typer.Option(exists=True, dir_okay=False, help="locomo JSON file")],
+    conv: Annotated[list[int] | None, typer.Option(help="only these conversation indexes")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON only")] = False,
+    topics: Annotated[bool, typer.Option(help="also list every topic")] = False,
+    keep: Annotated[bool, typer.Option(help="keep the namespaces afterwards")] = False,
+) -> None:
+    """The shape of the topic layer per conversation (docs EVALUATION.md §4)."""
+    from api.eval_locomo import load_samples
+    from api.eval_topics import evaluate_topics
+
+    container = _container()
+    reports = []
+    try:
+        container.migrate()
+        samples = load_samples(data)
+        chosen = [samples[i] for i in conv] if conv else samples
+        for sample in chosen:
+            report = evaluate_topics(container, sample, keep, rows=topics)
+            reports.append(report)
+            if not as_json:
+                _print_topic_report(report)
+    except (SheriffError, IndexError) as exc:
+        _fail(exc)
+    finally:
+        container.close()
+    if as_json:
+        typer.echo(json.dumps(reports, indent=2))
+
+
+def _print_topic_report(report: dict[str, Any]) -> None:
+    for row in report.get("topics", []):
+        typer.echo(
+            f"  {row['name'][:40]:40} {row['first_seen']} {row['last_seen']} "
+            f"msgs={row['messages']:3} facts={row['facts']:3}  {', '.join(row['aliases'][:4])}"
+        )
+    figures = {k: v for k, v in report.items() if k != "topics"}
+    typer.echo(json.dumps(figures))
+
+
 memory_app = typer.Typer(no_args_is_help=True, help="The memory as a file.")
 app.add_typer(memory_app, name="memory")
 

@@ -66,6 +66,12 @@ class Candidate:
     constraint_count: int = 0
     corrected: bool = False
     time_hint: datetime | None = None
+    label: str | None = None  # the topic's name when set (episode topics); else the top surface
+    # other phrases the topic goes by (an episode's leading phrases): they match existing topics
+    alias_keys: list[str] = field(default_factory=list)
+    # the time hint is only when it was talked about (not when it happens): it tells a
+    # conversation picked up the same day, nothing more (sleepwake/matching.score)
+    hint_is_mention: bool = False
     # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
     _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
@@ -80,7 +86,9 @@ class Candidate:
 
     @property
     def name(self) -> str:
-        """The most used surface form, preferring the user's own words."""
+        """The label, else the most used surface form, preferring the user's own words."""
+        if self.label:
+            return self.label
         pool = self.user_surfaces or self.surfaces
         return max(pool.items(), key=lambda kv: (kv[1], kv[0][:1].isupper(), -len(kv[0])))[0]
 
@@ -94,7 +102,11 @@ class Candidate:
         return bool(words) and words[-1] in EVENT_NOUNS
 
     def one_liner(self) -> str:
-        """The first informative sentence: what a new topic's one-liner starts as."""
+        """The first informative sentence, preferring one that names the topic: what a new
+        topic's one-liner starts as."""
+        for fact in self.facts:
+            if len(fact.text) >= 25 and self.key in fact.text.lower():
+                return fact.text[:MAX_ONE_LINER]
         for fact in self.facts:
             if len(fact.text) >= 25:
                 return fact.text[:MAX_ONE_LINER]
@@ -111,6 +123,7 @@ class SliceCandidates:
     dependencies: list[tuple[str, str]]
     in_progress: tuple[InProgress, Message] | None
     per_message: dict[str, list[str]]  # message id -> candidate keys, in slice order
+    extractions: dict[str, Extraction] = field(default_factory=dict)  # message id -> its own
 
 
 def fact_text(message: Message, sentence: str) -> str:
@@ -132,8 +145,10 @@ def build_candidates(
     dependencies: list[tuple[str, str]] = []
     in_progress: tuple[InProgress, Message] | None = None
     previous: Message | None = None
+    found: dict[str, Extraction] = {}
     for message in messages:
         extraction = given.get(message.message_id) or extract(redact(message.content), message.role)
+        found[message.message_id] = extraction
         extra = extraction.entities if message.message_id in given else []
         keys = _absorb_message(by_key, message, extraction, tz, extra)
         if not keys and previous is not None and _continues(previous, message):
@@ -149,7 +164,7 @@ def build_candidates(
             in_progress = (extraction.in_progress, message)
         previous = message
     ordered = sorted(by_key.values(), key=lambda c: (c.first_seq or 0, c.key))
-    return SliceCandidates(ordered, dependencies, in_progress, per_message)
+    return SliceCandidates(ordered, dependencies, in_progress, per_message, found)
 
 
 _RULE_WORDS = frozenset(

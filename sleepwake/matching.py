@@ -107,14 +107,29 @@ def days_outside(when: datetime, start: datetime, end: datetime) -> float:
     return abs((when - edge).total_seconds()) / 86400.0
 
 
+ALIAS_SHARE = 0.8  # what one of a candidate's other phrases counts for against its own name
+
+
+def candidate_alias_score(cand: Candidate, names: tuple[str, ...], w: MergeConfig) -> float:
+    """The alias part for ``cand``: its own phrase, or (at ``ALIAS_SHARE``) one of the other
+    phrases it goes by when that phrase is exactly a name or alias of the topic."""
+    own = alias_score(cand.key, names, w)
+    if own >= w.alias or not any(a in names for a in cand.alias_keys):
+        return own
+    return max(own, ALIAS_SHARE * w.alias)
+
+
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
     """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
-    alias = alias_score(cand.key, topic.names, w)
+    alias = candidate_alias_score(cand, topic.names, w)
     entity = entity_score(cand, topic, w)
     time_part, vetoed = 0.0, False
     if cand.time_hint is not None:
         gap = days_outside(cand.time_hint, topic.first_seen_at, topic.last_seen_at)
-        time_part = w.time * math.exp(-gap / w.time_scale_days)
+        if cand.hint_is_mention:  # talked about the same day, or no time signal at all
+            time_part = w.time if gap < 1.0 else 0.0
+        else:
+            time_part = w.time * math.exp(-gap / w.time_scale_days)
         vetoed = cand.event_like and gap > w.event_veto_days and entity == 0.0
     return MatchScore(
         topic.topic_id,

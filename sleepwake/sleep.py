@@ -44,6 +44,7 @@ from graph.topics import LinkRequest
 from retrieval.embedding import Embedder, text_hash
 from sleepwake import tiers
 from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
+from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction, find_in_progress
 from sleepwake.extract import InProgress as ExtractedProgress
 from sleepwake.llm_extract import ResponsesExtractor
@@ -190,6 +191,10 @@ class Sleeper:
             return _nothing_to_compact(namespace, reason, now, started)
         extractions, extraction_report = self._extract(piece)
         cands = build_candidates(piece, self.tz, extractions)
+        # the LLM extractor names its topics itself (sleepwake/llm_extract); when any of its
+        # chunks fell back, the slice takes the deterministic path whole
+        if extraction_report["mode"] != "llm":
+            cands = form_topics(piece, cands, cands.extractions, self.embedder.embed, self.tz)
         self._fault("extract")
         vectors = _embed_unique(self.embedder, [c.semantic_text() for c in cands.candidates])
         self._fault("embed")
@@ -270,7 +275,11 @@ class Sleeper:
         """Decide merge-or-create for every candidate in order (light fields only), then
         fetch the chosen existing topics whole and fold the candidates in."""
         rows = [
-            {"idx": i, "vector": v, "names": sorted({c.key, *(s.lower() for s in c.surfaces)})}
+            {
+                "idx": i,
+                "vector": v,
+                "names": sorted({c.key, *c.alias_keys, *(s.lower() for s in c.surfaces)}),
+            }
             for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))
         ]
         hits: dict[int, list[PoolHit]] = {}

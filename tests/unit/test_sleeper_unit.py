@@ -125,7 +125,9 @@ def test_a_second_sleep_updates_the_topic_it_names_again() -> None:
     caterer = m.topics.find_by_alias(m.namespace, "caterer")[0]
     later = T0 + timedelta(days=2)
     # shared wording: the hashed embedder only sees words (paraphrases: integration tests)
-    m.say(later, ("user", "We still need to book the caterer, Rosa's Kitchen."),
+    # the caterer is an alias of the party topic (topics are episodes, not noun phrases)
+    m.say(later, ("user", "For the surprise party at the lake house we still need to book "
+                          "the caterer, Rosa's Kitchen."),
           *[("assistant", "ok")] * 4)  # fmt: skip
     summary = m.sleeper.sleep(m.namespace, later + timedelta(hours=1))
     assert summary.topics_updated >= 1
@@ -185,7 +187,8 @@ def test_a_sleep_that_races_a_writer_recomputes_and_commits() -> None:
     m.sleeper.sleep(m.namespace, SLEPT)
     caterer = m.topics.find_by_alias(m.namespace, "caterer")[0]
     later = T0 + timedelta(days=1)
-    m.say(later, ("user", "We still need to book the caterer, they want a deposit."),
+    m.say(later, ("user", "For the surprise party at the lake house we still need to book "
+                          "the caterer, they want a deposit."),
           *[("assistant", "ok")] * 4)  # fmt: skip
     slices: list[str] = []
 

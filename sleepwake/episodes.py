@@ -1,0 +1,513 @@
+"""Sleep step 3, second half: from phrases to topics, by the conversation's structure. Pure.
+
+The rule-based extraction (``sleepwake.candidates``) finds every noun phrase of the slice; most
+are words, not topics. This module forms the topics a note-taker would keep:
+
+1. **Episodes.** The slice is cut where neighbouring turns stop being about the same thing: a
+   TextTiling-style gap score (cosine between the mean vectors of the few turns either side,
+   one MiniLM vector per turn, long turns by their lead) is low, or the conversation paused
+   (over 30 minutes). Episodes have a minimum and a maximum length.
+2. **Heads.** Each episode's phrases are ranked KeyBERT-style: cosine of the phrase to the
+   episode's centroid, plus how many of its turns repeat it, multi-word and event phrases, minus
+   phrases spread over most episodes (generic) and single capitalised words (people and places
+   become aliases of the topic, not topics). The best phrase names the topic; phrases that carry
+   a rule, a decision or a dependency head topics of their own (they are worth remembering).
+3. **Facts.** Each turn yields at most one fact (its best one or two sentences: first-person
+   statements, decisions, plans, numbers, dates; never questions), filed under the head the turn
+   names (else the episode's main head), with relative dates resolved against the turn's time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from graph.models import Fact, Message
+from sleepwake.candidates import Candidate, SliceCandidates, fact_text
+from sleepwake.extract import Extraction
+from text.english import STOPWORDS, time_spans
+from text.timephrases import resolve
+from text.tokens import stem
+
+Embed = Callable[[list[str]], list[list[float]]]
+
+TURN_LEAD_CHARS = 400  # a turn is embedded by its lead: cost follows text, capped per turn
+WINDOW = 2  # turns either side of a gap in the gap score
+MIN_TURNS = 4
+MAX_TURNS = 18
+SAME_SUBJECT = 0.45  # a gap scoring above this never cuts (noise among near-equal turns)
+GAP_SIGMA = 0.5  # a gap this many standard deviations under the mean cuts an episode
+PAUSE_SECONDS = 30 * 60
+LINK_BONUS = 0.15  # per content word two neighbouring turns share (at most two count)
+PHRASES_PER_EPISODE = 12  # phrases embedded per episode (the most repeated, longest first)
+MAX_HEADS = 3
+SECOND_HEAD_TURNS = 6  # an episode this long may have a second head
+SECOND_HEAD_GAP = 0.15  # ... scoring at most this much under the main one
+DISTINCT_HEADS = 0.5  # ... and less similar to it than this
+ALIASES = 4  # the episode's next-best phrases kept as aliases of its main topic
+MAX_FACT_SENTENCES = 2
+MAX_FACT_CHARS = 400
+_CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|we|we're|we've|our|us)\b", re.I)
+_NUMBER = re.compile(r"\d")
+_DECISION_WORDS = re.compile(
+    r"\b(?:decided|chose|choose|plan|planning|going to|will|want|prefer|love|hate|never|always|"
+    r"started|finished|joined|signed up|bought|moved|adopt\w*|got|made)\b",
+    re.I,
+)
+
+
+# --- 1. episodes -----------------------------------------------------------------------------
+
+
+def gap_scores(vectors: np.ndarray) -> np.ndarray:
+    """Cosine between the mean of the ``WINDOW`` turns before each gap and of those after it;
+    entry i is the gap between turn i and turn i + 1."""
+    n = len(vectors)
+    scores = np.ones(max(n - 1, 0))
+    for i in range(n - 1):
+        left = vectors[max(0, i + 1 - WINDOW) : i + 1].mean(axis=0)
+        right = vectors[i + 1 : i + 1 + WINDOW].mean(axis=0)
+        denom = float(np.linalg.norm(left) * np.linalg.norm(right)) or 1.0
+        scores[i] = float(left @ right) / denom
+    return scores
+
+
+def segment(
+    vectors: np.ndarray,
+    pauses: Sequence[bool] = (),
+    min_turns: int = MIN_TURNS,
+    max_turns: int = MAX_TURNS,
+    links: Sequence[int] = (),
+) -> list[tuple[int, int]]:
+    """Episodes as [start, end) turn ranges. ``pauses[i]`` marks a pause after turn i (always a
+    cut); ``links[i]`` counts the phrases turns i and i + 1 share (a lexical chain across the
+    gap: TextTiling's original signal), which raises the gap's score. Deeper topic shifts are
+    cut first, keeping every episode at least ``min_turns`` long; then episodes over
+    ``max_turns`` are cut at their lowest gap."""
+    n = len(vectors)
+    if n == 0:
+        return []
+    scores = gap_scores(vectors)
+    for i, shared in enumerate(links[: len(scores)]):
+        scores[i] += LINK_BONUS * min(shared, 2)
+    cuts = {i + 1 for i, p in enumerate(pauses[: n - 1]) if p}
+    if len(scores):
+        limit = min(float(scores.mean() - GAP_SIGMA * scores.std()), SAME_SUBJECT)
+        for i in sorted(range(len(scores)), key=lambda i: (scores[i], i)):
+            if scores[i] < limit and _room(cuts, i + 1, n, min_turns):
+                cuts.add(i + 1)
+    bounds = [0, *sorted(cuts), n]
+    out: list[tuple[int, int]] = []
+    for start, end in itertools.pairwise(bounds):
+        out.extend(_split_long(scores, start, end, min_turns, max_turns))
+    return out
+
+
+def _room(cuts: set[int], at: int, n: int, min_turns: int) -> bool:
+    """Whether a cut at ``at`` leaves ``min_turns`` on each side before the next cut."""
+    left = max((c for c in cuts if c < at), default=0)
+    right = min((c for c in cuts if c > at), default=n)
+    return at - left >= min_turns and right - at >= min_turns
+
+
+def _split_long(
+    scores: np.ndarray, start: int, end: int, min_turns: int, max_turns: int
+) -> list[tuple[int, int]]:
+    if end - start <= max_turns:
+        return [(start, end)]
+    inner = range(start + min_turns, end - min_turns + 1)
+    at = min(inner, key=lambda c: (scores[c - 1], c)) if inner else start + max_turns
+    return [
+        *_split_long(scores, start, at, min_turns, max_turns),
+        *_split_long(scores, at, end, min_turns, max_turns),
+    ]
+
+
+# --- 2. heads ---------------------------------------------------------------------------------
+
+
+@dataclass
+class PhraseStats:
+    """What ranking knows of one phrase within one episode."""
+
+    key: str
+    turns: int  # turns of the episode that mention it
+    words: int
+    named: bool  # a single capitalised word: a person or a place
+    event: bool
+    spread: float  # share of the slice's episodes that mention it
+    slice_turns: int  # turns of the whole slice that mention it
+    structural: bool  # carries a rule, a decision or a dependency
+
+
+def eligible(cand: Candidate) -> bool:
+    """Phrases that can name a topic: no contraction, no time phrase, some letters."""
+    key = cand.key
+    if len(key) < 3 or _CONTRACTION.search(cand.name) or not re.search(r"[a-z]{3}", key):
+        return False
+    return not time_spans(key)
+
+
+def phrase_score(stats: PhraseStats, centrality: float) -> float:
+    """How well a phrase names its episode: central, repeated, specific, not generic."""
+    score = centrality
+    score += 0.08 * min(stats.turns - 1, 3)
+    score += 0.12 * min(stats.words - 1, 2)
+    score += 0.25 if stats.event else 0.0
+    score -= 0.4 if stats.named else 0.0
+    if stats.words == 1:  # a single word all over the slice is generic ("time", "life")
+        score -= 0.3 * max(0.0, stats.spread - 0.34)
+    else:  # a specific phrase the whole slice keeps coming back to is its subject
+        score += 0.05 * min(stats.slice_turns - 1, 4)
+    return score
+
+
+def is_named(cand: Candidate) -> bool:
+    """One capitalised word in every surface form: a name (person, place, brand)."""
+    return all(len(s.split()) == 1 and s[:1].isupper() for s in cand.surfaces)
+
+
+# --- 3. facts ---------------------------------------------------------------------------------
+
+
+def sentence_weight(sentence: str) -> float:
+    """How much a sentence is worth keeping; 0 for questions and fragments."""
+    words = sentence.split()
+    if sentence.rstrip().endswith("?") or len(words) < 4:
+        return 0.0
+    weight = min(len(words), 25) / 25
+    weight += 1.0 if _FIRST_PERSON.search(sentence) else 0.0
+    weight += 0.7 if _DECISION_WORDS.search(sentence) else 0.0
+    weight += 0.5 if _NUMBER.search(sentence) or time_spans(sentence) else 0.0
+    return weight
+
+
+def select_sentences(sentences: Sequence[str], structural: Sequence[str] = ()) -> list[str]:
+    """The one or two sentences of a turn worth a fact, in their order (none for a turn of
+    questions and fillers). Sentences carrying a rule or a decision come first."""
+    weights = {s: sentence_weight(s) + (2.0 if s in structural else 0.0) for s in sentences}
+    best = sorted((s for s in sentences if weights[s] > 0), key=lambda s: -weights[s])
+    chosen = set(best[:MAX_FACT_SENTENCES])
+    return [s for s in sentences if s in chosen]
+
+
+def happened_at(sentence: str, at: datetime, tz: str) -> datetime | None:
+    """When a statement about the past became true: "I went there yesterday" said on 8 May 2023
+    -> 7 May 2023 (the start of the window its relative time phrase points at). None when the
+    sentence has no relative phrase, or the window is not wholly before ``at`` (a plan, "today")
+    or is vaguer than a year."""
+    window = resolve(sentence, at, tz)
+    if window is None or window.kind == "explicit_date" or not (window.start and window.end):
+        return None
+    if window.end > at or (window.end - window.start).days > 366:
+        return None
+    return window.start
+
+
+def turn_fact(message: Message, extraction: Extraction, tz: str) -> Fact | None:
+    """The single fact a turn contributes; a relative date in it is resolved into
+    ``valid_from`` (kept beside the verbatim text)."""
+    structural = [*extraction.constraints, *(d.text for d in extraction.decisions)]
+    chosen = select_sentences(extraction.sentences, structural)
+    if not chosen:
+        return None
+    body = " ".join(chosen)
+    if len(body) > MAX_FACT_CHARS:
+        body = body[: MAX_FACT_CHARS - 3].rsplit(" ", 1)[0] + "..."
+    return Fact(
+        text=fact_text(message, body),  # verbatim: every line a context shows is in its turn
+        at=message.at,
+        valid_from=happened_at(body, message.at, tz),
+        source_message_ids=[message.message_id],
+    )
+
+
+# --- putting it together ----------------------------------------------------------------------
+
+
+@dataclass
+class _Episode:
+    messages: list[Message]
+    vectors: np.ndarray
+    phrases: list[PhraseStats] = field(default_factory=list)
+    heads: list[str] = field(default_factory=list)
+    head_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def turn_text(message: Message) -> str:
+    """What stands for a turn in segmentation: its lead, speaker included."""
+    lead = " ".join(message.content.split())[:TURN_LEAD_CHARS]
+    return f"{message.speaker}: {lead}" if message.speaker else lead
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of a text's content words (four letters or more, no stopwords)."""
+    return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower()) if w not in STOPWORDS}
+
+
+def _pauses(messages: Sequence[Message]) -> list[bool]:
+    return [(b.at - a.at).total_seconds() > PAUSE_SECONDS for a, b in itertools.pairwise(messages)]
+
+
+def _unit(rows: list[list[float]]) -> np.ndarray:
+    matrix = np.asarray(rows, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def form_topics(
+    piece: Sequence[Message],
+    cands: SliceCandidates,
+    extractions: dict[str, Extraction],
+    embed: Embed,
+    tz: str = "UTC",
+) -> SliceCandidates:
+    """Replace the slice's phrase candidates by episode topics (see the module docstring).
+    ``extractions`` holds each message's extraction; ``embed`` is one batched embedding call
+    (made twice: the turns, then the phrases worth ranking)."""
+    if not piece or not cands.candidates:
+        return cands
+    vectors = _unit(embed([turn_text(m) for m in piece]))
+    # a short slice (a few turns of a quick exchange) changes subject within two or three turns
+    words = [content_stems(m.content[:TURN_LEAD_CHARS]) for m in piece]
+    links = [len(a & b) for a, b in itertools.pairwise(words)]
+    spans = segment(vectors, _pauses(piece), min_turns=_min_turns(len(piece)), links=links)
+    episodes = [_Episode(list(piece[s:e]), vectors[s:e]) for s, e in spans]
+    by_key = {c.key: c for c in cands.candidates}
+    _gather_phrases(episodes, cands, _structural_keys(cands, extractions))
+    _choose_heads(episodes, by_key, embed)
+    return _assemble(episodes, by_key, extractions, cands, tz)
+
+
+def _min_turns(n: int) -> int:
+    """Episodes of a long slice last a few turns; a slice of a handful of turns may change
+    subject every turn or two (a quick update, then something new)."""
+    return 1 if n < 6 else max(2, min(MIN_TURNS, n // 4))
+
+
+def _structural_keys(cands: SliceCandidates, extractions: dict[str, Extraction]) -> set[str]:
+    """Phrases that head a topic of their own: the parties of a dependency and, for each rule,
+    its longest phrase (what the rule is about)."""
+    keys = {k for pair in cands.dependencies for k in pair}
+    known = {c.key for c in cands.candidates}
+    parties = {k for k in known if any(k == d or (k and k in d) for d in keys)}
+    for extraction in extractions.values():
+        for rule in extraction.constraints:
+            inside = [k for k in known if k and re.search(rf"\b{re.escape(k)}\b", rule.lower())]
+            if inside:
+                parties.add(max(inside, key=lambda k: (len(k.split()), len(k), k)))
+    return parties
+
+
+def _gather_phrases(episodes: list[_Episode], cands: SliceCandidates, structural: set[str]) -> None:
+    ep_of = {m.message_id: i for i, ep in enumerate(episodes) for m in ep.messages}
+    spread_base = len(episodes) if len(episodes) >= 3 else 0
+    for cand in cands.candidates:
+        if not eligible(cand):
+            continue
+        turns: dict[int, int] = {}
+        for mid in cand.message_ids:
+            if mid in ep_of:
+                turns[ep_of[mid]] = turns.get(ep_of[mid], 0) + 1
+        spread = len(turns) / spread_base if spread_base else 0.0
+        for i, count in turns.items():
+            episodes[i].phrases.append(
+                PhraseStats(
+                    key=cand.key,
+                    turns=count,
+                    words=len(cand.key.split()),
+                    named=is_named(cand),
+                    event=cand.event_like,
+                    spread=spread,
+                    slice_turns=cand.mentions,
+                    structural=cand.key in structural,
+                )
+            )
+
+
+def _choose_heads(episodes: list[_Episode], by_key: dict[str, Candidate], embed: Embed) -> None:
+    """Rank each episode's phrases (one embedding call for all of them) and pick its heads."""
+    pools = [
+        sorted(ep.phrases, key=lambda p: (not p.structural, -p.turns, -p.words, p.key))[
+            :PHRASES_PER_EPISODE
+        ]
+        for ep in episodes
+    ]
+    names = sorted({by_key[p.key].name for pool in pools for p in pool})
+    vector_of = dict(zip(names, _unit(embed(names)) if names else [], strict=True))
+    for ep, pool in zip(episodes, pools, strict=True):
+        if not pool:
+            continue
+        centroid = ep.vectors.mean(axis=0)
+        centroid = centroid / (np.linalg.norm(centroid) or 1.0)
+        scored = sorted(
+            pool,
+            key=lambda p: (
+                -phrase_score(p, float(vector_of[by_key[p.key].name] @ centroid)),
+                p.key,
+            ),
+        )
+        ep.phrases = scored
+        main = next((p for p in scored if not p.named), scored[0])
+        vec = {p.key: vector_of[by_key[p.key].name] for p in scored}
+        second = _second_head(scored, main, vec, centroid, len(ep.messages))
+        extra = [p.key for p in scored if p.structural and p.key != main.key]
+        ep.heads = list(dict.fromkeys([main.key, *second, *extra]))[:MAX_HEADS]
+        # turns naming no head go to the main head, or to the second when more like it
+        ep.head_vectors = {k: vec[k] for k in [main.key, *second]}
+
+
+def _second_head(
+    scored: list[PhraseStats],
+    main: PhraseStats,
+    vec: dict[str, np.ndarray],
+    centroid: np.ndarray,
+    turns: int,
+) -> list[str]:
+    """A long episode may hold a second subject: a phrase repeated over its turns, nearly as
+    good a name as the main one, and unlike it."""
+    if turns < SECOND_HEAD_TURNS:
+        return []
+    best = phrase_score(main, float(vec[main.key] @ centroid))
+    for p in scored:
+        if p.key == main.key or p.named or p.turns < 2:
+            continue
+        close = float(vec[p.key] @ vec[main.key]) >= DISTINCT_HEADS
+        if not close and phrase_score(p, float(vec[p.key] @ centroid)) >= best - SECOND_HEAD_GAP:
+            return [p.key]
+    return []
+
+
+def _assemble(
+    episodes: list[_Episode],
+    by_key: dict[str, Candidate],
+    extractions: dict[str, Extraction],
+    cands: SliceCandidates,
+    tz: str,
+) -> SliceCandidates:
+    out: dict[str, Candidate] = {}
+    per_message: dict[str, list[str]] = {}
+    previous: list[str] = []
+    for ep in episodes:
+        heads = ep.heads or previous  # an episode naming nothing continues the one before
+        if not heads:
+            continue
+        previous = heads
+        phrase_cands = [by_key[p.key] for p in ep.phrases]
+        for head in heads:
+            target = out.setdefault(head, _empty(by_key[head], phrase_cands, heads))
+            _fold_messages(target, ep, heads, head, by_key, extractions, phrase_cands, tz)
+            _add_aliases(target, phrase_cands, heads)
+        for message in ep.messages:
+            per_message[message.message_id] = [
+                h for h in heads if message.message_id in out[h].message_ids
+            ]
+    ordered = sorted(out.values(), key=lambda c: (c.first_seq or 0, c.key))
+    return SliceCandidates(
+        ordered, cands.dependencies, cands.in_progress, per_message, cands.extractions
+    )
+
+
+def _empty(head: Candidate, phrases: list[Candidate], heads: list[str]) -> Candidate:
+    """A topic candidate named by ``head``; the episode's other leading phrases are aliases."""
+    cand = Candidate(key=head.key, label=head.name)
+    cand.surfaces.update(head.surfaces)
+    cand.user_surfaces.update(head.user_surfaces or head.surfaces)
+    cand.co_entities = {p.key for p in phrases if is_named(p)} | set(heads)
+    cand.co_entities.discard(head.key)
+    return cand
+
+
+def _fold_messages(
+    target: Candidate,
+    ep: _Episode,
+    heads: list[str],
+    head: str,
+    by_key: dict[str, Candidate],
+    extractions: dict[str, Extraction],
+    phrases: list[Candidate],
+    tz: str,
+) -> None:
+    """Give ``target`` the turns of ``ep`` that name it (a turn naming no head goes to the
+    head most like it), with their fact and the numbers, loops and decisions they carry."""
+    for i, message in enumerate(ep.messages):
+        mid = message.message_id
+        named = [h for h in heads if mid in by_key[h].message_ids]
+        if head not in (named or [_nearest(ep, i, heads)]):
+            continue
+        _touch(target, message)
+        extraction = extractions.get(mid)
+        if extraction is None:
+            continue
+        fact = turn_fact(message, extraction, tz)
+        if fact is not None:
+            target.add_fact(fact)
+        _take_structure(target, mid, phrases)
+        target.constraint_count += len(extraction.constraints)
+        target.corrected = target.corrected or extraction.is_correction
+
+
+def _add_aliases(target: Candidate, phrases: list[Candidate], heads: list[str]) -> None:
+    """The episode's leading phrases said in the turns ``target`` got become its aliases
+    (names stay entities): what else a person would call the topic."""
+    owned = set(target.message_ids)
+    others = [
+        p
+        for p in phrases
+        if p.key not in heads and not is_named(p) and owned.intersection(p.message_ids)
+    ][:ALIASES]
+    for other in others:
+        target.user_surfaces[other.name] += 0  # an alias, never the name
+        if other.key not in target.alias_keys:
+            target.alias_keys.append(other.key)
+
+
+def _nearest(ep: _Episode, turn: int, heads: list[str]) -> str:
+    """The head whose phrase is most like turn ``turn`` (heads of a continued episode: the
+    first)."""
+    scored = [
+        (float(ep.head_vectors[h] @ ep.vectors[turn]), h) for h in heads if h in ep.head_vectors
+    ]
+    return max(scored)[1] if scored else heads[0]
+
+
+def _touch(cand: Candidate, message: Message) -> None:
+    if message.message_id not in cand.message_ids:
+        cand.message_ids.append(message.message_id)
+    cand.first_at = min(cand.first_at or message.at, message.at)
+    cand.last_at = max(cand.last_at or message.at, message.at)
+    if message.seq is not None:
+        cand.first_seq = message.seq if cand.first_seq is None else min(cand.first_seq, message.seq)
+        cand.last_seq = message.seq if cand.last_seq is None else max(cand.last_seq, message.seq)
+    if cand.time_hint is None:
+        # when it was talked about: a subject picked up the same day (a conversation a sleep
+        # cut in two) is the same one; an event is anchored there, for the event veto
+        cand.time_hint = message.at
+        cand.hint_is_mention = not cand.event_like
+
+
+def _take_structure(target: Candidate, mid: str, phrases: list[Candidate]) -> None:
+    """The numbers, open loops and decisions that message ``mid`` gave any of the episode's
+    phrases, once each."""
+    numbers = {(n.key, n.value, n.unit) for n in target.numbers}
+    loops = {o.text for o in target.open_loops}
+    events = {e.event for e in target.events}
+    for phrase in phrases:
+        for n in phrase.numbers:
+            if mid in n.source_message_ids and (n.key, n.value, n.unit) not in numbers:
+                numbers.add((n.key, n.value, n.unit))
+                target.numbers.append(n)
+        for o in phrase.open_loops:
+            if mid in o.source_message_ids and o.text not in loops:
+                loops.add(o.text)
+                target.open_loops.append(o)
+        for e in phrase.events:
+            if mid in e.source_message_ids and e.event not in events:
+                events.add(e.event)
+                target.events.append(e)
