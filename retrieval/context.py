@@ -26,6 +26,7 @@ from graph.models import Message, Topic
 from graph.protocols import MessageStoreProtocol, TopicStoreProtocol
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
+from retrieval.facts import rank_facts
 from retrieval.packer import Candidate, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
@@ -304,11 +305,15 @@ class ContextBuilder:
     def _fact_snippets(
         self, topic: Topic, qterms: frozenset[str], strength: float
     ) -> list[Snippet]:
-        """Facts of a semantically retrieved topic that share terms with the request."""
+        """Facts of a semantically retrieved topic that share terms with the request, the most
+        relevant and then the newest first (``retrieval.facts.rank_facts``)."""
         out = []
-        for fact in topic.facts[-self.cfg.facts_scanned :]:
+        # best first (relevance, then recency): equal scores keep this order in the packer
+        for fact in rank_facts(topic.facts[-self.cfg.facts_scanned :], qterms):
             share = overlap(fact.text, qterms)
-            if share <= 0 or not fact.source_message_ids:
+            if share <= 0:
+                break  # ranked: nothing after this shares a term either
+            if not fact.source_message_ids:
                 continue
             speaker, _, text = (
                 fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
@@ -357,7 +362,9 @@ class ContextBuilder:
         if req.full_records and candidates:
             best = max(candidates, key=lambda c: c.score)
             for topic in self.topics.get(req.namespace, [best.record_id]):
-                _full_record(best, topic.view(req.as_of), self.cfg.full_record_facts)
+                _full_record(
+                    best, topic.view(req.as_of), self.cfg.full_record_facts, terms(req.message)
+                )
         self._external_ids(req.namespace, candidates)
 
     def _external_ids(self, namespace: str, candidates: list[Candidate]) -> None:
@@ -481,22 +488,22 @@ def _describe(c: Candidate, topic: Topic, one_liner_sources: list[str]) -> None:
     c.one_liner_sources = list(one_liner_sources)
 
 
-def _full_record(c: Candidate, topic: Topic, facts: int) -> None:
-    """The L2 rendering of a topic: dated facts, numbers, open loops and events."""
+def _full_record(c: Candidate, topic: Topic, facts: int, qterms: frozenset[str]) -> None:
+    """The L2 rendering of a topic: its ``facts`` facts best for the request (relevance, then
+    recency), numbers, open loops and events."""
+    chosen = rank_facts(topic.facts, qterms, facts)
     lines = [
         f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, "
         f"last seen {topic.time.last_seen_at:%-d %b %Y})"
     ]
-    lines += [
-        f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in topic.facts[-facts:]
-    ]
+    lines += [f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in chosen]
     lines += [
         f"- number: {n.key} = {n.value:g} {n.unit or ''} ({n.at:%-d %b %Y})" for n in topic.numbers
     ]
     lines += [f"- open: {o.text}" for o in topic.open_loops]
     lines += [f"- {e.at:%-d %b %Y} event: {e.event}" for e in topic.time.notable_events]
     c.full_record = "\n".join(lines)
-    groups = (topic.facts[-facts:], topic.numbers, topic.open_loops, topic.time.notable_events)
+    groups = (chosen, topic.numbers, topic.open_loops, topic.time.notable_events)
     c.full_record_sources = list(
         dict.fromkeys(m for g in groups for x in g for m in x.source_message_ids)
     )

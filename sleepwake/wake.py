@@ -16,7 +16,9 @@ from pydantic import BaseModel
 from graph.clock import ensure_utc
 from graph.models import TailTurn, Topic, WakePacket
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
+from retrieval.facts import rank_facts
 from retrieval.search import TopicSearch
+from retrieval.snippets import terms
 from sleepwake.policy import SleepPolicy
 from text.timephrases import SleepHistory, resolve
 
@@ -97,7 +99,10 @@ class Waker:
         return WakeResult(
             packet=packet,
             resume=resume,
-            topics=[_woken(full.get(h.topic.topic_id, h.topic), h.score, h.reason) for h in hits],
+            topics=[
+                _woken(full.get(h.topic.topic_id, h.topic), h.score, h.reason, terms(query))
+                for h in hits
+            ],
             skills=(packet.recent_skill_refs if packet else [])[:5],
             conversation_tail=tail,
             time_window=window.as_dict() if window else None,
@@ -128,8 +133,11 @@ def resume_plan(packet: WakePacket | None, now: datetime, policy: SleepPolicy) -
     )
 
 
-def _woken(topic: Topic, score: float, reason: str) -> WokenTopic:
-    ids = list(dict.fromkeys(m for f in topic.current().facts for m in f.source_message_ids))
+def _woken(topic: Topic, score: float, reason: str, qterms: frozenset[str]) -> WokenTopic:
+    """A woken topic citing the messages of its facts best for the wake query first (relevance,
+    then recency), so a large topic's first 50 ids are not its oldest."""
+    ranked = rank_facts(topic.current().facts, qterms)
+    ids = list(dict.fromkeys(m for f in ranked for m in f.source_message_ids))
     return WokenTopic(
         topic_id=topic.topic_id,
         name=topic.name,
