@@ -203,13 +203,16 @@ class TopicStore(Store):
         )
         return [topic_from_props(r["t"], r["related"]) for r in records]
 
-    def summaries(self, namespace: str, topic_ids: Sequence[str]) -> list[tuple[Topic, list[str]]]:
-        """Topics without facts, events, numbers or loops, with the one-liner's source ids."""
+    def summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
+    ) -> list[tuple[Topic, list[str]]]:
+        """Topics without facts, events, numbers or loops (those in ``full_ids`` whole, without
+        their related ids), with the one-liner's source ids."""
         if not topic_ids:
             return []
         records = self._run(
             query("get_topic_summaries"),
-            {"namespace": namespace, "topic_ids": list(topic_ids)},
+            {"namespace": namespace, "topic_ids": list(topic_ids), "full_ids": list(full_ids)},
             read=True,
         )
         return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records]
