@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Collection, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -27,7 +28,7 @@ from graph.protocols import MessageStoreProtocol, TopicStoreProtocol
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import rank_facts
-from retrieval.packer import Candidate, Snippet, pack
+from retrieval.packer import Candidate, Packed, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache, task_fingerprint
@@ -36,6 +37,7 @@ from text.english import noun_phrases
 from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
+_SKILL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skill-routing")
 
 
 class SkillRouter(Protocol):
@@ -89,7 +91,7 @@ class _Plan:
 @dataclass
 class _Gathered:
     signals: RetrievalSignals = field(default_factory=RetrievalSignals)
-    message_vector: list[float] | None = None  # the message's embedding, for skill routing
+    skills: Future[tuple[list[dict[str, Any]], dict[str, Any]]] | None = None  # routing
     topics: dict[str, Topic] = field(default_factory=dict)
     topic_hits: list[TopicHit] = field(default_factory=list)
     evidence: list[MessageHit] = field(default_factory=list)
@@ -140,10 +142,45 @@ class ContextBuilder:
         clock["triggers"] = _lap(mark)
         got = self._gather(req, now, plan)
         clock["retrieve"] = _lap(mark) - clock["triggers"]
-        triggers, deep, window, request_class = plan.triggers, plan.deep, plan.window, plan.cls
         qterms = terms(req.message)
-        candidates, snippets = self._candidates(req, got, qterms, window)
+        candidates, snippets = self._candidates(req, got, qterms, plan.window)
         decision = consult(_signals(got, qterms, snippets, self.cfg), self.config.consult)
+        packed = self._pack(req, now, plan.cls, decision, candidates, snippets)
+        skills, routing = got.skills.result() if got.skills else self._route_skills(req, None)
+        clock["total"] = _lap(mark)
+        window = plan.window
+        return ContextResult(
+            context_text=packed.text,
+            items=[i.payload() for i in packed.items],
+            skills=skills,
+            skill_routing=routing,
+            request_class=plan.cls.value,
+            triggers=plan.triggers,
+            deep=plan.deep,
+            consult={
+                "confidence": decision.confidence,
+                "band": decision.band,
+                "components": decision.components,
+            },
+            time_window=window.as_dict() if window else None,
+            retrieval_signals=got.signals.as_dict(),
+            degraded=got.degraded,
+            trace=packed.trace,
+            used_tokens=packed.used_tokens,
+            budget=packed.budget,
+            timings_ms=clock,
+        )
+
+    def _pack(
+        self,
+        req: ContextRequest,
+        now: datetime,
+        request_class: RequestClass,
+        decision: ConsultDecision,
+        candidates: list[Candidate],
+        snippets: list[Snippet],
+    ) -> Packed:
+        """Policy (consult band, suppression), packing into the budget, the use mark."""
         self._apply_policy(req, now, request_class, decision, candidates)
         silent = request_class is RequestClass.NONE or (
             request_class is RequestClass.IMPLICIT and decision.band == "skip"
@@ -159,29 +196,7 @@ class ContextBuilder:
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
         self.topics.mark_used(req.namespace, used_topics, now)
         self._remember(req, now, decision.confidence, used_topics)
-        skills, routing = self._route_skills(req, got.message_vector)
-        clock["total"] = _lap(mark)
-        return ContextResult(
-            context_text=packed.text,
-            items=[i.payload() for i in packed.items],
-            skills=skills,
-            skill_routing=routing,
-            request_class=request_class.value,
-            triggers=triggers,
-            deep=deep,
-            consult={
-                "confidence": decision.confidence,
-                "band": decision.band,
-                "components": decision.components,
-            },
-            time_window=window.as_dict() if window else None,
-            retrieval_signals=got.signals.as_dict(),
-            degraded=got.degraded,
-            trace=packed.trace,
-            used_tokens=packed.used_tokens,
-            budget=packed.budget,
-            timings_ms=clock,
-        )
+        return packed
 
     def _plan(self, req: ContextRequest, now: datetime) -> _Plan:
         """The triggers that can be read off the message before searching, and its class."""
@@ -232,7 +247,9 @@ class ContextBuilder:
         if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in plan.tail[-2:]), query])
         vector = self.search.embed_query(query)
-        got.message_vector = vector if query == req.message else None
+        if self.skill_router is not None:  # routed beside the topic search, same vector
+            own = vector if query == req.message else None
+            got.skills = _SKILL_POOL.submit(self._route_skills, req, own)
         window = plan.window if plan.deep else None
         pool = self.search.pool(req.namespace, query, now, self.cfg.deep_topics, window, vector)
         got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
