@@ -267,8 +267,11 @@ class Container:
             quota=True,
         )
 
-    def route_skills(self, text: str, last_tool_output: str | None) -> dict[str, Any]:
-        return self.skills.route(text, last_tool_output).to_dict()
+    def route_skills(
+        self, text: str, last_tool_output: str | None, vector: list[float] | None = None
+    ) -> dict[str, Any]:
+        """Skill routing for the context builder (``vector``: the message's, already embedded)."""
+        return self.skills.route(text, last_tool_output, vector=vector).to_dict()
 
     @cached_property
     def context(self) -> ContextBuilder:

@@ -163,6 +163,11 @@ class ContextPublic(BaseModel):
     deep: bool = Field(description="deep retrieval ran (K=20, graph expansion, time window)")
     consult: dict[str, Any] = Field(description="confidence, band and its components")
     time_window: WindowPublic | None = Field(description="the time phrase resolved, if any")
+    retrieval_signals: dict[str, float] = Field(
+        default_factory=dict,
+        description="what the low-confidence trigger judged: best_cosine, cosine_margin, "
+        "best_text (docs/retrieval.md)",
+    )
     degraded: bool = Field(description="the embedder was unavailable: lexical results only")
     trace: list[dict[str, Any]] | None = Field(
         description="with trace=true: every candidate with score components and decision"

@@ -56,14 +56,17 @@ from typing import Any
 import numpy as np
 from neo4j import Driver, Record
 
+from api.container import Container
 from api.settings import Settings
 from graph.cypher import query
 from graph.db import connect
 from graph.events import EventStore
+from graph.fulltext import in_namespace, lucene_query
 from graph.migrations import apply_migrations
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, TopicStats, TopicTime
 from graph.topics import LinkRequest, TopicStore
-from retrieval.embedding import MiniLMEmbedder
+from retrieval.context import ContextRequest
+from retrieval.embedding import MiniLMEmbedder, VectorCache
 from retrieval.search import TopicSearch
 from text.timephrases import resolve
 
@@ -224,7 +227,6 @@ class LookupEmbedder:
 # -- per-query timing inside TopicSearch ---------------------------------------------------------
 QUERY_NAMES = [
     "search_topics_vector",
-    "scan_topics_vector",
     "search_topics_fulltext",
     "topic_neighbours",
     "events_in_window",
@@ -313,6 +315,92 @@ def delete_namespace(driver: Driver, database: str, ns: str) -> None:
             ).consume()
 
 
+def existing_spans(driver: Driver, database: str, ns: str) -> list[tuple[datetime, datetime]]:
+    """(first_seen_at, last_seen_at) of the live topics of a namespace kept by ``--reuse``."""
+    records = driver.execute_query(
+        "MATCH (t:Topic {namespace: $ns}) WHERE t.archived_at IS NULL "
+        "RETURN t.first_seen_at AS f, t.last_seen_at AS l",
+        ns=ns,
+        database_=database,
+        routing_="r",
+    ).records
+    return [(r["f"].to_native(), r["l"].to_native()) for r in records]
+
+
+def build_namespace(
+    args: argparse.Namespace,
+    n: int,
+    ns: str,
+    driver: Driver,
+    database: str,
+    store: TopicStore,
+    events: EventStore,
+    pool: list[tuple[int, str, str]],
+    pool_vectors: np.ndarray,
+) -> list[tuple[datetime, datetime]]:
+    """N synthetic topics with edges and events (see the module doc); their time spans."""
+    rng = random.Random(1000 + n)
+    gen = np.random.default_rng(1000 + n)
+    print(f"vectors: pool sentence vector (real model) + N({args.noise}) noise, re-normalised")
+    ids: list[str] = []
+    spans: list[tuple[datetime, datetime]] = []
+    cosines: list[float] = []
+    with stopwatch() as t_topics:
+        for start in range(0, n, args.batch):
+            chunk = range(start, min(start + args.batch, n))
+            picks = [rng.randrange(POOL_SIZE) for _ in chunk]
+            topics = [make_topic(rng, ns, pool, p) for p in picks]
+            vectors = noisy_vectors(pool_vectors, picks, args.noise, gen)
+            cosines.append(float(np.dot(vectors[0], pool_vectors[picks[0]])))
+            ids.extend(store.create(topics, vectors, NOW))
+            spans.extend((t.time.first_seen_at, t.time.last_seen_at) for t in topics)
+    print(
+        f"insert topics: {n / t_topics[0]:,.0f} topics/s ({t_topics[0]:.1f} s, batches of "
+        f"{args.batch}, with 384-d vectors; mean cosine(topic vector, its sentence) "
+        f"{statistics.mean(cosines):.3f})",
+        flush=True,
+    )
+
+    links = [
+        LinkRequest(ids[i], ids[j], EdgeType.RELATES_TO, delta=round(rng.uniform(0.5, 3), 2))
+        for i in range(n)
+        for j in [j for j in rng.sample(range(n), args.edges + 1) if j != i][: args.edges]
+    ]
+    with stopwatch() as t_links:
+        for start in range(0, len(links), args.link_batch):
+            store.link(ns, links[start : start + args.link_batch], NOW)
+    print(
+        f"insert edges:  {len(links) / t_links[0]:,.0f} edges/s ({len(links):,} RELATES_TO "
+        f"in {t_links[0]:.1f} s, batches of {args.link_batch})",
+        flush=True,
+    )
+
+    evs = []
+    for i in range(n):
+        if rng.random() < args.event_share:
+            first, last = spans[i]
+            evs.append(
+                TopicEvent(
+                    namespace=ns,
+                    topic_id=ids[i],
+                    at=first + (last - first) * rng.random(),
+                    delta_summary=rng.choice(FOLLOWUPS),
+                    source_message_ids=[],
+                )
+            )
+    with stopwatch() as t_events:
+        for start in range(0, len(evs), args.batch):
+            events.record(ns, evs[start : start + args.batch])
+    with stopwatch() as t_await:
+        driver.execute_query("CALL db.awaitIndexes(600)", database_=database)
+    print(
+        f"insert events: {len(evs):,} TopicEvents in {t_events[0]:.1f} s; "
+        f"indexes online after a further {t_await[0]:.1f} s",
+        flush=True,
+    )
+    return spans
+
+
 # -- one size ------------------------------------------------------------------------------------
 def run_size(
     args: argparse.Namespace,
@@ -325,80 +413,27 @@ def run_size(
     model_name: str,
     table: dict[str, list[float]],
 ) -> dict[str, float]:
-    rng = random.Random(1000 + n)
-    gen = np.random.default_rng(1000 + n)
-    ns = f"bench-retr-{uuid.uuid4().hex[:8]}"
+    ns = f"bench-retr-{n}" if args.reuse else f"bench-retr-{uuid.uuid4().hex[:8]}"
     others = driver.execute_query(
         "MATCH (t:Topic) WHERE t.embedding IS NOT NULL RETURN count(t) AS c",
         database_=database,
         routing_="r",
     ).records[0]["c"]
-    print(f"\n== {n:,} topics (namespace {ns}; {others:,} other topics share the index) ==")
-    print(f"vectors: pool sentence vector (real model) + N(0, {args.noise}) noise, re-normalised")
+    print(f"\n== {n:,} topics (namespace {ns}; {others:,} topics in the index in all) ==")
     log = CallLog()
     store = TimedTopicStore(driver, database, log)
     events = TimedEventStore(driver, database, log)
     try:
-        ids: list[str] = []
-        spans: list[tuple[datetime, datetime]] = []
-        cosines: list[float] = []
-        with stopwatch() as t_topics:
-            for start in range(0, n, args.batch):
-                chunk = range(start, min(start + args.batch, n))
-                picks = [rng.randrange(POOL_SIZE) for _ in chunk]
-                topics = [make_topic(rng, ns, pool, p) for p in picks]
-                vectors = noisy_vectors(pool_vectors, picks, args.noise, gen)
-                cosines.append(float(np.dot(vectors[0], pool_vectors[picks[0]])))
-                ids.extend(store.create(topics, vectors, NOW))
-                spans.extend((t.time.first_seen_at, t.time.last_seen_at) for t in topics)
+        spans = existing_spans(driver, database, ns) if args.reuse else []
+        if len(spans) == n:
+            print(f"reusing the {n:,} topics of {ns} (--reuse)")
+        else:
+            if spans:
+                delete_namespace(driver, database, ns)
+            spans = build_namespace(
+                args, n, ns, driver, database, store, events, pool, pool_vectors
+            )
         log.take()
-        print(
-            f"insert topics: {n / t_topics[0]:,.0f} topics/s ({t_topics[0]:.1f} s, batches of "
-            f"{args.batch}, with 384-d vectors; mean cosine(topic vector, its sentence) "
-            f"{statistics.mean(cosines):.3f})",
-            flush=True,
-        )
-
-        links = [
-            LinkRequest(ids[i], ids[j], EdgeType.RELATES_TO, delta=round(rng.uniform(0.5, 3), 2))
-            for i in range(n)
-            for j in [j for j in rng.sample(range(n), args.edges + 1) if j != i][: args.edges]
-        ]
-        with stopwatch() as t_links:
-            for start in range(0, len(links), args.link_batch):
-                store.link(ns, links[start : start + args.link_batch], NOW)
-        log.take()
-        print(
-            f"insert edges:  {len(links) / t_links[0]:,.0f} edges/s ({len(links):,} RELATES_TO "
-            f"in {t_links[0]:.1f} s, batches of {args.link_batch})",
-            flush=True,
-        )
-
-        evs = []
-        for i in range(n):
-            if rng.random() < args.event_share:
-                first, last = spans[i]
-                evs.append(
-                    TopicEvent(
-                        namespace=ns,
-                        topic_id=ids[i],
-                        at=first + (last - first) * rng.random(),
-                        delta_summary=rng.choice(FOLLOWUPS),
-                        source_message_ids=[],
-                    )
-                )
-        with stopwatch() as t_events:
-            for start in range(0, len(evs), args.batch):
-                events.record(ns, evs[start : start + args.batch])
-        with stopwatch() as t_await:
-            driver.execute_query("CALL db.awaitIndexes(600)", database_=database)
-        log.take()
-        print(
-            f"insert events: {len(evs):,} TopicEvents in {t_events[0]:.1f} s; "
-            f"indexes online after a further {t_await[0]:.1f} s",
-            flush=True,
-        )
-
         search = TopicSearch(store, events, LookupEmbedder(model_name, table))
         window = resolve(DEEP_PHRASE, NOW)
         assert window is not None and window.start is not None and window.end is not None
@@ -482,7 +517,9 @@ def run_size(
         )
         for phase in ("light", "deep"):
             print_breakdown(phase, timings[phase], parts[phase])
+        ctx = measure_context(args, ns, driver, database, qtexts[: WARMUP + args.context_queries])
         return {
+            **ctx,
             "n": n,
             "raw50": p50(timings["raw"]),
             "raw95": rp95,
@@ -490,15 +527,89 @@ def run_size(
             "light95": lp95,
             "deep50": p50(timings["deep"]),
             "deep95": dp95,
-            "insert": n / t_topics[0],
         }
     finally:
-        if args.keep:
+        if args.keep or args.reuse:
             print(f"kept namespace {ns}")
         else:
             with stopwatch() as t_del:
                 delete_namespace(driver, database, ns)
             print(f"deleted namespace {ns} in {t_del[0]:.1f} s", flush=True)
+
+
+def statements(questions: Sequence[str]) -> list[str]:
+    """Messages that name a subject without a memory cue (the light path): one per question."""
+    rng = random.Random(7)
+    return [
+        f"{rng.choice(SUBJECTS)[0].capitalize()} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {i}"
+        for i in range(len(questions))
+    ]
+
+
+def measure_context(
+    args: argparse.Namespace, ns: str, driver: Driver, database: str, qtexts: list[str]
+) -> dict[str, float]:
+    """The floor (one embedding + raw queryNodes k=8 + one full-text query) beside the whole
+    ``ContextBuilder.build`` for light messages and deep ones ("... last week?"), every call
+    embedding its text afresh (the embedder's cache is emptied before each timed call)."""
+    model: MiniLMEmbedder = args.model
+    container = Container(args.settings, driver=driver, embedder=model)
+    vector_q = (
+        "CALL db.index.vector.queryNodes('topic_embedding', 8, $v) YIELD node, score "
+        "RETURN node.topic_id AS id, score"
+    )
+    text_q = (
+        "CALL db.index.fulltext.queryNodes('topic_text', $q, {limit: 8}) YIELD node, score "
+        "RETURN node.topic_id AS id, score"
+    )
+    out: dict[str, list[float]] = defaultdict(list)
+    went_deep = 0
+    light_msgs = statements(qtexts)
+    for qi, (question, statement) in enumerate(zip(qtexts, light_msgs, strict=True)):
+        model.cache = VectorCache()
+        s = time.perf_counter()
+        vec = model.embed([statement])[0]
+        driver.execute_query(vector_q, v=vec, database_=database, routing_="r")
+        lucene = in_namespace(ns, lucene_query(statement, fuzzy=False))
+        driver.execute_query(text_q, q=lucene, database_=database, routing_="r")
+        floor_ms = (time.perf_counter() - s) * 1000
+        model.cache = VectorCache()
+        s = time.perf_counter()
+        light = container.context.build(ContextRequest(namespace=ns, message=statement, now=NOW))
+        light_ms = (time.perf_counter() - s) * 1000
+        model.cache = VectorCache()
+        deep_msg = f"{question.rstrip('?')} last week?"
+        s = time.perf_counter()
+        deep = container.context.build(ContextRequest(namespace=ns, message=deep_msg, now=NOW))
+        deep_ms = (time.perf_counter() - s) * 1000
+        if qi < WARMUP:
+            continue
+        assert deep.deep
+        went_deep += light.deep
+        out["floor"].append(floor_ms)
+        out["light_ctx" if not light.deep else "light_msg_deep"].append(light_ms)
+        out["deep_ctx"].append(deep_ms)
+    n = len(out["floor"])
+    print(
+        f"context (ContextBuilder.build, embedding included; {n} light and {n} deep messages;"
+        f" {went_deep} of the light messages went deep on a trigger):"
+    )
+    rows = [("floor: embed + queryNodes + full-text", out["floor"]),
+            ("light context", out["light_ctx"]), ("deep context ('last week')", out["deep_ctx"])]  # fmt: skip
+    for label, values in rows:
+        if values:
+            print(f"  {label:38s} p50 {p50(values):7.2f} ms  p95 {p95(values):7.2f} ms")
+    light = out["light_ctx"] or out["light_msg_deep"]
+    ratio = p50(light) / p50(out["floor"])
+    print(f"  light/floor p50 {ratio:.2f}x (target <= 3x)")
+    return {
+        "floor50": p50(out["floor"]),
+        "floor95": p95(out["floor"]),
+        "ctx_light50": p50(light),
+        "ctx_light95": p95(light),
+        "ctx_deep50": p50(out["deep_ctx"]),
+        "ctx_deep95": p95(out["deep_ctx"]),
+    }
 
 
 def print_breakdown(phase: str, totals: list[float], parts: list[dict[str, list[float]]]) -> None:
@@ -526,7 +637,20 @@ def print_breakdown(phase: str, totals: list[float], parts: list[dict[str, list[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated topic counts")
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        default=["1000", "10000", "100000"],
+        help="topic counts, space- or comma-separated (--sizes 10000 100000)",
+    )
+    parser.add_argument(
+        "--context-queries", type=int, default=100, help="measured context builds per size"
+    )
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep each size's namespace as bench-retr-<N> and reuse it when it is complete",
+    )
     parser.add_argument("--queries", type=int, default=200, help="measured queries per size")
     parser.add_argument("--batch", type=int, default=1000, help="topics per create transaction")
     parser.add_argument("--edges", type=int, default=3, help="RELATES_TO edges per topic")
@@ -535,7 +659,7 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.02, help="sigma per dimension")
     parser.add_argument("--keep", action="store_true", help="leave the namespaces in the database")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    sizes = [int(s) for part in args.sizes for s in part.split(",") if s.strip()]
 
     settings = Settings()
     database = settings.neo4j_database
@@ -545,6 +669,7 @@ def main() -> None:
 
     embedder = MiniLMEmbedder()
     embedder.load()
+    args.model, args.settings = embedder, settings
     pool = sentence_pool(rng)
     qtexts = questions(rng, WARMUP + args.queries)
     with stopwatch() as t_pool:
@@ -588,6 +713,16 @@ def main() -> None:
                     f"  {int(r['n']):>7,} topics  {r['raw50']:6.2f} {r['raw95']:6.2f}   "
                     f"{r['light50']:7.2f} {r['light95']:7.2f}   {r['deep50']:7.2f} {r['deep95']:7.2f}"
                     f"   {r['light95'] / r['raw95']:6.2f}x"
+                )
+            print(
+                "\ncontext (ms)   floor p50/p95   light ctx p50/p95   deep ctx p50/p95   "
+                "light/floor p50   targets: 10k light p50 <= 40, 100k light p95 <= 80, deep p95 <= 300"
+            )
+            for r in results:
+                print(
+                    f"  {int(r['n']):>7,}  {r['floor50']:7.2f} {r['floor95']:7.2f}   "
+                    f"{r['ctx_light50']:8.2f} {r['ctx_light95']:8.2f}   {r['ctx_deep50']:8.2f} "
+                    f"{r['ctx_deep95']:8.2f}   {r['ctx_light50'] / r['floor50']:6.2f}x"
                 )
         driver.close()
 

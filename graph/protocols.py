@@ -80,8 +80,11 @@ class TopicStoreProtocol(Protocol):
         """Whole topics by id, in the order asked; unknown ids are left out."""
         ...
 
-    def summaries(self, namespace: str, topic_ids: Sequence[str]) -> list[tuple[Topic, list[str]]]:
-        """Topics without their heavy lists, with the message ids of the one-liner."""
+    def summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
+    ) -> list[tuple[Topic, list[str]]]:
+        """Topics without their heavy lists (those in ``full_ids`` whole, without related ids),
+        with the message ids of the one-liner."""
         ...
 
     def known_names(self, namespace: str, names: Sequence[str]) -> set[str]:

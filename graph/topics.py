@@ -203,13 +203,16 @@ class TopicStore(Store):
         )
         return [topic_from_props(r["t"], r["related"]) for r in records]
 
-    def summaries(self, namespace: str, topic_ids: Sequence[str]) -> list[tuple[Topic, list[str]]]:
-        """Topics without facts, events, numbers or loops, with the one-liner's source ids."""
+    def summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
+    ) -> list[tuple[Topic, list[str]]]:
+        """Topics without facts, events, numbers or loops (those in ``full_ids`` whole, without
+        their related ids), with the one-liner's source ids."""
         if not topic_ids:
             return []
         records = self._run(
             query("get_topic_summaries"),
-            {"namespace": namespace, "topic_ids": list(topic_ids)},
+            {"namespace": namespace, "topic_ids": list(topic_ids), "full_ids": list(full_ids)},
             read=True,
         )
         return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records]
@@ -325,19 +328,14 @@ class TopicStore(Store):
             records = self._run(query("scan_topics_vector_since"), params, read=True)
             return [_scored(r, "vector-window") for r in records]
 
-        def page(fetch: int) -> Page[Any]:
-            records = self._run(
-                query("search_topics_vector"), {**params, "fetch": fetch}, read=True
-            )
-            return Page(int(records[0]["raw"]), records[0]["hits"])
-
-        def exact() -> list[Any]:
-            return self._run(query("scan_topics_vector"), params, read=True)
-
-        plan = Plan(first=min(max(k * overfetch, 20), MAX_FETCH), grow=1)
-        found = run_overfetch(k, plan, page, exact)
-        label = "vector" if found.source == "index" else "vector-scan"
-        return [_scored(r, label) for r in found.hits]
+        # one round trip: the index over-fetched, or the exact scan when it came up short
+        fetch = min(max(k * overfetch, 20), MAX_FETCH)
+        records = self._run(query("search_topics_vector"), {**params, "fetch": fetch}, read=True)
+        label = "vector-scan" if records[0]["scanned"] else "vector"
+        return [
+            ScoredTopic(topic_from_props(h["t"]), float(h["score"]), label)
+            for h in records[0]["hits"]
+        ]
 
     def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
         """Topics by id in the order asked, without embeddings (``light``: no facts either)."""

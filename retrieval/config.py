@@ -141,15 +141,24 @@ class SuppressionConfig(BaseModel):
 
 
 class TriggerConfig(BaseModel):
-    """The low-confidence trigger (§5.2 trigger 4) over the light search's top scores."""
+    """The low-confidence trigger (§5.2 trigger 4) over calibrated signals of the light search:
+    vector cosine (-1..1), its margin, namespace-local BM25. Chosen on the dev data
+    (docs/retrieval.md, "Low confidence")."""
 
     model_config = _FROZEN
 
-    score_scale: float = Field(
-        default=30.0, gt=0, description="raw RRF relevance x scale = the trigger's score"
+    cosine_floor: float = Field(
+        default=0.45, ge=-1, le=1, description="no topic this near the message: low"
     )
-    low_confidence_floor: float = Field(default=0.35, ge=0)
-    low_confidence_gap: float = Field(default=0.05, ge=0)
+    cosine_clear: float = Field(
+        default=0.55, ge=-1, le=1, description="a topic this near is clear whatever the margin"
+    )
+    margin_gap: float = Field(
+        default=0.02, ge=0, le=2, description="best two cosines closer than this: ambiguous"
+    )
+    text_floor: float = Field(
+        default=4.0, ge=0, description="best full-text BM25 at or above this: lexically clear"
+    )
 
 
 class RetrievalConfig(BaseModel):

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -26,15 +27,26 @@ from graph.models import Message, Topic
 from graph.protocols import MessageStoreProtocol, SuppressionStoreProtocol, TopicStoreProtocol
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
-from retrieval.packer import Candidate, Snippet, pack
+from retrieval.facts import rank_facts
+from retrieval.packer import Candidate, Packed, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import LocalSuppression, SuppressionCache, retention, task_fingerprint
-from retrieval.triggers import TriggerContext, fired, low_confidence
+from retrieval.triggers import RetrievalSignals, TriggerContext, fired, low_confidence
 from text.english import noun_phrases
 from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
+_SKILL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skill-routing")
+
+
+class SkillRouter(Protocol):
+    """Routes a message to skills (§5.3); ``vector`` is the message's embedding when the topic
+    search already computed it (None: the router embeds the message itself)."""
+
+    def __call__(
+        self, text: str, last_tool_output: str | None, vector: list[float] | None = None
+    ) -> dict[str, Any]: ...
 
 
 class ContextRequest(BaseModel):
@@ -59,6 +71,7 @@ class ContextResult(BaseModel):
     deep: bool
     consult: dict[str, Any]
     time_window: dict[str, str | None] | None
+    retrieval_signals: dict[str, float] = {}  # what the low-confidence trigger judged
     degraded: bool
     trace: list[dict[str, Any]]
     used_tokens: int
@@ -67,11 +80,23 @@ class ContextResult(BaseModel):
 
 
 @dataclass
+class _Plan:
+    tail: list[Message]
+    window: TimeWindow | None
+    triggers: list[str]
+    cls: RequestClass
+    deep: bool
+
+
+@dataclass
 class _Gathered:
+    signals: RetrievalSignals = field(default_factory=RetrievalSignals)
+    skills: Future[tuple[list[dict[str, Any]], dict[str, Any]]] | None = None  # routing
     topics: dict[str, Topic] = field(default_factory=dict)
     topic_hits: list[TopicHit] = field(default_factory=list)
     evidence: list[MessageHit] = field(default_factory=list)
     one_liner_sources: dict[str, list[str]] = field(default_factory=dict)
+    whole: dict[str, Topic] = field(default_factory=dict)  # the best topics with their facts
     degraded: bool = False
 
 
@@ -84,7 +109,7 @@ class ContextBuilder:
         sleep_history: Any = None,
         tz: str = "UTC",
         config: RetrievalConfig | None = None,
-        skill_router: Callable[[str, str | None], dict[str, Any]] | None = None,
+        skill_router: SkillRouter | None = None,
         suppression: SuppressionStoreProtocol | None = None,
     ) -> None:
         self.topics = topics
@@ -94,37 +119,59 @@ class ContextBuilder:
         self.tz = tz
         self.config = config or RetrievalConfig()
         self.cfg = self.config.context
-        self.skill_router = skill_router  # (message, last tool output) -> route dict
+        self.skill_router = skill_router  # (message, last tool output, vector) -> route dict
         # shared by every worker (Neo4j) when the composition root passes it; else this process's
         self.suppression = suppression if suppression is not None else LocalSuppression()
 
     def build(self, req: ContextRequest) -> ContextResult:
+        """The memory context for one message: triggers, one light search (deep when a trigger
+        fires, the light search's own low confidence included), evidence, policy, packing."""
         now = ensure_utc(req.now)
         clock: dict[str, float] = {}
         mark = time.perf_counter()
-        tail = self.messages.tail(req.namespace, self.cfg.tail_turns)
-        history = self.sleep_history(req.namespace) if self.sleep_history else SleepHistory()
-        window = resolve(req.message, now, self.tz, history)
-        known = self.topics.known_names(req.namespace, noun_phrases(req.message))
-        ctx = TriggerContext(
-            now, self.tz, history, " ".join(m.content for m in tail), known_names=frozenset(known)
-        )
-        triggers = fired(req.message, ctx)
-        request_class = (
-            RequestClass.EXPLICIT if req.explicit else classify(req.message, triggers, bool(known))
-        )
-        deep = bool(triggers) or request_class is RequestClass.EXPLICIT
+        plan = self._plan(req, now)
         clock["triggers"] = _lap(mark)
-        got = self._gather(req, now, window, tail, deep)
+        got = self._gather(req, now, plan)
         clock["retrieve"] = _lap(mark) - clock["triggers"]
-        late = low_confidence(req.message, self._scores_context(now, got))
-        if late and not deep:
-            triggers.append(late)
-            deep = True
-            got = self._gather(req, now, window, tail, deep)
         qterms = terms(req.message)
-        candidates, snippets = self._candidates(req, got, qterms, window)
+        candidates, snippets = self._candidates(req, got, qterms, plan.window)
         decision = consult(_signals(got, qterms, snippets, self.cfg), self.config.consult)
+        packed = self._pack(req, now, plan.cls, decision, candidates, snippets)
+        skills, routing = got.skills.result() if got.skills else self._route_skills(req, None)
+        clock["total"] = _lap(mark)
+        window = plan.window
+        return ContextResult(
+            context_text=packed.text,
+            items=[i.payload() for i in packed.items],
+            skills=skills,
+            skill_routing=routing,
+            request_class=plan.cls.value,
+            triggers=plan.triggers,
+            deep=plan.deep,
+            consult={
+                "confidence": decision.confidence,
+                "band": decision.band,
+                "components": decision.components,
+            },
+            time_window=window.as_dict() if window else None,
+            retrieval_signals=got.signals.as_dict(),
+            degraded=got.degraded,
+            trace=packed.trace,
+            used_tokens=packed.used_tokens,
+            budget=packed.budget,
+            timings_ms=clock,
+        )
+
+    def _pack(
+        self,
+        req: ContextRequest,
+        now: datetime,
+        request_class: RequestClass,
+        decision: ConsultDecision,
+        candidates: list[Candidate],
+        snippets: list[Snippet],
+    ) -> Packed:
+        """Policy (consult band, suppression), packing into the budget, the use mark."""
         self._apply_policy(req, now, request_class, decision, candidates)
         silent = request_class is RequestClass.NONE or (
             request_class is RequestClass.IMPLICIT and decision.band == "skip"
@@ -140,34 +187,23 @@ class ContextBuilder:
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
         self.topics.mark_used(req.namespace, used_topics, now)
         self._remember(req, now, decision.confidence, used_topics)
-        skills, routing = self._route_skills(req)
-        clock["total"] = _lap(mark)
-        return ContextResult(
-            context_text=packed.text,
-            items=[i.payload() for i in packed.items],
-            skills=skills,
-            skill_routing=routing,
-            request_class=request_class.value,
-            triggers=triggers,
-            deep=deep,
-            consult={
-                "confidence": decision.confidence,
-                "band": decision.band,
-                "components": decision.components,
-            },
-            time_window=window.as_dict() if window else None,
-            degraded=got.degraded,
-            trace=packed.trace,
-            used_tokens=packed.used_tokens,
-            budget=packed.budget,
-            timings_ms=clock,
-        )
+        return packed
 
-    def _scores_context(self, now: datetime, got: _Gathered) -> TriggerContext:
-        """The light search's two best relevances on the low-confidence trigger's scale."""
-        scale = self.config.triggers.score_scale / self.config.search.rrf_k
-        top = [h.components.get("relevance", 0.0) * scale for h in got.topic_hits[:2]]
-        return TriggerContext(now, top_scores=top, config=self.config.triggers)
+    def _plan(self, req: ContextRequest, now: datetime) -> _Plan:
+        """The triggers that can be read off the message before searching, and its class."""
+        tail = self.messages.tail(req.namespace, self.cfg.tail_turns)
+        history = self.sleep_history(req.namespace) if self.sleep_history else SleepHistory()
+        window = resolve(req.message, now, self.tz, history)
+        known = self.topics.known_names(req.namespace, noun_phrases(req.message))
+        ctx = TriggerContext(
+            now, self.tz, history, " ".join(m.content for m in tail), known_names=frozenset(known)
+        )
+        triggers = fired(req.message, ctx)  # low confidence has no opinion yet: no signals
+        cls = (
+            RequestClass.EXPLICIT if req.explicit else classify(req.message, triggers, bool(known))
+        )
+        deep = bool(triggers) or cls is RequestClass.EXPLICIT
+        return _Plan(tail, window, triggers, cls, deep)
 
     def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
         """The session's suppression state, or None (no session, or the store failed: the
@@ -181,12 +217,15 @@ class ContextBuilder:
             return None
         return SuppressionCache.of(state, self.config.suppression)
 
-    def _route_skills(self, req: ContextRequest) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        """Skill routing (§4.1 step 2, §5.3); a failure leaves the memory context intact."""
+    def _route_skills(
+        self, req: ContextRequest, vector: list[float] | None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """Skill routing (§4.1 step 2, §5.3) with the message's vector when the topic search
+        already embedded it; a failure leaves the memory context intact."""
         if self.skill_router is None:
             return [], {"mode": "off", "trace": ["no skill router configured"]}
         try:
-            route = self.skill_router(req.message, req.last_tool_output)
+            route = self.skill_router(req.message, req.last_tool_output, vector)
         except Exception as exc:  # skills are an add-on to the memory context: never fatal
             log.warning("skill routing failed: %s", exc)
             return [], {"mode": "error", "trace": [f"skill routing failed: {exc}"]}
@@ -196,33 +235,54 @@ class ContextBuilder:
         return list(route.get("skills") or []), routing
 
     # -- retrieval ------------------------------------------------------------------------------
-    def _gather(
-        self, req: ContextRequest, now: datetime, window: TimeWindow | None, tail: list[Message],
-        deep: bool,
-    ) -> _Gathered:  # fmt: skip
+    def _gather(self, req: ContextRequest, now: datetime, plan: _Plan) -> _Gathered:
+        """One topic search and the message evidence. The message is embedded once; the
+        candidates are fetched for a deep search, so when the light search's own signals
+        fire the low-confidence trigger the deep ranking needs no second search."""
         got = _Gathered()
         query = req.message
-        if len(terms(query)) < 3 and tail:  # "and then?": lean on the recent tail
-            query = " ".join([*(m.content for m in tail[-2:]), query])
-        found = self.search.run(
-            req.namespace, query, now, k=self.cfg.deep_topics if deep else self.cfg.light_topics,
-            window=window if deep else None, expand=deep,
-        )  # fmt: skip
+        if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
+            query = " ".join([*(m.content for m in plan.tail[-2:]), query])
+        vector = self.search.embed_query(query)
+        if self.skill_router is not None:  # routed beside the topic search, same vector
+            own = vector if query == req.message else None
+            got.skills = _SKILL_POOL.submit(self._route_skills, req, own)
+        window = plan.window if plan.deep else None
+        pool = self.search.pool(req.namespace, query, now, self.cfg.deep_topics, window, vector)
+        got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
+        if not plan.deep:
+            cue = TriggerContext(now, signals=got.signals, config=self.config.triggers)
+            late = low_confidence(req.message, cue)
+            if late:
+                plan.triggers.append(late)
+                plan.deep = True
+                if plan.window is not None:  # a window no trigger named (rare): search in it
+                    pool = self.search.pool(
+                        req.namespace, query, now, self.cfg.deep_topics, plan.window, vector
+                    )
+        k = self.cfg.deep_topics if plan.deep else self.cfg.light_topics
+        found = self.search.rank(pool, k, expand=plan.deep)
         got.topic_hits, got.degraded = found.hits, found.degraded
-        since, until = (window.start, window.end) if window and deep else (None, None)
-        known_by = _after(req.as_of)  # as_of: nothing said later is evidence
-        if known_by is not None:
-            got.topic_hits = [h for h in found.hits if h.topic.time.first_seen_at < known_by]
-            until = min(until, known_by) if until else known_by
-        k = self.cfg.deep_evidence if deep else self.cfg.light_evidence
-        got.evidence = self.messages.search_text(req.namespace, req.message, k, until=known_by)
-        if since or until != known_by:  # the window's own evidence: old hits cannot crowd it out
-            got.evidence += self.messages.search_text(
-                req.namespace, req.message, k // 2, since, until
-            )
+        self._evidence(req, plan, got)
         for hit in got.topic_hits:
             got.topics[hit.topic.topic_id] = hit.topic
         return got
+
+    def _evidence(self, req: ContextRequest, plan: _Plan, got: _Gathered) -> None:
+        """Messages matching the request (and, in a deep search with a window, the window's
+        own matches, so old hits cannot crowd it out)."""
+        window, deep = plan.window, plan.deep
+        since, until = (window.start, window.end) if window and deep else (None, None)
+        known_by = _after(req.as_of)  # as_of: nothing said later is evidence
+        if known_by is not None:
+            got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
+            until = min(until, known_by) if until else known_by
+        k = self.cfg.deep_evidence if deep else self.cfg.light_evidence
+        got.evidence = self.messages.search_text(req.namespace, req.message, k, until=known_by)
+        if since or until != known_by:
+            got.evidence += self.messages.search_text(
+                req.namespace, req.message, k // 2, since, until
+            )
 
     def _candidates(
         self,
@@ -234,7 +294,8 @@ class ContextBuilder:
         strength = _topic_strength(got.topic_hits)
         snippets: dict[str, Snippet] = {}
         best = [h.topic.topic_id for h in got.topic_hits[: self.cfg.fact_topics]]
-        stored = self.topics.get(req.namespace, best) if best else []
+        self._read_topics(req.namespace, got, best)
+        stored = [got.whole[tid] for tid in best if tid in got.whole]
         full = [t.view(req.as_of) for t in stored]
         hidden = _hidden_sentences(full, stored)
         top = max((h.score for h in got.evidence), default=1.0) or 1.0
@@ -254,7 +315,6 @@ class ContextBuilder:
             for snip in self._fact_snippets(topic, qterms, strength.get(topic.topic_id, 0.0)):
                 if snip.message_id not in snippets:
                     snippets[snip.message_id] = snip
-        self._resolve_sources(req.namespace, list(snippets.values()))
         candidates = [
             _topic_candidate(h.topic, strength.get(h.topic.topic_id, 0.0), h)
             for h in got.topic_hits
@@ -272,7 +332,26 @@ class ContextBuilder:
                     components={"evidence": score},
                 ))  # fmt: skip
         self._fill_topic_details(req, candidates, got)
+        self._cite(req.namespace, list(snippets.values()), candidates)
         return candidates, [_windowed(s, window, self.cfg) for s in snippets.values()]
+
+    def _read_topics(self, namespace: str, got: _Gathered, best: list[str]) -> None:
+        """One read of every topic a context may show: the search's hits and the topics of the
+        matching messages as summaries (title, dates, one-liner and its sources), the ``best``
+        whole (their facts make fact snippets and hide superseded statements)."""
+        by_evidence: dict[str, float] = {}
+        for hit in got.evidence:
+            for tid, _ in hit.topics:
+                by_evidence[tid] = max(by_evidence.get(tid, 0.0), hit.score)
+        reached = sorted(by_evidence, key=lambda t: -by_evidence[t])
+        # twice the evidence topics kept: a few are dropped later (all their text superseded)
+        ids = [h.topic.topic_id for h in got.topic_hits]
+        ids += reached[: 2 * self.cfg.evidence_topics]
+        for topic, sources in self.topics.summaries(namespace, list(dict.fromkeys(ids)), best):
+            got.one_liner_sources[topic.topic_id] = sources
+            got.topics.setdefault(topic.topic_id, topic)
+            if topic.topic_id in best:
+                got.whole[topic.topic_id] = topic
 
     def _snippet(
         self,
@@ -301,11 +380,15 @@ class ContextBuilder:
     def _fact_snippets(
         self, topic: Topic, qterms: frozenset[str], strength: float
     ) -> list[Snippet]:
-        """Facts of a semantically retrieved topic that share terms with the request."""
+        """Facts of a semantically retrieved topic that share terms with the request, the most
+        relevant and then the newest first (``retrieval.facts.rank_facts``)."""
         out = []
-        for fact in topic.facts[-self.cfg.facts_scanned :]:
+        # best first (relevance, then recency): equal scores keep this order in the packer
+        for fact in rank_facts(topic.facts[-self.cfg.facts_scanned :], qterms):
             share = overlap(fact.text, qterms)
-            if share <= 0 or not fact.source_message_ids:
+            if share <= 0:
+                break  # ranked: nothing after this shares a term either
+            if not fact.source_message_ids:
                 continue
             speaker, _, text = (
                 fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
@@ -323,49 +406,38 @@ class ContextBuilder:
             )
         return sorted(out, key=lambda s: -s.score)[: self.cfg.fact_snippets]
 
-    def _resolve_sources(self, namespace: str, snippets: list[Snippet]) -> None:
-        """Cite messages by the id the caller knows them by (external id when there is one)."""
-        unresolved = [s for s in snippets if s.source_id == s.message_id]
-        if not unresolved:
-            return
-        found = {
-            m.message_id: m
-            for m in self.messages.get(namespace, [s.message_id for s in unresolved])
-        }
-        for s in unresolved:
-            m = found.get(s.message_id)
-            if m is not None and m.external_id:
-                s.source_id = m.external_id
-
     def _fill_topic_details(
         self, req: ContextRequest, candidates: list[Candidate], got: _Gathered
     ) -> None:
-        """Titles, dates and one-liners for every candidate (light), the full record of the
-        best one when L2 was asked for."""
-        for topic, sources in self.topics.summaries(
-            req.namespace, [c.record_id for c in candidates]
-        ):
-            got.topics.setdefault(topic.topic_id, topic)
-            got.one_liner_sources[topic.topic_id] = sources
+        """Titles, dates and one-liners for every candidate (read once by ``_read_topics``), the
+        full record of the best one when L2 was asked for."""
         for c in candidates:
             found = got.topics.get(c.record_id)
             if found is not None:
                 _describe(c, found, got.one_liner_sources.get(c.record_id, []))
         if req.full_records and candidates:
             best = max(candidates, key=lambda c: c.score)
-            for topic in self.topics.get(req.namespace, [best.record_id]):
-                _full_record(best, topic.view(req.as_of), self.cfg.full_record_facts)
-        self._external_ids(req.namespace, candidates)
+            whole = got.whole.get(best.record_id)
+            stored = [whole] if whole else self.topics.get(req.namespace, [best.record_id])
+            for topic in stored:
+                _full_record(
+                    best, topic.view(req.as_of), self.cfg.full_record_facts, terms(req.message)
+                )
 
-    def _external_ids(self, namespace: str, candidates: list[Candidate]) -> None:
-        """Cite one-liners and full records by the same ids as snippets (external when set)."""
-        ids = {m for c in candidates for m in (*c.one_liner_sources, *c.full_record_sources)}
+    def _cite(self, namespace: str, snippets: list[Snippet], candidates: list[Candidate]) -> None:
+        """Cite messages by the id the caller knows them by (external id when there is one):
+        snippets found through facts, one-liners and full records, in one read."""
+        unresolved = [s for s in snippets if s.source_id == s.message_id]
+        ids = {s.message_id for s in unresolved}
+        ids |= {m for c in candidates for m in (*c.one_liner_sources, *c.full_record_sources)}
         if not ids:
             return
         known = {
             m.message_id: m.external_id or m.message_id
-            for m in self.messages.get(namespace, list(ids))
+            for m in self.messages.get(namespace, sorted(ids))
         }
+        for s in unresolved:
+            s.source_id = known.get(s.message_id, s.message_id)
         for c in candidates:
             c.one_liner_sources = [known.get(m, m) for m in c.one_liner_sources]
             c.full_record_sources = list(
@@ -484,22 +556,22 @@ def _describe(c: Candidate, topic: Topic, one_liner_sources: list[str]) -> None:
     c.one_liner_sources = list(one_liner_sources)
 
 
-def _full_record(c: Candidate, topic: Topic, facts: int) -> None:
-    """The L2 rendering of a topic: dated facts, numbers, open loops and events."""
+def _full_record(c: Candidate, topic: Topic, facts: int, qterms: frozenset[str]) -> None:
+    """The L2 rendering of a topic: its ``facts`` facts best for the request (relevance, then
+    recency), numbers, open loops and events."""
+    chosen = rank_facts(topic.facts, qterms, facts)
     lines = [
         f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, "
         f"last seen {topic.time.last_seen_at:%-d %b %Y})"
     ]
-    lines += [
-        f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in topic.facts[-facts:]
-    ]
+    lines += [f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in chosen]
     lines += [
         f"- number: {n.key} = {n.value:g} {n.unit or ''} ({n.at:%-d %b %Y})" for n in topic.numbers
     ]
     lines += [f"- open: {o.text}" for o in topic.open_loops]
     lines += [f"- {e.at:%-d %b %Y} event: {e.event}" for e in topic.time.notable_events]
     c.full_record = "\n".join(lines)
-    groups = (topic.facts[-facts:], topic.numbers, topic.open_loops, topic.time.notable_events)
+    groups = (chosen, topic.numbers, topic.open_loops, topic.time.notable_events)
     c.full_record_sources = list(
         dict.fromkeys(m for g in groups for x in g for m in x.source_message_ids)
     )

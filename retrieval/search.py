@@ -7,7 +7,7 @@ Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x ti
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +37,24 @@ class SearchResult:
     hits: list[TopicHit]
     degraded: bool = False  # the embedder was unavailable: lexical results only
     cosine: dict[str, float] = field(default_factory=dict)  # topic id -> best vector cosine
+    text_scores: dict[str, float] = field(default_factory=dict)  # topic id -> full-text BM25
+
+
+@dataclass
+class CandidatePool:
+    """The vector and full-text candidates of one query, before fusion: what ``TopicSearch.rank``
+    scores, and what the low-confidence trigger judges (best cosine, its margin, best BM25)."""
+
+    namespace: str
+    now: datetime
+    window: TimeWindow | None
+    topics: dict[str, Topic] = field(default_factory=dict)
+    rankings: list[list[str]] = field(default_factory=list)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    cosine: dict[str, float] = field(default_factory=dict)
+    text_scores: dict[str, float] = field(default_factory=dict)
+    degraded: bool = False
+    event_topic_ids: set[str] = field(default_factory=set)
 
 
 def rrf(rankings: list[list[str]], k: float) -> dict[str, float]:
@@ -106,49 +124,73 @@ class TopicSearch:
         """Ranked topics for ``text``; with a window, topics seen in it (or with events in it)
         rank above more similar but older ones; ``expand`` adds 1-hop neighbours. All state is
         per call, so one instance serves concurrent requests."""
-        pool: dict[str, Topic] = {}
-        call = SearchResult(hits=[])
-        rankings: list[list[str]] = []
-        sources: dict[str, list[str]] = {}
+        vector = self.embed_query(text)
+        pool = self.pool(namespace, text, now, k, window, vector)
+        return self.rank(pool, k, expand)
+
+    def embed_query(self, text: str) -> list[float] | None:
+        """The query's vector, or None without an embedder or when the model is unavailable
+        (the caller passes it on to ``pool`` and to skill routing: one embedding per request)."""
+        if self.embedder is None:
+            return None
+        try:
+            return self.embedder.embed([text])[0]
+        except EmbeddingUnavailable:
+            return None
+
+    def pool(
+        self,
+        namespace: str,
+        text: str,
+        now: datetime,
+        k: int,
+        window: TimeWindow | None,
+        vector: Sequence[float] | None,
+    ) -> CandidatePool:
+        """Vector and full-text candidates for a search of up to ``k`` topics (``vector``: the
+        query's embedding, None when there is none: degraded to the lexical path)."""
+        pool = CandidatePool(namespace, now, window)
         fetch = max(k * self.cfg.fetch_factor, self.cfg.min_fetch)
-        for label, hits in self._candidates(namespace, text, fetch, window, call):
-            rankings.append([h.topic_id for h in hits])
+        for label, hits in self._candidates(namespace, text, fetch, window, vector, pool):
+            pool.rankings.append([h.topic_id for h in hits])
             for t in hits:
-                pool.setdefault(t.topic_id, t)
-                sources.setdefault(t.topic_id, []).append(label)
-        in_window_ids = self._event_topics(namespace, window)
-        fused = rrf(rankings, self.cfg.rrf_k)
+                pool.topics.setdefault(t.topic_id, t)
+                pool.sources.setdefault(t.topic_id, []).append(label)
+        pool.event_topic_ids = self._event_topics(namespace, window)
+        return pool
+
+    def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:
+        """The pool fused by reciprocal rank fusion and scored (§8.2), best ``k``; ``expand``
+        adds 1-hop neighbours of the best ``k`` first."""
+        fused = rrf(pool.rankings, self.cfg.rrf_k)
         scored = [
-            self._hit(pool[tid], rel, now, window, in_window_ids, sources[tid], call.cosine)
-            for tid, rel in fused.items()
+            self._hit(pool, pool.topics[tid], rel, pool.sources[tid]) for tid, rel in fused.items()
         ]
         scored.sort(key=lambda h: -h.score)
         if expand and scored:
-            seeds = self._expand(namespace, scored[:k], now, window, in_window_ids, call.cosine)
-            scored = seeds + scored[k:]
+            scored = self._expand(pool, scored[:k]) + scored[k:]
             scored.sort(key=lambda h: -h.score)
-        call.hits = scored[:k]
-        return call
+        return SearchResult(scored[:k], pool.degraded, pool.cosine, pool.text_scores)
 
     def _candidates(
-        self, namespace: str, text: str, fetch: int, window: TimeWindow | None, call: SearchResult
+        self,
+        namespace: str,
+        text: str,
+        fetch: int,
+        window: TimeWindow | None,
+        vector: Sequence[float] | None,
+        pool: CandidatePool,
     ) -> list[tuple[str, list[Topic]]]:
         """Vector and full-text candidates, the database calls run side by side."""
         since = window.start if window else None
         until = window.end if window else None
-        vector: list[float] | None = None
-        if self.embedder is not None:
-            try:
-                vector = self.embedder.embed([text])[0]
-            except EmbeddingUnavailable:
-                call.degraded = True
         calls: dict[str, Callable[[], list[ScoredTopic]]] = {
             "fulltext": lambda: self.topics.search_text(
                 namespace, text, fetch, since, until, fuzzy=False, light=True
             )
         }
         if vector is not None:
-            vec = vector
+            vec = list(vector)
             calls["vector"] = lambda: self.topics.search_vector(
                 namespace, vec, fetch, since, until, overfetch=self.cfg.vector_overfetch, light=True
             )
@@ -160,14 +202,14 @@ class TopicSearch:
         out: list[tuple[str, list[Topic]]] = []
         for label, future in futures.items():
             hits = future.result()
-            if label.startswith("vector"):
-                for h in hits:
-                    cos = 2 * h.score - 1
-                    call.cosine[h.topic.topic_id] = max(
-                        cos, call.cosine.get(h.topic.topic_id, -1.0)
-                    )
+            best = pool.cosine if label.startswith("vector") else pool.text_scores
+            for h in hits:
+                # the vector index scores (1 + cos) / 2; the trigger reads plain cosine
+                score = 2 * h.score - 1 if label.startswith("vector") else h.score
+                best[h.topic.topic_id] = max(score, best.get(h.topic.topic_id, -1.0))
             out.append((label, [h.topic for h in hits]))
         if vector is None and self.embedder is not None:
+            pool.degraded = True
             out.append(("vector-unavailable", []))
         return out
 
@@ -177,19 +219,15 @@ class TopicSearch:
         return {e.topic_id for e in self.events.in_window(namespace, window.start, window.end)}
 
     def _hit(
-        self,
-        topic: Topic,
-        relevance: float,
-        now: datetime,
-        window: TimeWindow | None,
-        event_ids: set[str],
-        sources: list[str],
-        cosine: dict[str, float],
+        self, pool: CandidatePool, topic: Topic, relevance: float, sources: list[str]
     ) -> TopicHit:
+        window = pool.window
         in_window = window is not None and _overlaps(topic, window)
-        parts = final_score(relevance * self.cfg.rrf_k, topic, now, in_window, self.cfg)
-        parts["vector_cosine"] = cosine.get(topic.topic_id, 0.0)
-        if topic.topic_id in event_ids:
+        parts = final_score(relevance * self.cfg.rrf_k, topic, pool.now, in_window, self.cfg)
+        parts["vector_cosine"] = pool.cosine.get(topic.topic_id, 0.0)
+        if topic.topic_id in pool.text_scores:
+            parts["text_score"] = pool.text_scores[topic.topic_id]
+        if topic.topic_id in pool.event_topic_ids:
             parts["event_in_window_boost"] = self.cfg.event_in_window_boost
             parts["score"] *= self.cfg.event_in_window_boost
         reason = f"matched by {', '.join(sorted(set(sources)))}"
@@ -197,24 +235,19 @@ class TopicSearch:
             reason += f"; seen within '{window.phrase}'"
         return TopicHit(topic, parts["score"], parts, sources, reason)
 
-    def _expand(
-        self,
-        namespace: str,
-        seeds: list[TopicHit],
-        now: datetime,
-        window: TimeWindow | None,
-        event_ids: set[str],
-        cosine: dict[str, float],
-    ) -> list[TopicHit]:
+    def _expand(self, pool: CandidatePool, seeds: list[TopicHit]) -> list[TopicHit]:
         known = {h.topic.topic_id: h for h in seeds}
         limit = self.cfg.neighbour_limit
-        for n in self.topics.neighbours(namespace, list(known), tuple(EdgeType), limit, light=True):
+        found = self.topics.neighbours(
+            pool.namespace, list(known), tuple(EdgeType), limit, light=True
+        )
+        for n in found:
             if n.topic.topic_id in known:
                 continue
             seed = known.get(n.seed_id)
             base = (seed.components["relevance"] if seed else 0.0) * self.cfg.neighbour_factor
             label = [f"graph:{n.type.value}"]
-            hit = self._hit(n.topic, base / self.cfg.rrf_k, now, window, event_ids, label, cosine)
+            hit = self._hit(pool, n.topic, base / self.cfg.rrf_k, label)
             hit.reason = f"{n.type.value} neighbour of '{seed.topic.name if seed else n.seed_id}'"
             known[n.topic.topic_id] = hit
         return list(known.values())

@@ -6,7 +6,7 @@ live in ``skills.routing`` and are combined by the context builder.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -38,12 +38,48 @@ _TRACEBACK = re.compile(
 
 
 @dataclass(frozen=True)
+class RetrievalSignals:
+    """What the light search found, on scales that mean the same in every namespace: the best
+    vector cosine of a topic to the message, its margin over the second best, and the best
+    full-text BM25 of a topic's name, aliases and one-liner (namespace-local statistics,
+    ``graph/lexical.py``; 0 when no topic shares a word with the message). ``best_cosine`` is
+    None when there was no vector search (no embedder, or the model is down)."""
+
+    best_cosine: float | None = None
+    second_cosine: float | None = None
+    best_text: float = 0.0
+
+    @classmethod
+    def of(cls, cosine: Mapping[str, float], text: Mapping[str, float]) -> RetrievalSignals:
+        """The signals of a search's per-topic cosines and full-text scores."""
+        top = sorted(cosine.values(), reverse=True)[:2]
+        return cls(
+            best_cosine=top[0] if top else None,
+            second_cosine=top[1] if len(top) > 1 else None,
+            best_text=max(text.values(), default=0.0),
+        )
+
+    @property
+    def margin(self) -> float | None:
+        """Best cosine minus the second best (None with fewer than two)."""
+        if self.best_cosine is None or self.second_cosine is None:
+            return None
+        return self.best_cosine - self.second_cosine
+
+    def as_dict(self) -> dict[str, float]:
+        """The signals rounded for a trace (missing ones left out)."""
+        out = {"best_cosine": self.best_cosine, "cosine_margin": self.margin}
+        out["best_text"] = self.best_text
+        return {k: round(v, 4) for k, v in out.items() if v is not None}
+
+
+@dataclass(frozen=True)
 class TriggerContext:
     now: datetime
     tz: str = "UTC"
     sleep: SleepHistory | None = None
     tail_text: str = ""
-    top_scores: Sequence[float] = ()
+    signals: RetrievalSignals | None = None  # the light search's, once it ran
     known_names: frozenset[str] = frozenset()
     config: TriggerConfig = field(default_factory=TriggerConfig)
 
@@ -75,15 +111,30 @@ def reintroduced_entity(text: str, ctx: TriggerContext) -> str | None:
 
 
 def low_confidence(text: str, ctx: TriggerContext) -> str | None:
-    """Top light-retrieval scores are low, or the first two are too close to tell apart."""
-    floor, gap = ctx.config.low_confidence_floor, ctx.config.low_confidence_gap
-    scores = sorted(ctx.top_scores, reverse=True)
-    if not scores:
+    """The light search found no topic it can vouch for (docs/retrieval.md, "Low confidence"):
+    no topic is near the message (best cosine below ``cosine_floor``) and none shares its words
+    (best BM25 below ``text_floor``); or the nearest topics are only moderately near (below
+    ``cosine_clear``) and too close to tell apart (margin below ``margin_gap``) while full text
+    does not single one out. No opinion before the light search has run."""
+    sig, cfg = ctx.signals, ctx.config
+    if sig is None:
         return None
-    if scores[0] < floor:
-        return f"low_confidence: top score {scores[0]:.2f} < {floor}"
-    if len(scores) > 1 and scores[0] - scores[1] < gap:
-        return f"low_confidence: top scores {scores[0]:.2f} and {scores[1]:.2f} are within {gap}"
+    values = ", ".join(f"{k} {v:.3f}" for k, v in sig.as_dict().items())
+    if sig.best_text >= cfg.text_floor:
+        return None  # a topic shares the message's rare words: lexically clear
+    if sig.best_cosine is None:
+        return f"low_confidence: no vector search and best_text < {cfg.text_floor} ({values})"
+    if sig.best_cosine < cfg.cosine_floor:
+        return (
+            f"low_confidence: best_cosine < {cfg.cosine_floor} and best_text < "
+            f"{cfg.text_floor} ({values})"
+        )
+    margin = sig.margin
+    if sig.best_cosine < cfg.cosine_clear and margin is not None and margin < cfg.margin_gap:
+        return (
+            f"low_confidence: best_cosine < {cfg.cosine_clear} with cosine_margin < "
+            f"{cfg.margin_gap} and best_text < {cfg.text_floor} ({values})"
+        )
     return None
 
 

@@ -170,13 +170,16 @@ class SkillRegistry:
         )  # fmt: skip
         return report
 
-    def search(self, text: str, k: int = 3) -> list[SkillHit]:
-        """Skills for ``text``: similarity of its embedding to each skill's, plus the tags that
-        occur in ``text`` as words."""
+    def search(
+        self, text: str, k: int = 3, vector: Sequence[float] | None = None
+    ) -> list[SkillHit]:
+        """Skills for ``text``: similarity of its embedding (``vector`` when the caller already
+        embedded it) to each skill's, plus the tags that occur in ``text`` as words."""
         store, embedder = self._require()
         tags = query_tags(text, self.vocabulary())
         fetch = max(k * 2, 8)
-        similar = store.search_vector(self.namespace, embedder.embed([text])[0], k=fetch)
+        query = list(vector) if vector is not None else embedder.embed([text])[0]
+        similar = store.search_vector(self.namespace, query, k=fetch)
         tagged = store.find_by_tags(self.namespace, tags, k=fetch) if tags else []
         sims = {s.skill.skill_id: s.score for s in similar}
         matched = {s.skill.skill_id: s.matched_tags for s in tagged}

@@ -9,6 +9,7 @@ the reasons behind its score, and the route's ``trace`` says why each candidate 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -151,8 +152,10 @@ def route(
     text: str,
     last_tool_output: str | None = None,
     k: int | None = None,
+    vector: Sequence[float] | None = None,
 ) -> RouteResult:
-    """Rank the skills for ``text`` (and the previous tool output, for the failure trigger)."""
+    """Rank the skills for ``text`` (and the previous tool output, for the failure trigger);
+    ``vector`` is ``text``'s embedding when the caller already computed it."""
     intent = classify_intent(text)
     triggers = deep_triggers(text, last_tool_output)
     mode: Literal["light", "deep"] = "deep" if triggers else "light"
@@ -160,7 +163,9 @@ def route(
     trace = [f"intent {intent.intent.value}: {intent.reason}"]
     trace += [f"trigger {t.name}: {t.reason}" for t in triggers] or ["no deep-skill trigger fired"]
     trace.append(f"mode {mode}: up to {limit} skills")
-    hits = registry.search(_query(text, triggers, last_tool_output), k=max(limit, MAX_K))
+    query = _query(text, triggers, last_tool_output)
+    # the message's vector serves the search only when the query is the message itself
+    hits = registry.search(query, k=max(limit, MAX_K), vector=vector if query == text else None)
     kept: list[RankedSkill] = []
     for ranked in rank(hits, intent, triggers, text):
         serves = ranked.reasons and ranked.reasons[0].startswith("serves intent")

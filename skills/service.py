@@ -106,9 +106,14 @@ class SkillService:
         return [hit.summary() for hit in self.registry.search(query, k)]
 
     def route(
-        self, text: str, last_tool_output: str | None = None, k: int | None = None
+        self,
+        text: str,
+        last_tool_output: str | None = None,
+        k: int | None = None,
+        vector: Sequence[float] | None = None,
     ) -> RouteResult:
-        return route(self.registry, text, last_tool_output, k)
+        """Skills for ``text`` (``vector``: its embedding when the caller already has it)."""
+        return route(self.registry, text, last_tool_output, k, vector)
 
     def manifests(self, skill_ids: Sequence[str]) -> list[dict[str, Any]]:
         """What the model sees of each skill, with a ready call (the wake's recent skills,

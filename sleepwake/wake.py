@@ -22,7 +22,9 @@ from pydantic import BaseModel, Field
 from graph.clock import ensure_utc
 from graph.models import InProgress, Message, TailTurn, Topic, WakeCheck, WakePacket, WakeState
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
+from retrieval.facts import rank_facts
 from retrieval.search import TopicSearch
+from retrieval.snippets import terms
 from sleepwake.extract import find_in_progress
 from sleepwake.policy import SleepPolicy
 from text.timephrases import SleepHistory, resolve
@@ -157,13 +159,17 @@ class Waker:
         return WakeResult(
             packet=packet,
             resume=resume,
-            topics=[_woken(full.get(h.topic.topic_id, h.topic), h.score, h.reason) for h in hits],
+            topics=[
+                _woken(full.get(h.topic.topic_id, h.topic), h.score, h.reason, terms(query))
+                for h in hits
+            ],
             skills=self._skills(packet),
             conversation_tail=tail,
             time_window=window.as_dict() if window else None,
             deep=window is not None,
             top_topics=[
-                _woken(t, t.stats.utility_score, "top topic of the wake packet") for t in top
+                _woken(t, t.stats.utility_score, "top topic of the wake packet", terms(query))
+                for t in top
             ],
             open_loops=_open_loops(top),
             woke_at=state.woke_at if state else None,
@@ -276,8 +282,11 @@ def _open_loops(topics: list[Topic]) -> list[WokenLoop]:
     return loops[:MAX_OPEN_LOOPS]
 
 
-def _woken(topic: Topic, score: float, reason: str) -> WokenTopic:
-    ids = list(dict.fromkeys(m for f in topic.current().facts for m in f.source_message_ids))
+def _woken(topic: Topic, score: float, reason: str, qterms: frozenset[str]) -> WokenTopic:
+    """A woken topic citing the messages of its facts best for the wake query first (relevance,
+    then recency), so a large topic's first 50 ids are not its oldest."""
+    ranked = rank_facts(topic.current().facts, qterms)
+    ids = list(dict.fromkeys(m for f in ranked for m in f.source_message_ids))
     return WokenTopic(
         topic_id=topic.topic_id,
         name=topic.name,

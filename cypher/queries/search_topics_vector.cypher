@@ -1,22 +1,35 @@
-// Approximate vector search, over-fetched, then filtered to a namespace and time window
-// (5.26 has no in-index filtering, so filters run after the index). The kept topics are scored
-// exactly, as scan_topics_vector scores them, so a score does not depend on which path found
-// the topic (the index's own score drifts by ~1e-4, and crowding by another namespace decides
-// whether the index or the scan answers).
+// Nearest topics of one namespace: the vector index, over-fetched, then filtered to the
+// namespace and time window (5.26 has no in-index filtering, so filters run after the index);
+// when the filters kept fewer than $k while the index had more (another namespace crowds the
+// index, or the namespace is small), an exact scan of the namespace in the same round trip (it
+// cannot miss). Kept topics are scored exactly either way, so a score does not depend on which
+// path found the topic (the index's own score drifts by ~1e-4).
 // params: $vector: list<float>, $fetch: int, $k: int, $namespace,
 //         $since: datetime | null, $until: datetime | null
 // $light: true leaves out facts, facts_json and notable_events_json (search results stay small).
-// returns: raw (hits before filtering), hits: list<{t: map, score: float}>, best first;
-//          score = (1 + cos) / 2
+// returns: raw (hits before filtering), scanned (the exact scan answered),
+//          hits: list<{t: map, score: float}>, best first; score = (1 + cos) / 2
 CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
 WITH collect(node) AS found
 WITH size(found) AS raw,
   [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
      AND ($since IS NULL OR n.last_seen_at >= $since)
      AND ($until IS NULL OR n.first_seen_at < $until)][0..$k] AS kept
-UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS n
-WITH raw, n, CASE WHEN n IS NULL THEN null
-                  ELSE vector.similarity.cosine(n.embedding, $vector) END AS score
+CALL {
+  WITH raw, kept
+  WITH raw, kept WHERE size(kept) < $k AND raw >= $fetch
+  MATCH (t:Topic {namespace: $namespace})
+  WHERE t.embedding IS NOT NULL AND t.archived_at IS NULL
+    AND ($since IS NULL OR t.last_seen_at >= $since)
+    AND ($until IS NULL OR t.first_seen_at < $until)
+  WITH t ORDER BY vector.similarity.cosine(t.embedding, $vector) DESC LIMIT $k
+  RETURN collect(t) AS exact
+}
+WITH raw, size(kept) < $k AND raw >= $fetch AS scanned, kept, exact
+WITH raw, scanned, CASE WHEN scanned THEN exact ELSE kept END AS chosen
+UNWIND (CASE WHEN size(chosen) = 0 THEN [null] ELSE chosen END) AS n
+WITH raw, scanned, n, CASE WHEN n IS NULL THEN null
+                           ELSE vector.similarity.cosine(n.embedding, $vector) END AS score
 ORDER BY score DESC
-RETURN raw, collect(CASE WHEN n IS NULL THEN null
-                    ELSE {t: n {.*, embedding: null, facts: CASE WHEN $light THEN null ELSE n.facts END, facts_json: CASE WHEN $light THEN null ELSE n.facts_json END, notable_events_json: CASE WHEN $light THEN null ELSE n.notable_events_json END}, score: score} END) AS hits
+RETURN raw, scanned, collect(CASE WHEN n IS NULL THEN null
+  ELSE {t: n {.*, embedding: null, facts: CASE WHEN $light THEN null ELSE n.facts END, facts_json: CASE WHEN $light THEN null ELSE n.facts_json END, notable_events_json: CASE WHEN $light THEN null ELSE n.notable_events_json END}, score: score} END) AS hits

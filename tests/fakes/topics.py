@@ -141,10 +141,17 @@ class FakeTopicStore:
             raise NotFound(f"topic {topic_id} not found in namespace {namespace}")
         return found[0]
 
-    def summaries(self, namespace: str, topic_ids: Sequence[str]) -> list[tuple[Topic, list[str]]]:
-        """Topics without facts, events, numbers or loops, with the one-liner's source ids."""
+    def summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
+    ) -> list[tuple[Topic, list[str]]]:
+        """Topics without facts, events, numbers or loops (those in ``full_ids`` whole, without
+        related ids), with the one-liner's source ids."""
+        whole = set(full_ids)
         return [
-            (n.topic(SUMMARY_DROP), list(n.props.get("one_liner_source_ids") or []))
+            (
+                n.topic(() if n.props["topic_id"] in whole else SUMMARY_DROP),
+                list(n.props.get("one_liner_source_ids") or []),
+            )
             for n in self.graph.topic_nodes(namespace, topic_ids)
         ]
 

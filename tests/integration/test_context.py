@@ -405,7 +405,7 @@ def test_skill_routing_rides_along_with_the_memory_context(stack: Stack) -> None
 def test_a_broken_skill_router_leaves_the_memory_context_intact(
     stack: Stack, slept_at: list[datetime]
 ) -> None:
-    def broken(text: str, last: str | None) -> dict[str, Any]:
+    def broken(text: str, last: str | None, vector: list[float] | None = None) -> dict[str, Any]:
         raise RuntimeError("skills store down")
 
     c = stack.container

@@ -285,10 +285,16 @@ def summaries_carry_the_one_liner_sources_not_the_lists(s: Side, ns: str, other:
         open_loops=[{"text": "Ask about Rich.", "source_message_ids": ["m3"]}],
         numbers=[{"key": "guests", "value": 30, "at": T0, "source_message_ids": ["m1"]}],
     )
-    seed_topics(s, ns, [rich])
+    plain_one = topic(ns, "p", "Plain", "Plain has a fact.",
+                      facts=[{"text": "Plain has a fact.", "source_message_ids": ["m4"]}])  # fmt: skip
+    seed_topics(s, ns, [rich, plain_one])
     return {
         "summary": plain(s.topics.summaries(ns, [rich.topic_id])),
         "whole": plain(s.topics.get(ns, [rich.topic_id])),
+        # the context's one read: the best topics whole, the others as summaries, in order
+        "mixed": plain(
+            s.topics.summaries(ns, [plain_one.topic_id, rich.topic_id], [rich.topic_id])
+        ),
     }
 
 

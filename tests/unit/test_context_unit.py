@@ -224,11 +224,11 @@ def test_without_the_model_the_lexical_paths_still_answer(shared: Memory) -> Non
     assert all(e["components"].get("vector_cosine", 0.0) == 0.0 for e in result.trace)
 
 
-def broken(text: str, last: str | None) -> dict[str, Any]:
+def broken(text: str, last: str | None, vector: list[float] | None = None) -> dict[str, Any]:
     raise RuntimeError("skills store down")
 
 
-def docs(text: str, last: str | None) -> dict[str, Any]:
+def docs(text: str, last: str | None, vector: list[float] | None = None) -> dict[str, Any]:
     return {"skills": [{"skill_id": "write_docs"}], "intent": "docs", "mode": "light",
             "triggers": [], "trace": ["docs intent"], "ignored": "not passed on"}  # fmt: skip
 

@@ -18,6 +18,7 @@ from retrieval.packer import GENERAL, Candidate, Packed, Snippet, pack, tokens
 from retrieval.snippets import matching_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache, task_fingerprint
 from retrieval.triggers import (
+    RetrievalSignals,
     TriggerContext,
     context_switch,
     debug_recurrence,
@@ -112,24 +113,49 @@ def test_reintroduced_entity_near_misses() -> None:
 
 
 @pytest.mark.parametrize(
-    ("scores", "expected"),
+    ("signals", "expected"),
     [
-        ((0.30, 0.10), "low_confidence: top score 0.30 < 0.35"),
-        ((0.80, 0.78), "low_confidence: top scores 0.80 and 0.78 are within 0.05"),
+        (
+            RetrievalSignals(0.30, 0.29, 1.5),
+            "low_confidence: best_cosine < 0.45 and best_text < 4.0 "
+            "(best_cosine 0.300, cosine_margin 0.010, best_text 1.500)",
+        ),
+        (
+            RetrievalSignals(0.50, 0.49, 2.0),
+            "low_confidence: best_cosine < 0.55 with cosine_margin < 0.02 and best_text < 4.0 "
+            "(best_cosine 0.500, cosine_margin 0.010, best_text 2.000)",
+        ),
+        (
+            RetrievalSignals(None, None, 1.0),
+            "low_confidence: no vector search and best_text < 4.0 (best_text 1.000)",
+        ),
     ],
 )
-def test_low_confidence_fires_on_low_or_close_scores(
-    scores: tuple[float, float], expected: str
+def test_low_confidence_fires_when_nothing_is_near_or_the_nearest_are_tied(
+    signals: RetrievalSignals, expected: str
 ) -> None:
-    ctx = TriggerContext(now=NOW, top_scores=scores)
+    ctx = TriggerContext(now=NOW, signals=signals)
     assert low_confidence("how is it going", ctx) == expected
 
 
 def test_low_confidence_near_misses() -> None:
-    separated = TriggerContext(now=NOW, top_scores=(0.50, 0.90))  # unsorted on purpose
-    assert low_confidence("how is it going", separated) is None
-    assert low_confidence("how is it going", TriggerContext(now=NOW, top_scores=(0.9,))) is None
-    assert low_confidence("how is it going", CTX) is None  # no scores yet: no opinion
+    def fires(sig: RetrievalSignals) -> bool:
+        return low_confidence("how is it going", TriggerContext(now=NOW, signals=sig)) is not None
+
+    assert not fires(RetrievalSignals(0.30, 0.10, 4.0))  # far, but a topic shares rare words
+    assert not fires(RetrievalSignals(0.50, 0.45, 0.0))  # moderately near and clearly first
+    assert not fires(RetrievalSignals(0.60, 0.60, 0.0))  # near: a tie of near topics is fine
+    assert not fires(RetrievalSignals(0.46, None, 0.0))  # one topic only: nothing to tie
+    assert fires(RetrievalSignals(0.44, None, 3.9))
+    assert low_confidence("how is it going", CTX) is None  # no search yet: no opinion
+
+
+def test_retrieval_signals_of_a_search() -> None:
+    sig = RetrievalSignals.of({"a": 0.41, "b": 0.72, "c": 0.70}, {"a": 2.5, "c": 6.0})
+    assert (sig.best_cosine, sig.second_cosine, sig.best_text) == (0.72, 0.70, 6.0)
+    assert sig.as_dict() == {"best_cosine": 0.72, "cosine_margin": 0.02, "best_text": 6.0}
+    empty = RetrievalSignals.of({}, {})
+    assert empty.margin is None and empty.as_dict() == {"best_text": 0.0}
 
 
 def test_context_switch_fires_on_a_leading_marker() -> None:
@@ -157,7 +183,7 @@ def test_debug_recurrence_near_misses() -> None:
 
 
 def test_fired_lists_every_trigger_in_order() -> None:
-    ctx = TriggerContext(now=NOW, top_scores=(0.2,))
+    ctx = TriggerContext(now=NOW, signals=RetrievalSignals(0.2, 0.1, 0.0))
     reasons = fired("Anyway, do you remember what broke last week? same error as before", ctx)
     assert [r.split(":")[0] for r in reasons] == [
         "memory_reference",

@@ -1,0 +1,132 @@
+"""The always-on path (issue #13 items 1-2) on real retrieval results: real Neo4j, real MiniLM,
+the three slept days of ``test_context``.
+
+The low-confidence trigger fires on a message that names nothing the memory holds and stays
+quiet on one that is clearly about a remembered topic, and the trace carries the signal values;
+a light context is a fixed set of Neo4j round trips (counted with a driver wrapper) and embeds
+the message once for topics and skills.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from importlib import resources
+from typing import Any
+
+import pytest
+from neo4j import Driver
+
+from api.container import Container
+from api.settings import Settings
+from graph.clock import FixedClock
+from retrieval.embedding import MiniLMEmbedder
+from tests.integration.test_context import (
+    DAY1,
+    DAY1_TURNS,
+    DAY2_TURNS,
+    DAY3_TURNS,
+    NOW,
+    POLICY,
+    Stack,
+)
+
+VAGUE = "hmm, what do you think I should do?"
+CLEAR = "the caterer for Mel's surprise party at the lake house wants a deposit"
+LIGHT = "I'm reading more about how the Romans built their aqueducts"
+_QUERIES = {
+    p.read_text(encoding="utf-8"): p.name.removesuffix(".cypher")
+    for p in (resources.files("cypher") / "queries").iterdir()
+}
+
+
+class CountingDriver:
+    """The session's driver, recording which query file every round trip ran."""
+
+    def __init__(self, driver: Driver) -> None:
+        self._driver = driver
+        self.calls: list[str] = []
+
+    def execute_query(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append(_QUERIES.get(text, text[:40]))
+        return self._driver.execute_query(text, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+
+class CountingEmbedder:
+    """The session's model, counting the texts it is asked to embed."""
+
+    def __init__(self, model: MiniLMEmbedder) -> None:
+        self._model = model
+        self.texts: list[str] = []
+        self.model_name, self.dimensions = model.model_name, model.dimensions
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts += list(texts)
+        return self._model.embed(texts)
+
+
+@pytest.fixture
+def counted(
+    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, namespace: str
+) -> Iterator[tuple[Stack, CountingDriver, CountingEmbedder]]:
+    counting, model = CountingDriver(driver), CountingEmbedder(embedder)
+    container = Container(
+        settings, clock=FixedClock(DAY1), driver=counting, embedder=model, policy=POLICY
+    )  # type: ignore[arg-type]
+    stack = Stack(namespace, container)
+    for day, turns in enumerate([DAY1_TURNS, DAY2_TURNS, DAY3_TURNS]):
+        at = DAY1 + timedelta(days=day)
+        stack.say(at, turns)
+        stack.sleep(at + timedelta(hours=10))
+    yield stack, counting, model
+
+
+def _low(result: Any) -> list[str]:
+    return [t for t in result.triggers if t.startswith("low_confidence")]
+
+
+def test_low_confidence_fires_on_a_vague_message_and_not_on_a_clear_one(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    stack, _, _ = counted
+    vague = stack.context(VAGUE)
+    assert vague.deep and len(_low(vague)) == 1, vague.triggers
+    signals = vague.retrieval_signals
+    assert signals["best_cosine"] < 0.45 and signals["best_text"] < 4.0, signals
+    assert f"best_cosine {signals['best_cosine']:.3f}" in _low(vague)[0]  # the values, in the trace
+
+    clear = stack.context(CLEAR)
+    assert _low(clear) == [], clear.triggers
+    assert clear.retrieval_signals["best_cosine"] >= 0.55, clear.retrieval_signals
+
+
+def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    stack, driver, model = counted
+    stack.context(LIGHT, now=NOW)  # warm: the same message twice reads the same
+    driver.calls.clear()
+    model.texts.clear()
+    result = stack.context(LIGHT, now=NOW)
+    assert not result.deep and result.triggers == [], result.triggers
+    assert result.items  # the aqueducts came back
+    assert model.texts == [LIGHT]  # one embedding serves topics, skills and evidence
+    assert Counter(driver.calls) == Counter(
+        {
+            "tail_messages": 1,  # triggers and short follow-ups
+            "latest_wake_packets": 1,  # "before you slept" needs the last sleep
+            "find_known_names": 1,  # a re-introduced entity
+            "search_topics_vector": 1,
+            "search_topics_fulltext": 1,
+            "get_topics_by_id": 1,  # the full-text topics' records
+            "search_messages_fulltext": 1,  # evidence
+            "get_topic_summaries": 1,  # every candidate, the best ones whole
+            "get_messages": 1,  # citations by external id
+            "mark_topics_used": 1,
+            "search_skills_vector": 1,
+        }
+    ), driver.calls
