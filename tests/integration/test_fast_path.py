@@ -119,6 +119,7 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
         {
             "tail_messages": 1,  # triggers and short follow-ups
             "latest_wake_packets": 1,  # "before you slept" needs the last sleep
+            "get_wake_state": 1,  # "since you woke" needs the last wake
             "find_known_names": 1,  # a re-introduced entity
             "search_topics_vector": 1,
             "search_topics_fulltext": 1,

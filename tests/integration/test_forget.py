@@ -202,7 +202,8 @@ def test_forgetting_a_message_removes_the_facts_it_alone_gave_other_topics(
 ) -> None:
     said = world.messages[4]  # "About 30 guests. The caterer is Rosa's Kitchen; ..."
     citing = [t for t in world.topics() if said["message_id"] in json.dumps(t)]
-    assert len(citing) >= 2  # the sentence was filed under several topics
+    # one turn gives at most one or two facts (issue #12), so one topic may be all that cites it
+    assert citing
     report = world.delete(f"/v1/messages/{said['message_id']}")
     assert report["messages_deleted"] == [said["message_id"]]
     assert report["items_removed"] >= len(citing)
@@ -289,8 +290,9 @@ def test_forgetting_the_namespace_deletes_everything_and_revokes_its_keys_at_onc
 ) -> None:
     second = bearer(new_key(world.client, world.namespace))
     assert world.client.get("/v1/wake-packet", headers=second).status_code == 200  # cached
+    live = world.topics()
     report = world.delete("/v1/namespace", confirm=world.namespace)
-    assert report["keys_revoked"] == 2 and report["deleted"]["Topic"] >= 3
+    assert report["keys_revoked"] == 2 and report["deleted"]["Topic"] >= len(live) >= 2
     for auth in (world.auth, second):
         response = world.client.get("/v1/messages", headers=auth)
         assert response.status_code == 401 and "revoked" in response.json()["detail"]

@@ -136,7 +136,10 @@ def test_a_pasted_list_of_12000_names_sleeps_into_a_bounded_number_of_topics(
         assert stored.status_code == 201, stored.text
         slept = client.post("/v1/sleep", headers=auth)
     assert slept.status_code == 200, slept.text
-    assert 0 < slept.json()["topics_created"] <= MAX_ENTITIES_PER_MESSAGE
+    # a list of codes is no subject to keep (issue #12: names are aliases, not topics); what
+    # matters here is that the sleep finished in time, compacted it, and stayed bounded
+    assert slept.json()["messages_compacted"] >= 1
+    assert slept.json()["topics_created"] <= MAX_ENTITIES_PER_MESSAGE
 
 
 def test_health_answers_while_the_routes_threadpool_is_taken(
