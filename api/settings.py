@@ -43,7 +43,7 @@ class Settings(BaseSettings):
         default=2.0, gt=0, description="seconds to open one connection to Neo4j"
     )
     neo4j_acquire_timeout: float = Field(
-        default=5.0, gt=0, description="seconds to get a pooled connection (opening one included)"
+        default=3.0, gt=0, description="seconds to get a pooled connection (opening one included)"
     )
     neo4j_retry_time: float = Field(
         default=2.0, ge=0, description="seconds a failed transaction is retried before a 503"

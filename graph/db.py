@@ -24,7 +24,7 @@ class Timeouts:
       the driver's back-off (1 s, 2 s, ...) means a dead server is given up after ~1.5x this."""
 
     connect: float = 2.0
-    acquire: float = 5.0
+    acquire: float = 3.0
     retry: float = 2.0
 
 
