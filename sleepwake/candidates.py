@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
-from sleepwake.extract import Extraction, InProgress, extract, noun_phrases
+from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
 from sleepwake.redact import redact
 from text.timephrases import resolve
 
@@ -72,6 +72,10 @@ class Candidate:
     # the time hint is only when it was talked about (not when it happens): it tells a
     # conversation picked up the same day, nothing more (sleepwake/matching.score)
     hint_is_mention: bool = False
+    # episode topics: the episodes of the slice it heads (each time the conversation comes
+    # back to it); None: a phrase candidate, mentioned once per turn. Utility counts mentions
+    # (§8.3): a twenty-turn episode is one visit to its subject, not twenty
+    returns: int | None = None
     # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
     _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
@@ -94,6 +98,9 @@ class Candidate:
 
     @property
     def mentions(self) -> int:
+        """Turns of the slice that mention the topic (§8.3: +1 utility each)."""
+        if self.returns is not None:
+            return max(1, self.returns)
         return len(self.message_ids)
 
     @property
@@ -243,7 +250,8 @@ def _sentence_phrases(sentence: str, placed: dict[str, list[str]], rule: bool) -
     """What a sentence is about: the LLM's entities placed in it, else its noun phrases, else
     (for a rule that names nothing) what the rule constrains."""
     named = [e for e in placed.get(sentence, []) if _usable(normalise_key(e))]
-    phrases = named or [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
+    found = dict.fromkeys([*noun_phrases(sentence), *subject_phrases(sentence)])
+    phrases = named or [p for p in found if _usable(normalise_key(p))]
     if not phrases and rule:
         phrases = [p for p in [constraint_phrase(sentence)] if p]
     return phrases

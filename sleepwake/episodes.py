@@ -30,7 +30,7 @@ import numpy as np
 from graph.models import Fact, Message
 from sleepwake.candidates import Candidate, SliceCandidates, fact_text
 from sleepwake.extract import Extraction
-from text.english import STOPWORDS, time_spans
+from text.english import STOPWORDS, is_filler, time_spans
 from text.timephrases import resolve
 from text.tokens import stem
 
@@ -176,10 +176,23 @@ def is_named(cand: Candidate) -> bool:
 # --- 3. facts ---------------------------------------------------------------------------------
 
 
+def has_content(sentence: str) -> bool:
+    """Whether a sentence names anything: a word of three letters or more that is not a
+    stopword, a filler ("ok", "sounds") or part of a time phrase. "ok, that's all for today"
+    names nothing; "Good idea to do that early." does."""
+    if is_filler(sentence):
+        return False
+    masked = sentence
+    for start, end in sorted(time_spans(sentence), reverse=True):
+        masked = masked[:start] + " " + masked[end:]
+    words = re.findall(r"[a-z]{3,}", masked.lower().replace("'s", ""))
+    return any(w not in STOPWORDS and not is_filler(w) for w in words)
+
+
 def sentence_weight(sentence: str) -> float:
-    """How much a sentence is worth keeping; 0 for questions and fragments."""
+    """How much a sentence is worth keeping; 0 for questions, fragments and fillers."""
     words = sentence.split()
-    if sentence.rstrip().endswith("?") or len(words) < 4:
+    if sentence.rstrip().endswith("?") or len(words) < 4 or not has_content(sentence):
         return 0.0
     weight = min(len(words), 25) / 25
     weight += 1.0 if _FIRST_PERSON.search(sentence) else 0.0
@@ -395,6 +408,8 @@ def _assemble(
     per_message: dict[str, list[str]] = {}
     previous: list[str] = []
     for ep in episodes:
+        if not _says_anything(ep, extractions, tz):
+            continue  # greetings and sign-offs ("ok, that's all for today"): no topic, no fact
         heads = ep.heads or previous  # an episode naming nothing continues the one before
         if not heads:
             continue
@@ -402,7 +417,10 @@ def _assemble(
         phrase_cands = [by_key[p.key] for p in ep.phrases]
         for head in heads:
             target = out.setdefault(head, _empty(by_key[head], phrase_cands, heads))
+            before = len(target.message_ids)
             _fold_messages(target, ep, heads, head, by_key, extractions, phrase_cands, tz)
+            if len(target.message_ids) > before:
+                target.returns = (target.returns or 0) + 1
             _add_aliases(target, phrase_cands, heads)
         for message in ep.messages:
             per_message[message.message_id] = [
@@ -414,9 +432,18 @@ def _assemble(
     )
 
 
+def _says_anything(ep: _Episode, extractions: dict[str, Extraction], tz: str) -> bool:
+    """Whether some turn of the episode is worth a fact."""
+    return any(
+        turn_fact(m, extractions[m.message_id], tz) is not None
+        for m in ep.messages
+        if m.message_id in extractions
+    )
+
+
 def _empty(head: Candidate, phrases: list[Candidate], heads: list[str]) -> Candidate:
     """A topic candidate named by ``head``; the episode's other leading phrases are aliases."""
-    cand = Candidate(key=head.key, label=head.name)
+    cand = Candidate(key=head.key, label=head.name, returns=0)
     cand.surfaces.update(head.surfaces)
     cand.user_surfaces.update(head.user_surfaces or head.surfaces)
     cand.co_entities = {p.key for p in phrases if is_named(p)} | set(heads)
