@@ -167,9 +167,9 @@ def subject_phrases(sentence: str) -> list[str]:
     for pattern in (_POSSESSIVE_PHRASE, _ABOUT_PHRASE):
         for m in pattern.finditer(sentence):
             words = _leading_content(m.group(1).split()[:SUBJECT_WORDS])
-            if len(words) >= 2 or (words and len(words[0]) >= 4 and words[0].islower()):
-                if not all(w.lower() in MODIFIERS for w in words):
-                    found.append(" ".join(words))
+            specific = len(words) >= 2 or (words and len(words[0]) >= 4 and words[0].islower())
+            if specific and not all(w.lower() in MODIFIERS for w in words):
+                found.append(" ".join(words))
     return found
 
 
