@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
-from sleepwake.extract import Extraction, InProgress, extract, noun_phrases
+from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
 from sleepwake.redact import redact
 from text.timephrases import resolve
 
@@ -72,6 +72,12 @@ class Candidate:
     # the time hint is only when it was talked about (not when it happens): it tells a
     # conversation picked up the same day, nothing more (sleepwake/matching.score)
     hint_is_mention: bool = False
+    # episode topics: the episodes of the slice it heads (each time the conversation comes
+    # back to it); None: a phrase candidate, mentioned once per turn. Utility counts mentions
+    # (§8.3): a twenty-turn episode is one visit to its subject, not twenty
+    returns: int | None = None
+    # the fact that best sums the topic up (episode topics: the one nearest its turns' centroid)
+    summary: str | None = None
     # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
     _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
@@ -94,6 +100,9 @@ class Candidate:
 
     @property
     def mentions(self) -> int:
+        """Turns of the slice that mention the topic (§8.3: +1 utility each)."""
+        if self.returns is not None:
+            return max(1, self.returns)
         return len(self.message_ids)
 
     @property
@@ -103,7 +112,9 @@ class Candidate:
 
     def one_liner(self) -> str:
         """The first informative sentence, preferring one that names the topic: what a new
-        topic's one-liner starts as."""
+        topic's one-liner starts as (the chosen summary when there is one)."""
+        if self.summary:
+            return self.summary[:MAX_ONE_LINER]
         for fact in self.facts:
             if len(fact.text) >= 25 and self.key in fact.text.lower():
                 return fact.text[:MAX_ONE_LINER]
@@ -243,7 +254,8 @@ def _sentence_phrases(sentence: str, placed: dict[str, list[str]], rule: bool) -
     """What a sentence is about: the LLM's entities placed in it, else its noun phrases, else
     (for a rule that names nothing) what the rule constrains."""
     named = [e for e in placed.get(sentence, []) if _usable(normalise_key(e))]
-    phrases = named or [p for p in noun_phrases(sentence) if _usable(normalise_key(p))]
+    found = dict.fromkeys([*noun_phrases(sentence), *subject_phrases(sentence)])
+    phrases = named or [p for p in found if _usable(normalise_key(p))]
     if not phrases and rule:
         phrases = [p for p in [constraint_phrase(sentence)] if p]
     return phrases
@@ -372,3 +384,28 @@ def _time_hint(sentence: str, message: Message, tz: str) -> datetime | None:
     if window is None or window.start is None or window.end is None:
         return None
     return window.start + (window.end - window.start) / 2
+
+
+def name_identity(name: str) -> str:
+    """How names collide: lower case, no punctuation, no plural "s" (docs EVALUATION §4)."""
+    words = re.sub(r"[^\w\s]", " ", name.lower()).split()
+    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words)
+
+
+def distinct_label(cand: Candidate, taken: set[str]) -> str | None:
+    """A name for a new topic whose own name a live topic already has (``taken``: their
+    ``name_identity``): a free alias of the same kind ("birthday party" for a second "party"),
+    else the name after the month it was talked about ("Jun 2026 party"). None when the name
+    is free."""
+    if name_identity(cand.name) not in taken:
+        return None
+    head = cand.key.split()[-1] if cand.key else ""
+    for alias in cand.alias_keys:
+        surface = next((s for s in cand.user_surfaces if normalise_key(s) == alias), alias)
+        if alias.split()[-1:] == [head] and name_identity(surface) not in taken:
+            return surface
+    when = f"{cand.first_at:%b %Y} " if cand.first_at else ""
+    label, n = f"{when}{cand.name}", 2
+    while name_identity(label) in taken:
+        label, n = f"{when}{cand.name} {n}", n + 1
+    return label

@@ -28,9 +28,9 @@ from datetime import datetime
 import numpy as np
 
 from graph.models import Fact, Message
-from sleepwake.candidates import Candidate, SliceCandidates, fact_text
+from sleepwake.candidates import Candidate, SliceCandidates, fact_text, normalise_key
 from sleepwake.extract import Extraction
-from text.english import STOPWORDS, time_spans
+from text.english import STOPWORDS, is_filler, time_spans
 from text.timephrases import resolve
 from text.tokens import stem
 
@@ -52,6 +52,7 @@ DISTINCT_HEADS = 0.5  # ... and less similar to it than this
 ALIASES = 4  # the episode's next-best phrases kept as aliases of its main topic
 MAX_FACT_SENTENCES = 2
 MAX_FACT_CHARS = 400
+NAMES_TOPIC = 0.1  # a summary fact that names its topic is worth this much cosine
 _CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|we|we're|we've|our|us)\b", re.I)
 _NUMBER = re.compile(r"\d")
@@ -176,10 +177,23 @@ def is_named(cand: Candidate) -> bool:
 # --- 3. facts ---------------------------------------------------------------------------------
 
 
+def has_content(sentence: str) -> bool:
+    """Whether a sentence names anything: a word of three letters or more that is not a
+    stopword, a filler ("ok", "sounds") or part of a time phrase. "ok, that's all for today"
+    names nothing; "Good idea to do that early." does."""
+    if is_filler(sentence):
+        return False
+    masked = sentence
+    for start, end in sorted(time_spans(sentence), reverse=True):
+        masked = masked[:start] + " " + masked[end:]
+    words = re.findall(r"[a-z]{3,}", masked.lower().replace("'s", ""))
+    return any(w not in STOPWORDS and not is_filler(w) for w in words)
+
+
 def sentence_weight(sentence: str) -> float:
-    """How much a sentence is worth keeping; 0 for questions and fragments."""
+    """How much a sentence is worth keeping; 0 for questions, fragments and fillers."""
     words = sentence.split()
-    if sentence.rstrip().endswith("?") or len(words) < 4:
+    if sentence.rstrip().endswith("?") or len(words) < 4 or not has_content(sentence):
         return 0.0
     weight = min(len(words), 25) / 25
     weight += 1.0 if _FIRST_PERSON.search(sentence) else 0.0
@@ -393,34 +407,79 @@ def _assemble(
 ) -> SliceCandidates:
     out: dict[str, Candidate] = {}
     per_message: dict[str, list[str]] = {}
+    # the people talking are in every episode: as a topic's entities they would tie every
+    # topic of the conversation to every other one (and merge them across sessions)
+    speakers = {normalise_key(m.speaker) for ep in episodes for m in ep.messages if m.speaker}
     previous: list[str] = []
     for ep in episodes:
+        if not _says_anything(ep, extractions, tz):
+            continue  # greetings and sign-offs ("ok, that's all for today"): no topic, no fact
         heads = ep.heads or previous  # an episode naming nothing continues the one before
         if not heads:
             continue
         previous = heads
         phrase_cands = [by_key[p.key] for p in ep.phrases]
         for head in heads:
-            target = out.setdefault(head, _empty(by_key[head], phrase_cands, heads))
+            target = out.setdefault(head, _empty(by_key[head], phrase_cands, heads, speakers))
+            before = len(target.message_ids)
             _fold_messages(target, ep, heads, head, by_key, extractions, phrase_cands, tz)
+            if len(target.message_ids) > before:
+                target.returns = (target.returns or 0) + 1
             _add_aliases(target, phrase_cands, heads)
         for message in ep.messages:
             per_message[message.message_id] = [
                 h for h in heads if message.message_id in out[h].message_ids
             ]
+    turn_vectors = {
+        m.message_id: v for ep in episodes for m, v in zip(ep.messages, ep.vectors, strict=True)
+    }
+    for cand in out.values():
+        cand.summary = summary_fact(cand, turn_vectors)
     ordered = sorted(out.values(), key=lambda c: (c.first_seq or 0, c.key))
     return SliceCandidates(
         ordered, cands.dependencies, cands.in_progress, per_message, cands.extractions
     )
 
 
-def _empty(head: Candidate, phrases: list[Candidate], heads: list[str]) -> Candidate:
-    """A topic candidate named by ``head``; the episode's other leading phrases are aliases."""
-    cand = Candidate(key=head.key, label=head.name)
+def summary_fact(cand: Candidate, turn_vectors: dict[str, np.ndarray]) -> str | None:
+    """The fact that sums a topic up: of its informative facts (25 characters or more), the one
+    whose turn is nearest the centroid of the topic's turns, a fact naming the topic first.
+    The one-liner is what topic search embeds and what a reader sees first, so the first
+    fact said (often an aside) is a poor one."""
+    vectors = [turn_vectors[m] for m in cand.message_ids if m in turn_vectors]
+    facts = [f for f in cand.facts if len(f.text) >= 25 and f.source_message_ids]
+    if not vectors or not facts:
+        return None
+    centroid = np.mean(vectors, axis=0)
+    centroid = centroid / (np.linalg.norm(centroid) or 1.0)
+
+    def fit(fact: Fact) -> float:
+        vector = turn_vectors.get(fact.source_message_ids[0])
+        near = float(vector @ centroid) if vector is not None else 0.0
+        return near + (NAMES_TOPIC if cand.key in fact.text.lower() else 0.0)
+
+    return max(facts, key=fit).text
+
+
+def _says_anything(ep: _Episode, extractions: dict[str, Extraction], tz: str) -> bool:
+    """Whether some turn of the episode is worth a fact."""
+    return any(
+        turn_fact(m, extractions[m.message_id], tz) is not None
+        for m in ep.messages
+        if m.message_id in extractions
+    )
+
+
+def _empty(
+    head: Candidate, phrases: list[Candidate], heads: list[str], speakers: set[str]
+) -> Candidate:
+    """A topic candidate named by ``head``; the episode's names (not its speakers) and other
+    heads are its entities."""
+    cand = Candidate(key=head.key, label=head.name, returns=0)
     cand.surfaces.update(head.surfaces)
     cand.user_surfaces.update(head.user_surfaces or head.surfaces)
     cand.co_entities = {p.key for p in phrases if is_named(p)} | set(heads)
-    cand.co_entities.discard(head.key)
+    cand.co_entities -= speakers | {head.key}
     return cand
 
 

@@ -131,6 +131,49 @@ class Extraction(_Frozen):
 
 
 # --------------------------------------------------------------------------------------------
+# Subject phrases the noun-phrase finder leaves out
+# --------------------------------------------------------------------------------------------
+
+# "Mel's surprise party", "Caroline's adoption plans": a possessive is a determiner, and the
+# name is an entity of its own, so what is owned is the phrase
+_POSSESSIVE_PHRASE = re.compile(r"\b[A-Z][\w-]*'s\s+((?:[a-z][a-z-]+\s+){0,2}[a-z][a-z-]+)")
+# "a book about Roman aqueducts", "a talk on machine learning": what a book, a talk or a class
+# is about is the subject (the container noun is not)
+_ABOUT_PHRASE = re.compile(
+    r"\b(?:about|on|called|titled)\s+(?:(?:the|a|an|my|our|his|her|their|your)\s+)?"
+    r"((?:[A-Za-z][\w-]+\s+){0,2}[A-Za-z][\w-]+)"
+)
+SUBJECT_WORDS = 3
+
+
+def _leading_content(words: list[str]) -> list[str]:
+    """The words before the first stopword or modifier-only tail: "surprise party at" ->
+    ["surprise", "party"]."""
+    out: list[str] = []
+    for word in words:
+        low = word.lower()
+        if low in STOPWORDS or not re.fullmatch(r"[a-z][a-z-]*", low):
+            break
+        out.append(word)
+    while out and out[-1].lower() in MODIFIERS:
+        out.pop()
+    return out
+
+
+def subject_phrases(sentence: str) -> list[str]:
+    """Possessive phrases and what something is about: two words or more, or one lower-case
+    word of four letters or more (a single capitalised word is a name, found already)."""
+    found: list[str] = []
+    for pattern in (_POSSESSIVE_PHRASE, _ABOUT_PHRASE):
+        for m in pattern.finditer(sentence):
+            words = _leading_content(m.group(1).split()[:SUBJECT_WORDS])
+            specific = len(words) >= 2 or (words and len(words[0]) >= 4 and words[0].islower())
+            if specific and not all(w.lower() in MODIFIERS for w in words):
+                found.append(" ".join(words))
+    return found
+
+
+# --------------------------------------------------------------------------------------------
 # Sentence classifiers: constraints, open loops, memory references, corrections
 # --------------------------------------------------------------------------------------------
 
@@ -596,6 +639,17 @@ def _first(items: Iterable[_M]) -> Iterator[_M]:
     return islice(items, MAX_MATCHES_PER_MESSAGE)
 
 
+def _entities(text: str, sentences: list[str]) -> list[str]:
+    """The noun phrases of ``text`` and the subject phrases they leave out, once each."""
+    found = noun_phrases(text)
+    seen = {f.lower() for f in found}
+    for phrase in (p for s in sentences for p in subject_phrases(s)):
+        if phrase.lower() not in seen:
+            seen.add(phrase.lower())
+            found.append(phrase)
+    return found
+
+
 def extract(content: str, role: str = "user") -> Extraction:
     """Extract memory candidates from one message, deterministically and without an LLM.
 
@@ -616,7 +670,7 @@ def extract(content: str, role: str = "user") -> Extraction:
     facts = [s for s in sentences if not is_filler(s)]
     decisions = (d for d in map(_decision, facts) if d is not None)
     return Extraction(
-        entities=noun_phrases(text),
+        entities=_entities(text, sentences),
         decisions=_unique_models(decisions),
         constraints=list(dict.fromkeys(s for s in facts if _is_constraint(s))),
         open_loops=list(dict.fromkeys(s for s in facts if _is_open_loop(s, role))),

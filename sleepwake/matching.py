@@ -6,6 +6,9 @@ score = alias (0 or up to +3.0) + embedding similarity (0..3.0) + entity overlap
 Alias: +3.0 when the candidate's phrase equals the topic's name or an alias; otherwise +3.0 times
 the share of the shorter phrase's stemmed content words found in the longer ("billing migration"
 vs "migrating the billing tables" -> 3.0), so varied wording of one concept still matches.
+A candidate whose one-liner has cosine under ``min_cosine`` with the topic's is never merged
+either, unless it continues a conversation of the same day: a generic name said weeks apart
+("photo", "family") would otherwise absorb every session.
 Time anchors: an event-like candidate ("the party") whose time hint lies more than
 ``event_veto_days`` from everything the topic covers, and that shares none of its people or
 things, is a different event: it is never merged, whatever the other signals say.
@@ -38,6 +41,12 @@ class MergeConfig(BaseModel):
     cos_full: float = Field(default=0.9, ge=-1, le=1, description="cosine adding it all")
     time_scale_days: float = Field(default=7.0, gt=0)
     event_veto_days: float = Field(default=14.0, gt=0)
+    min_cosine: float = Field(
+        default=0.45,
+        ge=-1,
+        le=1,
+        description="one-liners less alike never merge, unless picked up the same day",
+    )
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,10 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
         else:
             time_part = w.time * math.exp(-gap / w.time_scale_days)
         vetoed = cand.event_like and gap > w.event_veto_days and entity == 0.0
+    # the same name said weeks apart about something else ("photo", "family") is not the same
+    # subject: a merge needs the one-liners to agree, unless the talk was picked up the same day
+    same_day = cand.hint_is_mention and time_part >= w.time
+    vetoed = vetoed or (cosine < w.min_cosine and not same_day)
     return MatchScore(
         topic.topic_id,
         alias,

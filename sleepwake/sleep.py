@@ -43,7 +43,13 @@ from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, TopicWri
 from graph.topics import LinkRequest
 from retrieval.embedding import Embedder, text_hash
 from sleepwake import tiers
-from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
+from sleepwake.candidates import (
+    Candidate,
+    SliceCandidates,
+    build_candidates,
+    distinct_label,
+    name_identity,
+)
 from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction, find_in_progress
 from sleepwake.extract import InProgress as ExtractedProgress
@@ -306,6 +312,9 @@ class Sleeper:
                 self.weights,
             )
             if best is None:
+                # a new topic never takes a live topic's name (two "photo" topics read as one)
+                taken = {name_identity(p.names[0]) for p in pool.values() if p.names}
+                cand.label = distinct_label(cand, taken) or cand.label
                 tid = stable_id(namespace, slice_id, cand.key)
                 created[tid] = i
                 pool[tid] = _pool_from_candidate(tid, cand)

@@ -6,19 +6,22 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from graph.models import Message
-from sleepwake.candidates import Candidate, build_candidates
+from graph.models import Fact, Message
+from sleepwake.candidates import Candidate, build_candidates, distinct_label, name_identity
 from sleepwake.episodes import (
     PhraseStats,
     eligible,
     form_topics,
     happened_at,
+    has_content,
     phrase_score,
     segment,
     select_sentences,
+    sentence_weight,
+    summary_fact,
     turn_fact,
 )
-from sleepwake.extract import extract
+from sleepwake.extract import extract, subject_phrases
 from tests.fakes import HashEmbedder
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -136,3 +139,77 @@ def test_a_long_assistant_answer_makes_a_handful_of_topics() -> None:
     topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
     assert 1 <= len(topics.candidates) <= 3
     assert sum(len(c.facts) for c in topics.candidates) <= 2  # one per turn at most
+
+
+def test_greetings_and_sign_offs_make_no_topic_and_no_fact() -> None:
+    assert not has_content("ok, that's all for today")
+    assert has_content("Good idea to do that early.")
+    assert sentence_weight("ok, that's all for today") == 0.0
+    turns = [
+        ("user", "My bike needs new brake pads before the spring ride."),
+        ("assistant", "Good idea to get the brake pads done early."),
+        ("user", "ok, that's all for today"),
+        ("assistant", "Talk tomorrow."),
+    ]
+    messages = _messages(turns)
+    phrases = build_candidates(messages)
+    topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
+    names = [c.name.lower() for c in topics.candidates]
+    assert names and "talk" not in names, names
+    facts = [f.text for c in topics.candidates for f in c.facts]
+    assert not any("all for today" in f or "Talk tomorrow" in f for f in facts), facts
+
+
+def test_a_topic_is_named_by_what_is_owned_or_talked_about() -> None:
+    assert "surprise party" in subject_phrases("We're planning Mel's surprise party at noon.")
+    assert "Roman aqueducts" in subject_phrases("I'm reading a book about Roman aqueducts.")
+    assert subject_phrases("We talked about it. Mel's been busy.") == []
+    turns = [
+        ("user", "I'm also reading a book about Roman aqueducts."),
+        ("assistant", "The Roman aqueducts carried water for hundreds of miles."),
+    ]
+    messages = _messages(turns)
+    phrases = build_candidates(messages)
+    topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
+    assert [c.name for c in topics.candidates] == ["Roman aqueducts"]
+
+
+def test_utility_counts_the_episodes_a_topic_heads_not_its_turns() -> None:
+    cand = Candidate(key="pottery class", returns=1, message_ids=["a", "b", "c", "d"])
+    assert cand.mentions == 1
+    assert Candidate(key="bowl", message_ids=["a", "b"]).mentions == 2  # a phrase: per turn
+
+
+def test_a_second_topic_of_a_name_gets_a_name_of_its_own() -> None:
+    party = Candidate(key="party", label="party", first_at=T0, alias_keys=["birthday party"])
+    party.user_surfaces["birthday party"] += 0
+    assert distinct_label(party, set()) is None
+    assert distinct_label(party, {name_identity("Party")}) == "birthday party"
+    plain = Candidate(key="photos", label="photos", first_at=T0)
+    assert distinct_label(plain, {"photo"}) == "May 2023 photos"
+    assert distinct_label(plain, {"photo", "may 2023 photo"}) == "May 2023 photos 2"
+
+
+def test_the_one_liner_is_the_fact_nearest_the_topics_turns() -> None:
+    texts = [
+        "user: Aside about the weather today here.",  # first said, off the subject
+        "user: I glazed my first bowl in class.",
+        "user: The kiln firing takes all weekend.",
+        "user: Ok.",  # too short to sum anything up
+    ]
+    vectors = {"a": np.array([0.0, 1.0]), "b": np.array([1.0, 0.0]), "c": np.array([1.0, -0.3])}
+    vectors["d"] = np.array([1.0, 0.0])
+
+    def topic(key: str) -> Candidate:
+        cand = Candidate(key=key, message_ids=["a", "b", "c", "d"])
+        for mid, text in zip("abcd", texts, strict=True):
+            cand.add_fact(Fact(text=text, at=T0, source_message_ids=[mid]))
+        return cand
+
+    cand = topic("pottery class")
+    assert cand.one_liner() == texts[0]  # no summary chosen: the first informative fact
+    assert summary_fact(cand, vectors) == texts[1]  # the turn nearest the centroid
+    cand.summary = summary_fact(cand, vectors)
+    assert cand.one_liner() == texts[1]
+    assert summary_fact(topic("kiln"), vectors) == texts[2]  # a fact naming the topic
+    assert summary_fact(Candidate(key="x"), vectors) is None

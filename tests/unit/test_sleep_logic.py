@@ -262,6 +262,18 @@ def test_the_event_veto_needs_a_gap_over_14_days_and_no_shared_entity() -> None:
     assert not not_event.vetoed
 
 
+def test_the_same_name_weeks_apart_needs_one_liners_that_agree() -> None:
+    photo = pool_topic(("photo",), text="photo: a photo of the beach at sunset")
+    later = cand("photo", hint=T0 + timedelta(days=40))
+    later.hint_is_mention = True  # talked about then, not an event happening then
+    unlike = score(later, photo, W.min_cosine - 0.05, W)
+    assert unlike.total >= W.threshold - W.embedding and unlike.vetoed
+    assert not score(later, photo, W.min_cosine + 0.05, W).vetoed
+    same_day = cand("photo", hint=T0 + timedelta(hours=3))
+    same_day.hint_is_mention = True  # a conversation a sleep cut in two
+    assert not score(same_day, photo, W.min_cosine - 0.05, W).vetoed
+
+
 def test_a_co_entity_only_counts_as_a_whole_word_of_the_topic() -> None:
     march = pool_topic(("party",), text="party: the party with anna went on for a long time")
     june = cand("party", co={"tim"}, hint=T0 + timedelta(days=100))
