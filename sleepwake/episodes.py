@@ -53,6 +53,8 @@ ALIASES = 4  # the episode's next-best phrases kept as aliases of its main topic
 MAX_FACT_SENTENCES = 2
 MAX_FACT_CHARS = 400
 NAMES_TOPIC = 0.1  # a summary fact that names its topic is worth this much cosine
+ECHO_PENALTY = 0.2  # an assistant's turn as the summary costs this much cosine (it restates)
+DECISION_BONUS = 0.15  # a turn with a decision or a number sums a topic up better than a remark
 _CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|we|we're|we've|our|us)\b", re.I)
 _NUMBER = re.compile(r"\d")
@@ -433,17 +435,27 @@ def _assemble(
     turn_vectors = {
         m.message_id: v for ep in episodes for m, v in zip(ep.messages, ep.vectors, strict=True)
     }
+    echoes = {m.message_id for ep in episodes for m in ep.messages if m.role != "user"}
+    decided = {mid for mid, e in extractions.items() if e.decisions or e.numbers}
     for cand in out.values():
-        cand.summary = summary_fact(cand, turn_vectors)
+        cand.summary = summary_fact(cand, turn_vectors, echoes, decided)
     ordered = sorted(out.values(), key=lambda c: (c.first_seq or 0, c.key))
     return SliceCandidates(
         ordered, cands.dependencies, cands.in_progress, per_message, cands.extractions
     )
 
 
-def summary_fact(cand: Candidate, turn_vectors: dict[str, np.ndarray]) -> str | None:
+def summary_fact(
+    cand: Candidate,
+    turn_vectors: dict[str, np.ndarray],
+    echoes: frozenset[str] | set[str] = frozenset(),
+    decided: frozenset[str] | set[str] = frozenset(),
+) -> str | None:
     """The fact that sums a topic up: of its informative facts (25 characters or more), the one
-    whose turn is nearest the centroid of the topic's turns, a fact naming the topic first.
+    whose turn is nearest the centroid of the topic's turns, a fact naming the topic first and
+    a fact the user stated before one from an assistant's turn (``echoes``: "Good choice for
+    the billing migration." restates what the user decided, without the decision), and a turn
+    that decided something or gave a number (``decided``) before a remark.
     The one-liner is what topic search embeds and what a reader sees first, so the first
     fact said (often an aside) is a poor one."""
     vectors = [turn_vectors[m] for m in cand.message_ids if m in turn_vectors]
@@ -456,7 +468,10 @@ def summary_fact(cand: Candidate, turn_vectors: dict[str, np.ndarray]) -> str | 
     def fit(fact: Fact) -> float:
         vector = turn_vectors.get(fact.source_message_ids[0])
         near = float(vector @ centroid) if vector is not None else 0.0
-        return near + (NAMES_TOPIC if cand.key in fact.text.lower() else 0.0)
+        source = fact.source_message_ids[0]
+        echo = ECHO_PENALTY if source in echoes else 0.0
+        weight = DECISION_BONUS if source in decided else 0.0
+        return near - echo + weight + (NAMES_TOPIC if cand.key in fact.text.lower() else 0.0)
 
     return max(facts, key=fit).text
 

@@ -101,7 +101,9 @@ def test_low_confidence_fires_on_a_vague_message_and_not_on_a_clear_one(
 
     clear = stack.context(CLEAR)
     assert _low(clear) == [], clear.triggers
-    assert clear.retrieval_signals["best_cosine"] >= 0.55, clear.retrieval_signals
+    signals = clear.retrieval_signals  # clear of both low-confidence rules, by its values
+    assert signals["best_cosine"] >= 0.45, signals
+    assert signals["best_cosine"] >= 0.55 or signals["cosine_margin"] >= 0.02, signals
 
 
 def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
