@@ -46,7 +46,7 @@ class Settings(BaseSettings):
         default=3.0, gt=0, description="seconds to get a pooled connection (opening one included)"
     )
     neo4j_retry_time: float = Field(
-        default=2.0, ge=0, description="seconds a failed transaction is retried before a 503"
+        default=1.0, ge=0, description="seconds a failed transaction is retried before a 503"
     )
 
     embedder: Literal["minilm", "openai"] = "minilm"

@@ -25,7 +25,7 @@ class Timeouts:
 
     connect: float = 2.0
     acquire: float = 3.0
-    retry: float = 2.0
+    retry: float = 1.0
 
 
 def connect(uri: str, user: str, password: str, timeouts: Timeouts | None = None) -> Driver:
