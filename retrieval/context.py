@@ -32,7 +32,13 @@ from retrieval.packer import Candidate, Packed, Snippet, pack
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import LocalSuppression, SuppressionCache, retention, task_fingerprint
-from retrieval.triggers import RetrievalSignals, TriggerContext, fired, low_confidence
+from retrieval.triggers import (
+    RetrievalSignals,
+    TriggerContext,
+    after_search,
+    fired,
+    past_question,
+)
 from text.english import noun_phrases
 from text.timephrases import SleepHistory, TimeWindow, resolve
 
@@ -196,13 +202,21 @@ class ContextBuilder:
         window = resolve(req.message, now, self.tz, history)
         known = self.topics.known_names(req.namespace, noun_phrases(req.message))
         ctx = TriggerContext(
-            now, self.tz, history, " ".join(m.content for m in tail), known_names=frozenset(known)
+            now, self.tz, history, " ".join(m.content for m in tail),
+            known_names=frozenset(known), search_pending=True,
+        )  # fmt: skip
+        # the triggers that need no search; a past-tense question and low confidence wait for
+        # the light search's signals (``_gather``)
+        triggers = fired(req.message, ctx)
+        cues = (
+            [*triggers, "memory_reference: past-tense question"]
+            if past_question(req.message)
+            else triggers
         )
-        triggers = fired(req.message, ctx)  # low confidence has no opinion yet: no signals
-        cls = (
-            RequestClass.EXPLICIT if req.explicit else classify(req.message, triggers, bool(known))
-        )
-        deep = bool(triggers) or cls is RequestClass.EXPLICIT
+        cls = RequestClass.EXPLICIT if req.explicit else classify(req.message, cues, bool(known))
+        # deep only when a trigger names why (or the caller asked for an explicit search): a
+        # class-A question the light search answers clearly stays light
+        deep = bool(triggers) or req.explicit
         return _Plan(tail, window, triggers, cls, deep)
 
     def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
@@ -252,7 +266,7 @@ class ContextBuilder:
         got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
         if not plan.deep:
             cue = TriggerContext(now, signals=got.signals, config=self.config.triggers)
-            late = low_confidence(req.message, cue)
+            late = after_search(req.message, cue)
             if late:
                 plan.triggers.append(late)
                 plan.deep = True

@@ -82,14 +82,46 @@ class TriggerContext:
     signals: RetrievalSignals | None = None  # the light search's, once it ran
     known_names: frozenset[str] = frozenset()
     config: TriggerConfig = field(default_factory=TriggerConfig)
+    # before the light search, when it will run: the weak cues that defer to its signals (a bare
+    # past-tense question) wait for them instead of firing blind
+    search_pending: bool = False
 
 
 def memory_reference(text: str, ctx: TriggerContext) -> str | None:
+    """Memory words ("remember", "what did we", "last time") always fire. A bare past-tense
+    question ("How much did the laptop cost?") is a weak cue: it fires unless the light search
+    vouches for a topic (``clear``), since a question the light search answers clearly needs no
+    wider search; before the search (``search_pending``) it waits for the signals."""
     m = MEMORY_CUE.search(text)
     if m:
         return f"memory_reference: '{m.group(0)}'"
     q = _PAST_QUESTION.search(text)
-    return f"memory_reference: past-tense question '{q.group(0).strip()[:40]}'" if q else None
+    if q is None:
+        return None
+    reason = f"memory_reference: past-tense question '{q.group(0).strip()[:40]}'"
+    if ctx.signals is None:
+        return None if ctx.search_pending else reason
+    if clear(ctx.signals, ctx.config):
+        return None
+    values = ", ".join(f"{k} {v:.3f}" for k, v in ctx.signals.as_dict().items())
+    cfg = ctx.config
+    return (
+        f"{reason} and no clear topic (best_cosine < {cfg.cosine_clear} and best_text < "
+        f"{cfg.text_floor}: {values})"
+    )
+
+
+def past_question(text: str) -> bool:
+    """Whether ``text`` is a past-tense question (the weak memory cue; for the request class)."""
+    return _PAST_QUESTION.search(text) is not None
+
+
+def clear(sig: RetrievalSignals, cfg: TriggerConfig) -> bool:
+    """The light search vouches for a topic: one shares the message's rarer words (best BM25 at
+    least ``text_floor``) or one is near (best cosine at least ``cosine_clear``)."""
+    if sig.best_text >= cfg.text_floor:
+        return True
+    return sig.best_cosine is not None and sig.best_cosine >= cfg.cosine_clear
 
 
 def relative_time(text: str, ctx: TriggerContext) -> str | None:
@@ -150,6 +182,12 @@ def debug_recurrence(text: str, ctx: TriggerContext) -> str | None:
     return "debug_recurrence: stack trace" if _TRACEBACK.search(text) else None
 
 
+def after_search(text: str, ctx: TriggerContext) -> str | None:
+    """The triggers that judge the light search's signals (``ctx.signals``), run when none fired
+    before it: a past-tense question with no clear topic, then low confidence."""
+    return memory_reference(text, ctx) or low_confidence(text, ctx)
+
+
 TOPIC_TRIGGERS: tuple[Callable[[str, TriggerContext], str | None], ...] = (
     memory_reference,
     relative_time,
@@ -161,7 +199,8 @@ TOPIC_TRIGGERS: tuple[Callable[[str, TriggerContext], str | None], ...] = (
 
 
 def fired(text: str, ctx: TriggerContext) -> list[str]:
-    """Explanations of every topic trigger that fires on ``text``."""
+    """Explanations of every topic trigger that fires on ``text`` (with ``ctx.search_pending``:
+    those that need no search signals; ``after_search`` judges the rest)."""
     out = []
     for trigger in TOPIC_TRIGGERS:
         reason = trigger(text, ctx)

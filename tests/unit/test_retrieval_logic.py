@@ -20,11 +20,13 @@ from retrieval.suppression import SuppressionCache, task_fingerprint
 from retrieval.triggers import (
     RetrievalSignals,
     TriggerContext,
+    after_search,
     context_switch,
     debug_recurrence,
     fired,
     low_confidence,
     memory_reference,
+    past_question,
     reintroduced_entity,
     relative_time,
 )
@@ -67,6 +69,30 @@ def test_memory_reference_fires_on_memory_words_and_past_questions() -> None:
 )
 def test_memory_reference_near_misses_do_not_fire(text: str) -> None:
     assert memory_reference(text, CTX) is None
+
+
+def test_a_past_tense_question_defers_to_the_light_search() -> None:
+    """A bare past-tense question is a weak cue: deep only when the light search has no clear
+    topic; memory words fire whatever the search found; before the search it waits."""
+    text = "How much did the new laptop cost?"
+    clear_hit = TriggerContext(now=NOW, signals=RetrievalSignals(0.88, 0.86, 1.2))
+    lexical_hit = TriggerContext(now=NOW, signals=RetrievalSignals(0.40, 0.39, 4.6))
+    vague = TriggerContext(now=NOW, signals=RetrievalSignals(0.50, 0.49, 1.4))
+    pending = TriggerContext(now=NOW, search_pending=True)
+    assert memory_reference(text, clear_hit) is None
+    assert memory_reference(text, lexical_hit) is None
+    reason = memory_reference(text, vague)
+    assert reason is not None and "past-tense question 'How much did'" in reason
+    assert "no clear topic" in reason and "best_cosine 0.500" in reason
+    assert memory_reference(text, pending) is None
+    assert after_search(text, vague) == reason
+    assert memory_reference("what did we pick for dessert", clear_hit) == (
+        "memory_reference: 'what did we'"
+    )
+    assert memory_reference("Do you remember the caterer?", pending) == (
+        "memory_reference: 'remember'"
+    )
+    assert past_question(text) and not past_question("We were at the lake house all day.")
 
 
 def test_relative_time_fires_with_the_phrase() -> None:
