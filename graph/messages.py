@@ -207,6 +207,18 @@ class MessageStore(Store):
     def get(self, namespace: str, message_ids: Sequence[str]) -> list[Message]:
         return self._read("get_messages", namespace=namespace, message_ids=list(message_ids))
 
+    def source_ids(self, namespace: str, message_ids: Sequence[str]) -> dict[str, str]:
+        """message id -> the id its caller knows it by (external id, else the message id), for
+        the ids in the namespace: what citing needs, without reading whole messages."""
+        if not message_ids:
+            return {}
+        records = self._run(
+            query("get_message_source_ids"),
+            {"namespace": namespace, "message_ids": list(dict.fromkeys(message_ids))},
+            read=True,
+        )
+        return {r["message_id"]: r["source_id"] for r in records}
+
     def search_text(
         self,
         namespace: str,

@@ -61,6 +61,10 @@ class MessageStoreProtocol(Protocol):
         """Messages by id within the namespace, oldest first."""
         ...
 
+    def source_ids(self, namespace: str, message_ids: Sequence[str]) -> dict[str, str]:
+        """message id -> external id (else the message id) for the ids in the namespace."""
+        ...
+
     def search_text(
         self,
         namespace: str,

@@ -446,10 +446,7 @@ class ContextBuilder:
         ids |= {m for c in candidates for m in (*c.one_liner_sources, *c.full_record_sources)}
         if not ids:
             return
-        known = {
-            m.message_id: m.external_id or m.message_id
-            for m in self.messages.get(namespace, sorted(ids))
-        }
+        known = self.messages.source_ids(namespace, sorted(ids))
         for s in unresolved:
             s.source_id = known.get(s.message_id, s.message_id)
         for c in candidates:

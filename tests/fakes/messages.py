@@ -96,6 +96,15 @@ class FakeMessageStore:
         kept = [m.model_copy() for m in found if m is not None and m.namespace == namespace]
         return sorted(kept, key=lambda m: m.seq or 0)
 
+    def source_ids(self, namespace: str, message_ids: Sequence[str]) -> dict[str, str]:
+        """message id -> external id (else the message id) for the ids in the namespace."""
+        found = (self.graph.messages.get(mid) for mid in message_ids)
+        return {
+            m.message_id: m.external_id or m.message_id
+            for m in found
+            if m is not None and m.namespace == namespace
+        }
+
     def search_text(
         self,
         namespace: str,

@@ -210,6 +210,15 @@ def get_and_range_stay_in_the_namespace_in_seq_order(s: Side, ns: str, other: st
     }
 
 
+def source_ids_cite_by_external_id_within_the_namespace(s: Side, ns: str, other: str) -> Any:
+    s.messages.append(
+        ns, [message(ns, 0, "plain"), message(ns, 1, "imported", external_id="ext-1")]
+    )
+    s.messages.append(other, [message(other, 0, "theirs", external_id="ext-theirs")])
+    ids = [f"{ns}-m1", f"{ns}-m0", "missing", f"{other}-m0", f"{ns}-m1"]
+    return {"ids": s.messages.source_ids(ns, ids), "none": s.messages.source_ids(ns, [])}
+
+
 def message_search_stems_filters_and_ranks(s: Side, ns: str, other: str) -> Any:
     s.messages.append(
         ns,
@@ -765,6 +774,7 @@ SCENARIOS: list[Scenario] = [
     append_refuses_a_foreign_or_taken_id_and_writes_nothing,
     compaction_leaves_the_buffer_and_keeps_the_message,
     get_and_range_stay_in_the_namespace_in_seq_order,
+    source_ids_cite_by_external_id_within_the_namespace,
     message_search_stems_filters_and_ranks,
     topics_by_id_in_the_order_asked_with_related,
     summaries_carry_the_one_liner_sources_not_the_lists,
