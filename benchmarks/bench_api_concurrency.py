@@ -598,7 +598,9 @@ def measure_floor(
         driver.execute_query(FLOOR_VECTOR, k=8, vector=vector, ns=ns,
                              database_=settings.neo4j_database, routing_="r")  # fmt: skip
         t2 = time.perf_counter()
-        lucene = in_namespace(ns, lucene_query(text) or "none")
+        # the light path's shape: exact words (fuzzy "word~" terms cost 5-10x: issue #13's
+        # "suspiciously slow" floor full-text of 56 ms was fuzzy, docs/performance.md)
+        lucene = in_namespace(ns, lucene_query(text, fuzzy=False) or "none")
         driver.execute_query(FLOOR_TEXT, k=8, q=lucene,
                              database_=settings.neo4j_database, routing_="r")  # fmt: skip
         t3 = time.perf_counter()

@@ -1,0 +1,108 @@
+"""Where one light POST /v1/context request spends its time, in process (issue #13, step 1).
+
+    PYTHONPATH=.:benchmarks .venv/bin/python benchmarks/profile_context.py [--n 40] [--cprofile]
+
+Builds the server's container (same Settings, the real Neo4j and embedder), warms it up, then
+runs ``ContextBuilder.build`` for ``--n`` messages of the benchmark mix against the seeded
+namespace ``bench-api-10k`` (bench_api_concurrency.py seeds it). Every Neo4j round trip is
+counted and timed by query file (``cypher/queries/<name>.cypher``); the per-stage
+``timings_ms`` of the answers and, with ``--cprofile``, the functions with the most own and
+cumulative time are printed. Figures, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import random
+import statistics
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench_api_concurrency import NOW, request_texts
+
+from api.container import Container
+from api.settings import Settings
+from graph.db import connect
+from retrieval.context import ContextRequest
+
+QUERIES = Path(__file__).resolve().parent.parent / "cypher" / "queries"
+
+
+class RoundTrips:
+    """Wraps ``driver.execute_query`` to time every call by query file name."""
+
+    def __init__(self, driver: Any) -> None:
+        self.names = {p.read_text(): p.stem for p in QUERIES.glob("*.cypher")}
+        self.calls: dict[str, list[float]] = defaultdict(list)
+        self.lock = threading.Lock()
+        self.inner = driver.execute_query
+        driver.execute_query = self.timed
+
+    def timed(self, text: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.inner(text, *args, **kwargs)
+        finally:
+            ms = (time.perf_counter() - started) * 1000
+            name = self.names.get(text, str(text)[:40].replace("\n", " "))
+            with self.lock:
+                self.calls[name].append(ms)
+
+    def report(self, requests: int) -> None:
+        print(f"\n{'query':34} {'calls/req':>9} {'p50 ms':>7} {'ms/req':>7}")
+        rows = sorted(self.calls.items(), key=lambda kv: -sum(kv[1]))
+        for name, ms in rows:
+            print(f"{name:34} {len(ms) / requests:9.2f} {statistics.median(ms):7.1f} "
+                  f"{sum(ms) / requests:7.1f}")  # fmt: skip
+        total = sum(len(v) for v in self.calls.values())
+        print(f"round trips per request: {total / requests:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--n", type=int, default=40)
+    parser.add_argument("--namespace", default="bench-api-10k")
+    parser.add_argument("--cprofile", action="store_true")
+    parser.add_argument("--kind", default=None, help="only this message kind")
+    args = parser.parse_args()
+    settings = Settings()
+    container = Container(settings, driver=connect(*settings.connection()))
+    builder = container.context
+    texts = request_texts(random.Random(11), args.n * 4)
+    texts = [t for t in texts if args.kind in (None, t[0])][: args.n]
+    for _, text in request_texts(random.Random(5), 10):  # warm-up: model, skills, pools
+        builder.build(ContextRequest(namespace=args.namespace, message=text, now=NOW))
+    trips = RoundTrips(container.driver)
+    profile = cProfile.Profile() if args.cprofile else None
+    stages: dict[str, list[float]] = defaultdict(list)
+    walls, deep = [], 0
+    for i, (_, text) in enumerate(texts):
+        req = ContextRequest(
+            namespace=args.namespace, message=text, now=NOW, session_id=f"p{i % 3}"
+        )
+        started = time.perf_counter()
+        if profile:
+            profile.enable()
+        out = builder.build(req)
+        if profile:
+            profile.disable()
+        walls.append((time.perf_counter() - started) * 1000)
+        deep += out.deep
+        for k, v in out.timings_ms.items():
+            stages[k].append(v)
+    print(f"{len(texts)} requests, deep {deep}; wall p50 {statistics.median(walls):.1f} ms")
+    print("  ".join(f"{k} p50 {statistics.median(v):.1f}" for k, v in stages.items()))
+    trips.report(len(texts))
+    if profile:
+        stats = pstats.Stats(profile)
+        stats.sort_stats("cumulative").print_stats(45)
+        stats.sort_stats("tottime").print_stats(30)
+
+
+if __name__ == "__main__":
+    main()
