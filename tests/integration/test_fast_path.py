@@ -128,7 +128,7 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             "get_topics_by_id": 1,  # the full-text topics' records
             "search_messages_fulltext": 1,  # evidence
             "get_topic_summaries": 1,  # every candidate, the best ones whole
-            "get_messages": 1,  # citations by external id
+            "get_message_source_ids": 1,  # citations by external id (two fields, not messages)
             "mark_topics_used": 1,
             "search_skills_vector": 1,
         }
