@@ -6,7 +6,9 @@
 // path found the topic (the index's own score drifts by ~1e-4).
 // params: $vector: list<float>, $fetch: int, $k: int, $namespace,
 //         $since: datetime | null, $until: datetime | null
-// $light: true leaves out facts, facts_json and notable_events_json (search results stay small).
+// $light: true reads only the fields a search result shows (those topic_from_props reads,
+// without facts and events; not the lower-cased and full-text copies, created/updated times or
+// the vector: fewer bytes and datetimes to decode, docs/performance.md); false: the whole topic.
 // returns: raw (hits before filtering), scanned (the exact scan answered),
 //          hits: list<{t: map, score: float}>, best first; score = (1 + cos) / 2
 CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
@@ -32,4 +34,10 @@ WITH raw, scanned, n, CASE WHEN n IS NULL THEN null
                            ELSE vector.similarity.cosine(n.embedding, $vector) END AS score
 ORDER BY score DESC
 RETURN raw, scanned, collect(CASE WHEN n IS NULL THEN null
-  ELSE {t: n {.*, embedding: null, facts: CASE WHEN $light THEN null ELSE n.facts END, facts_json: CASE WHEN $light THEN null ELSE n.facts_json END, notable_events_json: CASE WHEN $light THEN null ELSE n.notable_events_json END}, score: score} END) AS hits
+  ELSE {t: CASE WHEN $light
+       THEN n {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases, .first_seen_at,
+            .last_seen_at, .numbers_json, .open_loops_json, .skill_refs, .artifact_refs,
+            .embedding_model, .embedding_hash, .embedding_dimensions, .utility_score, .decay_bucket,
+            .touch_count, .correction_count, .constraint_count, .usage_count, .last_used_at,
+            .version, .archived_at}
+       ELSE n {.*, embedding: null} END, score: score} END) AS hits

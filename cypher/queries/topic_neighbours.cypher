@@ -1,7 +1,10 @@
 // 1-hop neighbours of several topics over the given edge types, within the namespace,
 // strongest edges first, at most $limit per seed (sliced before anything is projected).
 // params: $namespace, $topic_ids: list<string>, $types: list<string>, $limit: int,
-//         $light: bool (true leaves out facts, facts_json and notable_events_json)
+//         $light: bool
+// $light: true reads only the fields a search result shows (those topic_from_props reads,
+// without facts and events; not the lower-cased and full-text copies, created/updated times or
+// the vector: fewer bytes and datetimes to decode, docs/performance.md); false: the whole topic.
 // returns: seed_id, t (map, no embedding), type, weight, outgoing (edge points seed -> t)
 UNWIND $topic_ids AS seed_id
 MATCH (s:Topic {topic_id: seed_id})-[r]-(t:Topic)
@@ -12,8 +15,11 @@ WITH seed_id, s, collect({t: t, r: r})[0..$limit] AS top
 UNWIND top AS x
 WITH seed_id, s, x.t AS t, x.r AS r
 RETURN seed_id,
-       t {.*, embedding: null,
-          facts: CASE WHEN $light THEN null ELSE t.facts END,
-          facts_json: CASE WHEN $light THEN null ELSE t.facts_json END,
-          notable_events_json: CASE WHEN $light THEN null ELSE t.notable_events_json END} AS t,
+       CASE WHEN $light
+         THEN t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases, .first_seen_at,
+              .last_seen_at, .numbers_json, .open_loops_json, .skill_refs, .artifact_refs,
+              .embedding_model, .embedding_hash, .embedding_dimensions, .utility_score, .decay_bucket,
+              .touch_count, .correction_count, .constraint_count, .usage_count, .last_used_at,
+              .version, .archived_at}
+         ELSE t {.*, embedding: null} END AS t,
        type(r) AS type, r.weight AS weight, startNode(r) = s AS outgoing
