@@ -1,0 +1,79 @@
+"""Neo4j's own cost of each query a context request runs (issue #13, step 1): database hits,
+rows and page-cache hits from ``PROFILE``, independent of the machine's load.
+
+    PYTHONPATH=.:benchmarks .venv/bin/python benchmarks/profile_queries.py [--kind question]
+
+Builds one context per message of the benchmark mix (``--n``, default 6) against
+``bench-api-10k`` with every query captured, then re-runs each captured read query with
+``PROFILE`` and prints, per query file, the mean database hits and rows per call. Writes are
+not re-run. Figures, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections import defaultdict
+from typing import Any
+
+from bench_api_concurrency import NOW, request_texts
+from profile_context import QUERIES
+
+from api.container import Container
+from api.settings import Settings
+from graph.db import connect
+from retrieval.context import ContextRequest
+
+
+def _hits(plan: Any) -> tuple[int, int]:
+    """Database hits and page-cache hits summed over a profiled plan."""
+    hits = int(plan.get("dbHits", 0))
+    cache = int(plan.get("pageCacheHits", 0))
+    for child in plan.get("children", []):
+        h, c = _hits(child)
+        hits, cache = hits + h, cache + c
+    return hits, cache
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--n", type=int, default=6)
+    parser.add_argument("--kind", default=None, help="only this message kind")
+    parser.add_argument("--namespace", default="bench-api-10k")
+    args = parser.parse_args()
+    settings = Settings()
+    container = Container(settings, driver=connect(*settings.connection()))
+    names = {p.read_text(): p.stem for p in QUERIES.glob("*.cypher")}
+    captured: list[tuple[str, str, dict[str, Any], str]] = []
+    inner = container.driver.execute_query
+
+    def capture(text: Any, *a: Any, **kw: Any) -> Any:
+        name = names.get(text)
+        if name is not None:
+            captured.append((name, text, dict(kw.get("parameters_") or {}), kw.get("routing_")))
+        return inner(text, *a, **kw)
+
+    texts = [t for t in request_texts(random.Random(11), args.n * 6) if args.kind in (None, t[0])]
+    container.context.build(ContextRequest(namespace=args.namespace, message="warm-up", now=NOW))
+    container.driver.execute_query = capture  # type: ignore[method-assign]
+    for _, text in texts[: args.n]:
+        container.context.build(ContextRequest(namespace=args.namespace, message=text, now=NOW))
+    container.driver.execute_query = inner  # type: ignore[method-assign]
+    totals: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    with container.driver.session(database=settings.neo4j_database) as session:
+        for name, text, params, routing in captured:
+            if routing != "r":
+                continue
+            summary = session.run("PROFILE " + text, params).consume()
+            hits, cache = _hits(summary.profile or {})
+            rows = int((summary.profile or {}).get("rows", 0))
+            totals[name].append((hits, rows, cache))
+    print(f"{'query':30} {'calls':>5} {'db hits/call':>12} {'rows/call':>9} {'page hits':>9}")
+    for name, values in sorted(totals.items(), key=lambda kv: -sum(v[0] for v in kv[1])):
+        n = len(values)
+        print(f"{name:30} {n:5} {sum(v[0] for v in values) / n:12.0f} "
+              f"{sum(v[1] for v in values) / n:9.1f} {sum(v[2] for v in values) / n:9.0f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
