@@ -20,7 +20,7 @@ import statistics
 import threading
 import time
 from collections import defaultdict
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from bench_api_concurrency import NOW, request_texts
@@ -30,14 +30,22 @@ from api.settings import Settings
 from graph.db import connect
 from retrieval.context import ContextRequest
 
-QUERIES = Path(__file__).resolve().parent.parent / "cypher" / "queries"
+
+def query_names() -> dict[str, str]:
+    """Query text -> file name, from the ``cypher`` package the code under test loads."""
+    folder = resources.files("cypher") / "queries"
+    return {
+        p.read_text(encoding="utf-8"): p.name.removesuffix(".cypher")
+        for p in folder.iterdir()
+        if p.name.endswith(".cypher")
+    }
 
 
 class RoundTrips:
     """Wraps ``driver.execute_query`` to time every call by query file name."""
 
     def __init__(self, driver: Any) -> None:
-        self.names = {p.read_text(): p.stem for p in QUERIES.glob("*.cypher")}
+        self.names = query_names()
         self.calls: dict[str, list[float]] = defaultdict(list)
         self.lock = threading.Lock()
         self.inner = driver.execute_query

@@ -17,7 +17,7 @@ from collections import defaultdict
 from typing import Any
 
 from bench_api_concurrency import NOW, request_texts
-from profile_context import QUERIES
+from profile_context import query_names
 
 from api.container import Container
 from api.settings import Settings
@@ -43,7 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings()
     container = Container(settings, driver=connect(*settings.connection()))
-    names = {p.read_text(): p.stem for p in QUERIES.glob("*.cypher")}
+    names = query_names()
     captured: list[tuple[str, str, dict[str, Any], str]] = []
     inner = container.driver.execute_query
 
