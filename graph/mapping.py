@@ -107,9 +107,23 @@ def update_props(topic: Topic) -> dict[str, Any]:
     return props
 
 
+# Topic times a light read returns as ISO text (``toString`` in Cypher): the driver's pure-Python
+# temporal decoding was the largest share of a context request's CPU (docs/performance.md)
+_TOPIC_TIMES = ("first_seen_at", "last_seen_at", "last_used_at", "archived_at")
+
+
+def iso_time(value: Any) -> Any:
+    """A Neo4j ``toString(datetime)`` text as an aware datetime ("...Z", "+01:00", a zone name in
+    brackets dropped after its offset); anything else through ``native``."""
+    if isinstance(value, str):
+        return datetime.fromisoformat(value.split("[", 1)[0])
+    return native(value)
+
+
 def topic_from_props(props: dict[str, Any], related: list[str] | None = None) -> Topic:
-    """Rebuild a topic from node properties (the inverse of ``topic_props``)."""
-    p = {k: native(v) for k, v in props.items()}
+    """Rebuild a topic from node properties (the inverse of ``topic_props``); the times may come
+    as ISO text (the light reads)."""
+    p = {k: iso_time(v) if k in _TOPIC_TIMES else native(v) for k, v in props.items()}
     embedding = None
     if p.get("embedding_model"):
         embedding = EmbeddingMeta(

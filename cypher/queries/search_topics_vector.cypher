@@ -8,7 +8,8 @@
 //         $since: datetime | null, $until: datetime | null
 // $light: true reads only the fields a search result shows (those topic_from_props reads,
 // without facts and events; not the lower-cased and full-text copies, created/updated times or
-// the vector: fewer bytes and datetimes to decode, docs/performance.md); false: the whole topic.
+// the vector; times as ISO text, parsed by graph/mapping.py: no driver temporal decoding,
+// docs/performance.md); false: the whole topic.
 // returns: raw (hits before filtering), scanned (the exact scan answered),
 //          hits: list<{t: map, score: float}>, best first; score = (1 + cos) / 2
 CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
@@ -38,9 +39,11 @@ WITH raw, scanned, n, CASE WHEN n IS NULL THEN null
 ORDER BY score DESC
 RETURN raw, scanned, collect(CASE WHEN n IS NULL THEN null
   ELSE {t: CASE WHEN $light
-       THEN n {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases, .first_seen_at,
-            .last_seen_at, .numbers_json, .open_loops_json, .skill_refs, .artifact_refs,
-            .embedding_model, .embedding_hash, .embedding_dimensions, .utility_score, .decay_bucket,
-            .touch_count, .correction_count, .constraint_count, .usage_count, .last_used_at,
-            .version, .archived_at}
+       THEN n {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
+               first_seen_at: toString(n.first_seen_at), last_seen_at: toString(n.last_seen_at),
+               .numbers_json, .open_loops_json, .skill_refs, .artifact_refs, .embedding_model,
+               .embedding_hash, .embedding_dimensions, .utility_score, .decay_bucket,
+               .touch_count, .correction_count, .constraint_count, .usage_count,
+               last_used_at: toString(n.last_used_at), .version,
+               archived_at: toString(n.archived_at)}
        ELSE n {.*, embedding: null} END, score: score} END) AS hits

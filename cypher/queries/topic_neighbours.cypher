@@ -4,7 +4,8 @@
 //         $light: bool
 // $light: true reads only the fields a search result shows (those topic_from_props reads,
 // without facts and events; not the lower-cased and full-text copies, created/updated times or
-// the vector: fewer bytes and datetimes to decode, docs/performance.md); false: the whole topic.
+// the vector; times as ISO text, parsed by graph/mapping.py: no driver temporal decoding,
+// docs/performance.md); false: the whole topic.
 // returns: seed_id, t (map, no embedding), type, weight, outgoing (edge points seed -> t)
 UNWIND $topic_ids AS seed_id
 MATCH (s:Topic {topic_id: seed_id})-[r]-(t:Topic)
@@ -16,10 +17,13 @@ UNWIND top AS x
 WITH seed_id, s, x.t AS t, x.r AS r
 RETURN seed_id,
        CASE WHEN $light
-         THEN t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases, .first_seen_at,
-              .last_seen_at, .numbers_json, .open_loops_json, .skill_refs, .artifact_refs,
-              .embedding_model, .embedding_hash, .embedding_dimensions, .utility_score, .decay_bucket,
-              .touch_count, .correction_count, .constraint_count, .usage_count, .last_used_at,
-              .version, .archived_at}
+         THEN t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
+                 first_seen_at: toString(t.first_seen_at),
+                 last_seen_at: toString(t.last_seen_at), .numbers_json, .open_loops_json,
+                 .skill_refs, .artifact_refs, .embedding_model, .embedding_hash,
+                 .embedding_dimensions, .utility_score, .decay_bucket, .touch_count,
+                 .correction_count, .constraint_count, .usage_count,
+                 last_used_at: toString(t.last_used_at), .version,
+                 archived_at: toString(t.archived_at)}
          ELSE t {.*, embedding: null} END AS t,
        type(r) AS type, r.weight AS weight, startNode(r) = s AS outgoing

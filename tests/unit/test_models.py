@@ -104,6 +104,27 @@ def test_topic_round_trips_through_node_properties() -> None:
     assert back.links.related_topic_ids == ["t9"] and back.version == 3
 
 
+def test_topic_times_read_as_iso_text_equal_the_datetimes() -> None:
+    """Light reads return topic times as Cypher ``toString`` text; they map to the same topic."""
+    topic = parse(Topic, {"topic_id": "t1", "namespace": "ns", "name": "party"} | {
+        "time": {"first_seen_at": NOW, "last_seen_at": NOW.replace(microsecond=631302)},
+    })  # fmt: skip
+    props = topic_props(topic)
+    as_text = {
+        **props,
+        "first_seen_at": "2026-03-02T09:00:00Z",
+        "last_seen_at": "2026-03-02T09:00:00.631302000Z",  # nanoseconds, as Neo4j prints them
+        "last_used_at": None,
+        "archived_at": "2026-03-02T10:00:00+01:00[Europe/Paris]",
+    }
+    back = topic_from_props(as_text)
+    assert back.time.first_seen_at == topic.time.first_seen_at
+    assert back.time.last_seen_at == topic.time.last_seen_at
+    assert back.stats.last_used_at is None
+    assert back.archived_at == datetime(2026, 3, 2, 9, tzinfo=UTC)
+    assert back.name == "party"  # other text is left alone
+
+
 def test_lucene_query_escapes_operators_and_adds_fuzziness() -> None:
     q = lucene_query('party") OR 1=1 // MATCH (n) DETACH DELETE n')
     assert '"' not in q and ")" not in q and "(" not in q
