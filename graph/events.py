@@ -11,7 +11,7 @@ from graph.db import Store
 from graph.errors import NotFound, ValidationFailed
 from graph.mapping import event_from_props, event_props, redact_event
 from graph.models import TopicEvent
-from graph.topics import check_vector
+from graph.topics import SCAN_FROM, SCAN_TO, check_vector
 
 
 class EventStore(Store):
@@ -62,8 +62,8 @@ class EventStore(Store):
             query("events_in_window"),
             {
                 "namespace": namespace,
-                "since": ensure_utc(since, "since") if since else None,
-                "until": ensure_utc(until, "until") if until else None,
+                "since": ensure_utc(since, "since") if since else SCAN_FROM,
+                "until": ensure_utc(until, "until") if until else SCAN_TO,
                 "limit": limit,
             },
             read=True,

@@ -46,6 +46,7 @@ FETCH_MORE = 10
 # the exact scan's lower bound on last_seen_at without a window: before any topic (a bound
 # lets the planner seek the (namespace, last_seen_at) index; "$since IS NULL OR" does not)
 SCAN_FROM = datetime(1970, 1, 1, tzinfo=UTC)
+SCAN_TO = datetime(9999, 1, 1, tzinfo=UTC)  # the same for an open upper bound
 RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
 TEXT_FIELDS = ("name", "alias_text", "one_liner")
 
