@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from graph.clock import ensure_utc
+from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed
 from graph.mapping import event_from_props, event_props, redact_event
 from graph.models import TopicEvent
-from graph.topics import SCAN_FROM, SCAN_TO, check_vector
+from graph.topics import check_vector
 
 
 class EventStore(Store):
@@ -62,8 +62,8 @@ class EventStore(Store):
             query("events_in_window"),
             {
                 "namespace": namespace,
-                "since": ensure_utc(since, "since") if since else SCAN_FROM,
-                "until": ensure_utc(until, "until") if until else SCAN_TO,
+                "since": ensure_utc(since, "since") if since else BEFORE_ALL,
+                "until": ensure_utc(until, "until") if until else AFTER_ALL,
                 "limit": limit,
             },
             read=True,

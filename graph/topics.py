@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from neo4j.exceptions import ConstraintError
 
-from graph.clock import ensure_utc
+from graph.clock import BEFORE_ALL, ensure_utc
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
@@ -43,10 +43,6 @@ WINDOW_OVERFETCH = 10
 # 2-core machine, a second index call of 8,000 rows a fraction of that).
 SCAN_MAX = 2000
 FETCH_MORE = 10
-# the exact scan's lower bound on last_seen_at without a window: before any topic (a bound
-# lets the planner seek the (namespace, last_seen_at) index; "$since IS NULL OR" does not)
-SCAN_FROM = datetime(1970, 1, 1, tzinfo=UTC)
-SCAN_TO = datetime(9999, 1, 1, tzinfo=UTC)  # the same for an open upper bound
 RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
 TEXT_FIELDS = ("name", "alias_text", "one_liner")
 
@@ -352,7 +348,7 @@ class TopicStore(Store):
         params |= {
             "fetch": fetch,
             "fetch_more": min(fetch * FETCH_MORE, MAX_FETCH),
-            "scan_since": window["since"] or SCAN_FROM,
+            "scan_since": window["since"] or BEFORE_ALL,
             "scan_max": SCAN_MAX,
         }
         records = self._run(query("search_topics_vector"), params, read=True)
