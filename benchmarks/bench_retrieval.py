@@ -23,7 +23,7 @@ after 20 warm-up queries that are not measured. The query embedding is excluded:
 are embedded once up front with the real model, and TopicSearch gets a lookup-table embedder that
 returns the precomputed vector for the question text (a cache, not a made-up result). Each
 search's time is also broken down by Cypher query file (search_topics_vector with its in-query
-fallbacks, search_topics_fulltext, topic_neighbours, events_in_window; timed
+fallbacks, search_topics_fulltext, topic_neighbours, event_topic_ids_in_window; timed
 around ``Store._run`` in subclasses defined here) and the Python around them, to show which
 query dominates.
 
@@ -263,7 +263,7 @@ QUERY_NAMES = [
     "search_topics_vector",
     "search_topics_fulltext",
     "topic_neighbours",
-    "events_in_window",
+    "event_topic_ids_in_window",
 ]
 
 
