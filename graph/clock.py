@@ -7,6 +7,12 @@ from typing import Protocol
 
 from graph.errors import ValidationFailed
 
+# Bounds for an open end of a time window in Cypher: "t.at >= $since AND t.at < $until" with
+# both given lets the planner seek a (namespace, time) range index; "$since IS NULL OR ..."
+# does not (it scanned every row of the label, or of the namespace).
+BEFORE_ALL = datetime(1970, 1, 1, tzinfo=UTC)
+AFTER_ALL = datetime(9999, 1, 1, tzinfo=UTC)
+
 
 class Clock(Protocol):
     def now(self) -> datetime:

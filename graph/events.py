@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from graph.clock import ensure_utc
+from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed
@@ -51,6 +51,27 @@ class EventStore(Store):
         )
         return [event_from_props(r["e"]) for r in records]
 
+    def topic_ids_in_window(
+        self,
+        namespace: str,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int = 1000,
+    ) -> set[str]:
+        """Ids of the topics with an event at ``since <= at < until`` (either bound open), at
+        most ``limit``: what deep retrieval's window boost needs, without reading the events."""
+        records = self._run(
+            query("event_topic_ids_in_window"),
+            {
+                "namespace": namespace,
+                "since": ensure_utc(since, "since") if since else BEFORE_ALL,
+                "until": ensure_utc(until, "until") if until else AFTER_ALL,
+                "limit": limit,
+            },
+            read=True,
+        )
+        return {r["topic_id"] for r in records}
+
     def in_window(
         self,
         namespace: str,
@@ -62,8 +83,8 @@ class EventStore(Store):
             query("events_in_window"),
             {
                 "namespace": namespace,
-                "since": ensure_utc(since, "since") if since else None,
-                "until": ensure_utc(until, "until") if until else None,
+                "since": ensure_utc(since, "since") if since else BEFORE_ALL,
+                "until": ensure_utc(until, "until") if until else AFTER_ALL,
                 "limit": limit,
             },
             read=True,

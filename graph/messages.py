@@ -10,7 +10,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
-from graph.clock import ensure_utc
+from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import Conflict, ValidationFailed
@@ -199,8 +199,8 @@ class MessageStore(Store):
         return self._read(
             "messages_in_range",
             namespace=namespace,
-            since=ensure_utc(since, "since") if since else None,
-            until=ensure_utc(until, "until") if until else None,
+            since=ensure_utc(since, "since") if since else BEFORE_ALL,
+            until=ensure_utc(until, "until") if until else AFTER_ALL,
             limit=limit,
         )
 

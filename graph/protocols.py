@@ -150,6 +150,16 @@ class EventStoreProtocol(Protocol):
         """Events with ``since <= at < until`` (either bound open), oldest first."""
         ...
 
+    def topic_ids_in_window(
+        self,
+        namespace: str,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int = 1000,
+    ) -> set[str]:
+        """Ids of the topics with an event at ``since <= at < until``, at most ``limit``."""
+        ...
+
 
 class SleepStoreProtocol(Protocol):
     """The graph side of a sleep: lease, match pool, one atomic commit, wake packets

@@ -1,16 +1,22 @@
 // Nearest topics of one namespace: the vector index, over-fetched, then filtered to the
-// namespace and time window (5.26 has no in-index filtering, so filters run after the index);
-// when the filters kept fewer than $k while the index had more (another namespace crowds the
-// index, or the namespace is small), an exact scan of the namespace in the same round trip (it
-// cannot miss). Kept topics are scored exactly either way, so a score does not depend on which
-// path found the topic (the index's own score drifts by ~1e-4).
-// params: $vector: list<float>, $fetch: int, $k: int, $namespace,
-//         $since: datetime | null, $until: datetime | null
+// namespace and time window (5.26 has no in-index filtering, so filters run after the index).
+// When the filters kept fewer than $k while the index had more (another namespace crowds the
+// index, or the window is narrow): if the namespace has at most $scan_max topics in the window,
+// an exact scan of them (range seek on (namespace, last_seen_at); it cannot miss); else the
+// index again with $fetch_more rows, and the exact scan only if that is short too. All in one
+// round trip; each fallback sits inside a CASE so it runs only when taken (a CALL subquery's
+// MATCH was planned ahead of its condition and seeked the whole namespace on every call: 100k
+// index rows per search at 100k topics). Kept topics are scored exactly either way, so a score
+// does not depend on which path found the topic (the index's own score drifts by ~1e-4).
+// params: $vector: list<float>, $fetch: int, $fetch_more: int, $k: int, $namespace,
+//         $since: datetime | null, $until: datetime | null,
+//         $scan_since: datetime ($since, or a date before every topic: the scan's range seek),
+//         $scan_max: int (largest window scored exactly instead of asking the index again)
 // $light: true reads only the fields a search result shows (those topic_from_props reads,
 // without facts and events; not the lower-cased and full-text copies, created/updated times or
 // the vector; times as ISO text, parsed by graph/mapping.py: no driver temporal decoding,
 // docs/performance.md); false: the whole topic.
-// returns: raw (hits before filtering), scanned (the exact scan answered),
+// returns: raw (hits of the last index call), scanned (the exact scan answered),
 //          hits: list<{t: map, score: float}>, best first; score = (1 + cos) / 2
 CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
 WITH collect(node) AS found
@@ -18,21 +24,30 @@ WITH size(found) AS raw,
   [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
      AND ($since IS NULL OR n.last_seen_at >= $since)
      AND ($until IS NULL OR n.first_seen_at < $until)][0..$k] AS kept
-CALL {
-  WITH raw, kept
-  // an UNWIND of zero or one row, not a WHERE: the planner moved a WHERE's test after the
-  // namespace's index seek, so every call read every topic of the namespace (10,001 database
-  // hits for 10k topics) to throw them away; now the seek runs only when the scan is needed
-  UNWIND (CASE WHEN size(kept) < $k AND raw >= $fetch THEN [true] ELSE [] END) AS needed
-  MATCH (t:Topic {namespace: $namespace})
-  WHERE t.embedding IS NOT NULL AND t.archived_at IS NULL
-    AND ($since IS NULL OR t.last_seen_at >= $since)
+WITH raw, kept, size(kept) < $k AND raw >= $fetch AS short
+WITH raw, kept, short, CASE WHEN short THEN size(COLLECT {
+  MATCH (t:Topic) WHERE t.namespace = $namespace AND t.last_seen_at >= $scan_since
+  RETURN 1 AS one LIMIT $scan_max + 1
+}) ELSE 0 END AS window_size
+WITH raw, kept, short AND window_size > $scan_max AS again, short AND window_size <= $scan_max AS scan
+WITH kept, again, scan, CASE WHEN again THEN COLLECT {
+  CALL db.index.vector.queryNodes('topic_embedding', $fetch_more, $vector) YIELD node
+  RETURN node
+} ELSE [] END AS more, raw
+WITH CASE WHEN again THEN size(more) ELSE raw END AS raw, scan, again, CASE WHEN again
+  THEN [n IN more WHERE n.namespace = $namespace AND n.archived_at IS NULL
+          AND ($since IS NULL OR n.last_seen_at >= $since)
+          AND ($until IS NULL OR n.first_seen_at < $until)][0..$k]
+  ELSE kept END AS kept
+WITH raw, kept, scan OR (again AND size(kept) < $k AND raw >= $fetch_more) AS scanned
+WITH raw, scanned, CASE WHEN scanned THEN COLLECT {
+  MATCH (t:Topic)
+  WHERE t.namespace = $namespace AND t.last_seen_at >= $scan_since
+    AND t.embedding IS NOT NULL AND t.archived_at IS NULL
     AND ($until IS NULL OR t.first_seen_at < $until)
   WITH t ORDER BY vector.similarity.cosine(t.embedding, $vector) DESC LIMIT $k
-  RETURN collect(t) AS exact
-}
-WITH raw, size(kept) < $k AND raw >= $fetch AS scanned, kept, exact
-WITH raw, scanned, CASE WHEN scanned THEN exact ELSE kept END AS chosen
+  RETURN t
+} ELSE kept END AS chosen
 UNWIND (CASE WHEN size(chosen) = 0 THEN [null] ELSE chosen END) AS n
 WITH raw, scanned, n, CASE WHEN n IS NULL THEN null
                            ELSE vector.similarity.cosine(n.embedding, $vector) END AS score

@@ -75,6 +75,17 @@ class FakeEventStore:
         )
         return inside[:limit]
 
+    def topic_ids_in_window(
+        self,
+        namespace: str,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int = 1000,
+    ) -> set[str]:
+        """Ids of the topics with an event at ``since <= at < until``, at most ``limit``."""
+        ids = dict.fromkeys(e.topic_id for e in self.in_window(namespace, since, until, 10**9))
+        return set(list(ids)[:limit])
+
     def _sorted(self, namespace: str, keep: Callable[[TopicEvent], bool]) -> list[TopicEvent]:
         with self.graph.lock:
             mine = [e for e, _ in self.graph.events.values() if e.namespace == namespace]

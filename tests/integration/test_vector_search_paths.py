@@ -1,0 +1,95 @@
+"""TopicStore.search_vector's three ways to an answer give the same, exact hits.
+
+``search_topics_vector`` answers from the vector index when the namespace and window filters
+keep ``k`` of the rows it over-fetched; when they keep fewer it scores the window exactly (at
+most ``SCAN_MAX`` topics in it) or asks the index again for ``FETCH_MORE`` times the rows. The
+vectors here lie around a random direction, far from any text embedding another namespace keeps
+in the shared index, so which path runs is set by the data and ``SCAN_MAX`` alone: the 50
+topics nearest the query are outside the window, the 10 farther ones inside it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from neo4j import Driver
+
+import graph.topics
+from graph.models import EMBEDDING_DIMENSIONS, Topic, parse
+from graph.topics import TopicStore
+from tests.conftest import T0
+
+NEAR, FAR = 50, 10  # topics outside / inside the window
+WINDOW_START = T0 + timedelta(days=25)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    out: np.ndarray = v / np.linalg.norm(v)
+    return out
+
+
+@pytest.fixture
+def seeded(driver: Driver, namespace: str) -> tuple[TopicStore, list[float], dict[str, np.ndarray]]:
+    """60 topics at growing distance from a random direction; the 10 farthest were last seen
+    inside the window."""
+    gen = np.random.default_rng(7)
+    axis = unit(gen.normal(size=EMBEDDING_DIMENSIONS))
+    topics, vectors = [], []
+    for i in range(NEAR + FAR):
+        at = T0 + timedelta(days=30 if i >= NEAR else i % 20)
+        topics.append(
+            parse(
+                Topic,
+                {
+                    "namespace": namespace,
+                    "name": f"T{i}",
+                    "one_liner": f"topic {i}",
+                    "time": {"first_seen_at": at, "last_seen_at": at},
+                },
+            )
+        )
+        vectors.append(unit(axis + (0.05 + 0.02 * i) * unit(gen.normal(size=EMBEDDING_DIMENSIONS))))
+    store = TopicStore(driver)
+    store.create(topics, [v.tolist() for v in vectors], T0)
+    by_id = {t.topic_id: v for t, v in zip(topics, vectors, strict=True)}
+    return store, axis.tolist(), by_id
+
+
+def exact_top(
+    by_id: dict[str, np.ndarray], query: list[float], ids: list[str], k: int
+) -> list[str]:
+    q = np.asarray(query)
+    return sorted(ids, key=lambda i: -float(by_id[i] @ q))[:k]
+
+
+@pytest.mark.parametrize(
+    ("scan_max", "source"),
+    [(2000, "vector-scan"), (3, "vector")],  # window of 10: scored exactly / index asked again
+)
+def test_a_window_the_first_index_call_misses_is_answered_exactly(
+    seeded: tuple[TopicStore, list[float], dict[str, np.ndarray]],
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+    scan_max: int,
+    source: str,
+) -> None:
+    store, query, by_id = seeded
+    monkeypatch.setattr(graph.topics, "SCAN_MAX", scan_max)
+    in_window = list(by_id)[NEAR:]
+    hits = store.search_vector(namespace, query, k=5, since=WINDOW_START, overfetch=1)
+    assert [h.topic.topic_id for h in hits] == exact_top(by_id, query, in_window, 5)
+    assert {h.source for h in hits} == {source}
+    assert all(h.topic.time.last_seen_at >= WINDOW_START for h in hits)
+
+
+def test_without_a_window_the_index_answers(
+    seeded: tuple[TopicStore, list[float], dict[str, np.ndarray]], namespace: str
+) -> None:
+    store, query, by_id = seeded
+    hits = store.search_vector(namespace, query, k=5)
+    assert [h.topic.topic_id for h in hits] == exact_top(by_id, query, list(by_id), 5)
+    assert {h.source for h in hits} == {"vector"}
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
