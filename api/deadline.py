@@ -6,9 +6,11 @@ two before it refuses it, and the driver's back-off sleeps 1 s, then 2 s, betwee
 request caught by a graceful Neo4j shutdown answered after 4.6-5.2 s that way (docs/neo4j.md).
 
 So a request still unanswered after ``budget`` seconds asks the health probe (api.probe) whether
-Neo4j answers. If it does, the request is slow work on a healthy database and goes on (checked
-again every ``recheck`` seconds). If not, the client gets a 503 with ``Retry-After`` at once; a
-probe that found Neo4j down also trips the gate, so requests behind this one fail at once. For
+Neo4j answers. If Neo4j refuses it (connection refused, database unavailable), the client gets a
+503 with ``Retry-After`` at once and the gate trips, so requests behind this one fail at once.
+If it answers, or is merely slow to (a probe unanswered after ``check`` seconds: a busy Neo4j
+under a large write is no outage, and cutting its writes would turn successes into 503s), the
+request goes on and is checked again every ``recheck`` seconds. For
 ``settle`` seconds after Neo4j came back from an outage the probe's "up" is not trusted: a
 restarted Neo4j answers the probe long before it serves queries again (appends were held
 15-33 s a minute after a restart), so a request is cut at its budget then whatever the probe says.
@@ -87,8 +89,8 @@ async def no_deadline(request: Request) -> None:
 
 
 class DeadlineMiddleware:
-    """ASGI middleware: a request under ``prefixes`` unanswered after ``budget`` seconds while
-    the app's ``neo4j_probe`` cannot reach Neo4j within ``check`` seconds answers 503."""
+    """ASGI middleware: a request under ``prefixes`` unanswered after ``budget`` seconds answers
+    503 while the app's ``neo4j_probe`` finds Neo4j refusing, or recovering from an outage."""
 
     def __init__(
         self,
@@ -128,7 +130,12 @@ class DeadlineMiddleware:
 
         started = time.monotonic()
         task = asyncio.ensure_future(self.app(scope, receive, guarded))
-        if await self._cut_when_unreachable(task, deadline, probe):
+        try:
+            cut = await self._cut_when_unreachable(task, deadline, probe)
+        except asyncio.CancelledError:  # the server stops: the handler goes with this request
+            task.cancel()
+            raise
+        if cut:
             await _answer_503(send)
             self._let_finish(task, scope, started)
             return
@@ -140,20 +147,27 @@ class DeadlineMiddleware:
         """Wait for ``task``; True when the request is to be cut (the deadline claimed)."""
         done, _ = await asyncio.wait({task}, timeout=self.budget)
         while not done and deadline.state == "open":
+            if probe.recovering(self.settle):  # away, or back but cold: its "up" is not trusted
+                return deadline.cut() or await self._finish(task)
             state = await probe.state(timeout=self.check, max_age=self.recheck)
-            trusted = state["state"] == "up" and not probe.recovering(self.settle)
-            if not trusted and deadline.cut():
-                if not state.get("timed_out"):
-                    probe.trip()  # Neo4j refused: hold the requests behind this one back
+            # a probe refused (not merely slow: a busy Neo4j under a large write is no outage)
+            if state["state"] != "up" and not state.get("timed_out") and deadline.cut():
+                probe.trip()  # hold the requests behind this one back
                 return True
             done, _ = await asyncio.wait({task}, timeout=self.recheck)
+        return False
+
+    @staticmethod
+    async def _finish(task: asyncio.Task[None]) -> bool:
+        """The route claimed its exemption or its answer is under way: let it finish."""
+        await asyncio.wait({task})
         return False
 
     def _let_finish(self, task: asyncio.Task[None], scope: Scope, started: float) -> None:
         """Cancel the cut-off handler (it stops unless it is in its thread) and log its end."""
         self._cut_off.add(task)
         route = f"{scope.get('method')} {scope.get('path')}"
-        log.warning("%s: no answer from Neo4j; answered 503 after %.2f s", route, _since(started))
+        log.warning("%s: Neo4j away or settling; answered 503 after %.2f s", route, _since(started))
 
         def finished(t: asyncio.Task[None]) -> None:
             self._cut_off.discard(t)

@@ -93,8 +93,8 @@ class Settings(BaseSettings):
     api_deadline_seconds: float = Field(
         default=3.0,
         ge=0,
-        description="a /v1 request unanswered this long is answered 503 if Neo4j does not answer "
-        "a probe within a second (0: never; api/deadline.py)",
+        description="a /v1 request unanswered this long is answered 503 if Neo4j refuses a "
+        "probe or came back from an outage under two minutes ago (0: never; api/deadline.py)",
     )
     api_workers: int | None = Field(
         default=None,

@@ -97,11 +97,11 @@ def test_a_request_waiting_on_an_unreachable_neo4j_is_answered_503_and_trips_the
     assert admits(app) is False  # requests behind it answer 503 at once
 
 
-def test_a_probe_without_answer_cuts_the_request_but_does_not_trip_the_gate() -> None:
-    app = make_app(hangs, [])
-    [(status, seconds, _)] = asyncio.run(ask_all(app, "/v1/slow"))
-    assert status == 503 and seconds < 0.7
-    assert admits(app) is True  # Neo4j may only be slow
+def test_a_probe_without_answer_does_not_cut_the_request() -> None:
+    app = make_app(hangs, [])  # Neo4j busy (a large write on a loaded host), not refusing
+    [(status, seconds, body)] = asyncio.run(ask_all(app, "/v1/slow"))
+    assert (status, body) == (200, {"answer": "slow"}) and seconds >= 1.0
+    assert admits(app) is True
 
 
 def test_a_slow_request_on_a_reachable_neo4j_is_never_cut() -> None:
