@@ -1,7 +1,8 @@
 """The FastAPI application. Shared objects are built once in the lifespan, never per request.
 
-Layers, outermost first: metrics and access log (every request, 413s included), the body size
-limit, then FastAPI's routing. ``/health``, ``/metrics``, ``/docs`` and ``/openapi.json`` are
+Layers, outermost first: metrics and access log (every request, 413s included), the Neo4j
+gate (503 at once while Neo4j is known to be away), the body size limit, the deadline (503 for a
+request that waits on an unreachable Neo4j: api/deadline.py), then FastAPI's routing. ``/health``, ``/metrics``, ``/docs`` and ``/openapi.json`` are
 open; everything under ``/v1`` needs an API key, whose namespace scopes the request, and so
 does ``/mcp``, the same memory as an MCP server (streamable HTTP; see docs/mcp.md).
 """
@@ -17,6 +18,7 @@ from starlette.routing import Route
 from api import errors
 from api.auth import api_keys_for
 from api.container import Container
+from api.deadline import DeadlineMiddleware
 from api.deps import authenticate
 from api.limits import BodyLimitMiddleware
 from api.mcp_http import MCP_PATH, McpHttp
@@ -80,6 +82,8 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
             router, prefix="/v1", dependencies=[Depends(authenticate)], responses=V1_ERRORS
         )
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
+    # inside the body limit: the budget starts once the body is in, not while a client uploads
+    app.add_middleware(DeadlineMiddleware, budget=settings.api_deadline_seconds)
     uploads = dict.fromkeys(transfer.IMPORT_PATHS, settings.api_max_import_bytes)
     app.add_middleware(
         BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes, overrides=uploads

@@ -90,6 +90,12 @@ class Settings(BaseSettings):
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )
+    api_deadline_seconds: float = Field(
+        default=3.0,
+        ge=0,
+        description="a /v1 request unanswered this long is answered 503 if Neo4j refuses a "
+        "probe or came back from an outage under two minutes ago (0: never; api/deadline.py)",
+    )
     api_workers: int | None = Field(
         default=None,
         ge=1,

@@ -145,7 +145,7 @@ class TopicStore(Store):
     ) -> Topic:
         """Read-modify-write with retries: ``change`` gets the latest topic each attempt."""
         for _ in range(attempts):
-            current = self.get_one(namespace, topic_id)
+            current = self.get_one(namespace, topic_id, for_update=True)
             updated, vector = change(current)
             updated = parse(Topic, updated.model_dump())  # re-validate what ``change`` built
             updated = redact_topic(updated, self.redactor)  # the returned topic is as stored
@@ -228,8 +228,15 @@ class TopicStore(Store):
         )
         return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records]
 
-    def get_one(self, namespace: str, topic_id: str) -> Topic:
-        found = self.get(namespace, [topic_id])
+    def get_one(self, namespace: str, topic_id: str, *, for_update: bool = False) -> Topic:
+        """One topic (``NotFound`` if missing). ``for_update``: read under the node's write lock
+        (a write transaction), so every property read belongs to the same version: the read of
+        a read-modify-write, whose compare-and-set trusts that version (lock_topic.cypher)."""
+        if not for_update:
+            found = self.get(namespace, [topic_id])
+        else:
+            records = self._run(query("lock_topic"), {"namespace": namespace, "topic_id": topic_id})
+            found = [topic_from_props(r["t"], r["related"]) for r in records]
         if not found:
             raise NotFound(f"topic {topic_id} not found in namespace {namespace}")
         return found[0]

@@ -247,7 +247,7 @@ class TopicService:
 
     def update(self, namespace: str, topic_id: str, body: TopicUpdateInput, now: datetime) -> Topic:
         """Replace the given fields if the stored version is still ``body.version`` (else 409)."""
-        current = self.topics.get_one(namespace, topic_id)
+        current = self.topics.get_one(namespace, topic_id, for_update=True)
         if current.version != body.version:
             raise VersionConflict(
                 f"topic {topic_id} is at version {current.version}, not {body.version}: "

@@ -15,7 +15,7 @@ from pydantic import AfterValidator, BaseModel, Field
 from agent.loop import ChatResult
 from agent.tools import ToolContext
 from api.deps import AgentDep, NamespaceDep, NowDep, ToolsDep
-from api.routers.common import errors
+from api.routers.common import NOT_RETRY_SAFE, errors
 from graph.validation import Ident, JsonObject, Time, utf8
 
 router = APIRouter(tags=["agent"])
@@ -49,7 +49,9 @@ def list_tools(tools: ToolsDep) -> ToolsPublic:
     return ToolsPublic(tools=tools.specs())
 
 
-@router.post("/tools/{name}", responses=errors(403, 404, 409, 502))
+@router.post(  # a tool of any kind: a skill run, a command, a write
+    "/tools/{name}", responses=errors(403, 404, 409, 502), dependencies=NOT_RETRY_SAFE
+)
 def call_tool(
     name: str,
     body: ToolCallCreate,
@@ -79,7 +81,9 @@ def client_gone(request: Request) -> Callable[[], bool]:
     return check
 
 
-@router.post("/chat", responses=errors(409, 502))
+@router.post(  # a model turn: its messages appended, tools run
+    "/chat", responses=errors(409, 502), dependencies=NOT_RETRY_SAFE
+)
 def chat(body: ChatCreate, agent: AgentDep, ns: NamespaceDep, now: NowDep) -> ChatResult:
     """One user turn through the awake loop (memory context, model, tool calls); 503 when no
     Responses API endpoint is configured."""

@@ -1,10 +1,19 @@
-"""What every ``/v1`` route may answer besides success, for the OpenAPI document."""
+"""What every ``/v1`` route may answer besides success, for the OpenAPI document; the marker of
+routes that a repeat would apply twice."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from fastapi import Depends
+
+from api.deadline import no_deadline
 from api.schemas import ErrorPublic
+
+# Route dependencies of a write that is not safe to retry after a 503 whose commit may have
+# happened (a repeat would create or add a second time): the deadline never cuts it
+# (api/deadline.py), so its 503 means the driver gave up, like any Neo4j error.
+NOT_RETRY_SAFE = [Depends(no_deadline)]
 
 _WHY = {
     401: "no API key, or an unknown or revoked one",

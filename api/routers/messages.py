@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
+from api.deadline import exempt_from_deadline
 from api.deps import ConversationDep, NamespaceDep, NowDep, WindowsDep
 from api.routers.common import errors
 from api.schemas import MessageList, MessagePublic, MessagesAppended, MessagesCreate, WindowQuery
@@ -18,7 +19,7 @@ router = APIRouter(prefix="/messages", tags=["messages"])
 
 @router.post("", status_code=201, responses=errors(409))
 def append_messages(
-    body: MessagesCreate, conversation: ConversationDep, ns: NamespaceDep
+    body: MessagesCreate, conversation: ConversationDep, ns: NamespaceDep, request: Request
 ) -> MessagesAppended:
     """Append messages in time order. Unless ``auto_sleep`` is false the production sleep
     policy runs between them: a full buffer or a long silence queues a sleep for the sleep
@@ -28,6 +29,8 @@ def append_messages(
     nothing twice and returns the stored messages (``duplicates`` counts them); the same id on
     a different message, or a message older than the conversation's newest, is a 409 naming
     the field, and nothing is written."""
+    if any(m.external_id is None for m in body.messages):  # a repeat would store them twice
+        exempt_from_deadline(request)
     return append(conversation, ns, body)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from fastapi import APIRouter
 
 from api.deps import NamespaceDep, SkillsDep
-from api.routers.common import errors
+from api.routers.common import NOT_RETRY_SAFE, errors
 from api.schemas import SkillHits, SkillList, SkillProblem, SkillPublic, SkillRunCreate, SkillSearch
 from skills.runner import SkillResult
 
@@ -49,7 +49,7 @@ def search_skills(body: SkillSearch, skills: SkillsDep, ns: NamespaceDep) -> Ski
     return SkillHits(skills=skills.get(ns).search(body.query, body.k))
 
 
-@router.post("/run", responses=errors(404))
+@router.post("/run", responses=errors(404), dependencies=NOT_RETRY_SAFE)  # runs code
 def run_skill(body: SkillRunCreate, skills: SkillsDep, ns: NamespaceDep) -> SkillResult:
     """Run a skill (its own process, declared tools only, a timeout). Bad args: 422 listing
     each violation; a skill that ran and failed: 200 with ``ok: false``."""

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from api.deps import NamespaceDep, NowDep, SleepWakeDep
-from api.routers.common import errors
+from api.routers.common import NOT_RETRY_SAFE, errors
 from api.schemas import SleepCreate, SleepRunList, WakeCreate
 from graph.models import WakePacket
 from graph.sleep_queue import SleepRun
@@ -17,7 +17,11 @@ from sleepwake.wake import WakeResult
 router = APIRouter(tags=["sleep and wake"])
 
 
-@router.post("/sleep", responses={**errors(409), 202: {"model": SleepRun}})
+@router.post(  # minutes of work by design, under a lease of its own
+    "/sleep",
+    responses={**errors(409), 202: {"model": SleepRun}},
+    dependencies=NOT_RETRY_SAFE,
+)
 def sleep(
     sleepwake: SleepWakeDep,
     ns: NamespaceDep,

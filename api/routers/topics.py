@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 
 from api.deps import NamespaceDep, NowDep, TopicsDep, WindowsDep
-from api.routers.common import errors
+from api.routers.common import NOT_RETRY_SAFE, errors
 from api.schemas import (
     EdgePublic,
     EventPublic,
@@ -38,7 +38,7 @@ def public(topic: Topic) -> TopicPublic:
     )
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, dependencies=NOT_RETRY_SAFE)  # a repeat: a second topic
 def create_topic(
     body: TopicCreate, topics: TopicsDep, ns: NamespaceDep, now: NowDep
 ) -> TopicPublic:
@@ -127,7 +127,9 @@ def get_neighbours(
     ]
 
 
-@router.post("/{topic_id}/links", responses=errors(404))
+@router.post(  # a repeat adds the weight again
+    "/{topic_id}/links", responses=errors(404), dependencies=NOT_RETRY_SAFE
+)
 def link_topics(
     topic_id: TopicIdPath, body: LinkCreate, topics: TopicsDep, ns: NamespaceDep, now: NowDep
 ) -> EdgePublic:

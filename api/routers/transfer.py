@@ -16,7 +16,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import ChatGPTDep, ExportDep, ImportDep, NamespaceDep
-from api.routers.common import errors
+from api.routers.common import NOT_RETRY_SAFE, errors
 from graph.errors import ValidationFailed
 from service.chatgpt import ChatGPTReport, read_history
 from service.importer import ImportReport, parse_document, read_lines
@@ -67,7 +67,12 @@ CHATGPT_BODY = {
 }
 
 
-@router.post("/import", responses=errors(409, 413), openapi_extra=NDJSON_BODY)
+@router.post(  # a large upload, written in batches
+    "/import",
+    responses=errors(409, 413),
+    openapi_extra=NDJSON_BODY,
+    dependencies=NOT_RETRY_SAFE,
+)
 async def import_document(
     request: Request, importer: ImportDep, ns: NamespaceDep, dry_run: DryRun = False
 ) -> ImportReport:
@@ -81,7 +86,12 @@ async def import_document(
     return await run_in_threadpool(work)
 
 
-@router.post("/import/chatgpt", responses=errors(409, 413), openapi_extra=CHATGPT_BODY)
+@router.post(
+    "/import/chatgpt",
+    responses=errors(409, 413),
+    openapi_extra=CHATGPT_BODY,
+    dependencies=NOT_RETRY_SAFE,
+)
 async def import_chatgpt(
     request: Request, chatgpt: ChatGPTDep, ns: NamespaceDep, dry_run: DryRun = False
 ) -> ChatGPTReport:

@@ -2,22 +2,20 @@
 each with its own container; migrations ran once in the parent; /mcp needs no session (any
 worker answers any request); SIGTERM stops every process.
 
-The workers embed through the OpenAI embeddings API pointed at a local fake (hashed bag of
-words), so the test does not load the model twice; everything else is the real start-up.
+Each worker loads the real local embedding model (the ONNX all-MiniLM-L6-v2 of
+``retrieval/minilm.py``, as ``sheriff up`` does by default): a worker's model is an onnxruntime
+session of ~90 MB, loaded in about a second, so two of them cost little.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -25,39 +23,9 @@ import pytest
 from neo4j import Driver
 
 from graph.keys import ApiKeyStore
-from tests.fakes import HashEmbedder
 from tests.integration.live_server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-EMBED = HashEmbedder()
-
-
-class _Embeddings(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = [
-            {"object": "embedding", "index": i, "embedding": EMBED.vector(t)}
-            for i, t in enumerate(texts)
-        ]
-        out = json.dumps({"object": "list", "data": data, "model": body["model"],
-                          "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode()  # fmt: skip
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def embeddings_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Embeddings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
 
 
 def _children(pid: int) -> list[int]:
@@ -74,14 +42,14 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.fixture
-def up(embeddings_url: str, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+def up(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
     port = free_port()
     env = os.environ | {
-        "PYTHONPATH": str(REPO), "SHERIFF_API_PORT": str(port), "SHERIFF_EMBEDDER": "openai",
-        "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": embeddings_url,
+        "PYTHONPATH": str(REPO), "SHERIFF_API_PORT": str(port), "SHERIFF_EMBEDDER": "minilm",
         "SHERIFF_EXTRACTOR": "deterministic",
     }  # fmt: skip
-    env.pop("SHERIFF_API_WORKERS", None)
+    for name in ("SHERIFF_API_WORKERS", "SHERIFF_EMBEDDING_RUNTIME", "OMP_NUM_THREADS"):
+        env.pop(name, None)  # the defaults of `sheriff up`: ONNX, the CPUs shared out
     log = tmp_path / "up.log"
     with log.open("wb") as out:
         cmd = [sys.executable, "-c", "from api.cli import main; main()",
@@ -120,6 +88,8 @@ def test_two_workers_serve_one_port_and_sigterm_stops_them_all(
     assert len(workers) == 2, log.read_text()
     text = log.read_text()
     assert "2 worker process(es)" in text and "Started parent process" in text
+    embedding = httpx.get(f"{url}/health", timeout=10).json()["embedding"]
+    assert "MiniLM" in embedding["model"] and embedding["dimensions"] == 384  # the real model
     _, key = ApiKeyStore(driver).create(namespace, "workers test", datetime.now(UTC))
     auth = {"Authorization": f"Bearer {key}"}
     for i in range(6):  # fresh connections: the kernel hands them to either worker
