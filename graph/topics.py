@@ -33,7 +33,7 @@ from graph.overfetch import overfetch as run_overfetch
 from graph.validation import MAX_LINK_WEIGHT
 
 RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
-TEXT_FIELDS = ("name", "alias_text", "one_liner")
+TEXT_FIELDS = ("name", "alias_text", "one_liner", "gist")
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ class TopicStore(Store):
         fuzzy: bool = True,
         light: bool = False,
     ) -> list[ScoredTopic]:
-        """Full-text search (fuzzy for near-miss spellings) over name, aliases and one-liner.
+        """Full-text search (fuzzy for near-miss spellings) over name, aliases, one-liner and gist.
 
         Lucene finds the namespace's candidates (the query is confined to the namespace before
         ranking, ``graph/fulltext.py``); up to ``RERANK_POOL`` of them are ranked by BM25 with

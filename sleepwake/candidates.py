@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
 from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
 from sleepwake.redact import redact
+from text.gist import semantic_text
 from text.timephrases import resolve
 
 _DETERMINERS = re.compile(
@@ -125,7 +126,7 @@ class Candidate:
 
     def semantic_text(self) -> str:
         """What is embedded; equals ``Topic.semantic_text()`` of the topic it would create."""
-        return self.one_liner()
+        return semantic_text(self.name, self.one_liner(), [f.text for f in self.facts])
 
 
 @dataclass

@@ -14,6 +14,7 @@ from sleepwake.episodes import (
     form_topics,
     happened_at,
     has_content,
+    owned_name,
     phrase_score,
     segment,
     select_sentences,
@@ -72,6 +73,29 @@ def test_specific_repeated_phrases_outrank_names_and_generic_words() -> None:
     name = phrase_score(_stats("caroline", named=True, turns=3), centrality=0.6)
     generic = phrase_score(_stats("life", spread=0.9), centrality=0.5)
     assert support > name and support > generic
+    # a thing only in the description of a shared photo ("[shares a photo: a blue vase]") is
+    # what was shown; the talk is about the phrase said in words
+    shown = phrase_score(_stats("blue vase", turns=2, shown_only=True), centrality=0.55)
+    said = phrase_score(_stats("pottery class", turns=2), centrality=0.5)
+    assert said > shown
+
+
+def test_a_thing_someone_calls_theirs_is_named_as_theirs() -> None:
+    def said(*turns: tuple[str, str]) -> list[Message]:
+        return [
+            Message(namespace="ns", role="user", speaker=who, content=text, at=T0)
+            for who, text in turns
+        ]
+
+    pig = said(("Caroline", "And yup, I do - Oscar, my guinea pig."), ("Mel", "So cute!"))
+    assert owned_name("guinea pig", pig) == "Caroline's guinea pig"
+    kids = said(("Mel", "My two kids love the beach."), ("Caroline", "Fun!"))
+    assert owned_name("kids", kids) == "Mel's kids"
+    both = said(("Mel", "my family is great"), ("Caroline", "My family too"))
+    assert owned_name("family", both) == "family"  # everyone's: no owner
+    assert owned_name("family", said(("Mel", "family matters"))) == "family"
+    assert owned_name("Oscar", pig) == "Oscar"  # a name is a name already
+    assert owned_name("pig", said(("Ann", "my guinea pigs"))) == "pig"  # whole words only
 
 
 def test_contractions_and_time_words_never_name_a_topic() -> None:
