@@ -57,9 +57,11 @@ NAMES_TOPIC = 0.1  # a summary fact that names its topic is worth this much cosi
 ECHO_PENALTY = 0.2  # an assistant's turn as the summary costs this much cosine (it restates)
 DECISION_BONUS = 0.15  # a turn with a decision or a number sums a topic up better than a remark
 CENTRAL_BONUS = 0.25  # the fact sharing most words with the topic's others (text.gist), this much
+REACTION_PENALTY = 0.15  # "Love how you got the horse's grace!": about the listener's thing
 SHOWN_ONLY = 0.3  # a phrase said only inside an attachment's [description] costs this much
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|we|we're|we've|our|us)\b", re.I)
 _NUMBER = re.compile(r"\d")
 _DECISION_WORDS = re.compile(
@@ -478,7 +480,8 @@ def summary_fact(
 ) -> str | None:
     """The fact that sums a topic up: of its informative facts (25 characters or more), the one
     whose turn is nearest the centroid of the topic's turns, a fact naming the topic first and
-    a fact the user stated before one from an assistant's turn (``echoes``: "Good choice for
+    a statement before a reaction to the listener's news (``is_reaction``), a fact the user
+    stated before one from an assistant's turn (``echoes``: "Good choice for
     the billing migration." restates what the user decided, without the decision), and a turn
     that decided something or gave a number (``decided``) before a remark, and the facts
     sharing most words with the others (``text.gist.central_facts``) before an aside.
@@ -502,9 +505,17 @@ def summary_fact(
         echo = ECHO_PENALTY if source in echoes else 0.0
         weight = DECISION_BONUS if source in decided else 0.0
         named = NAMES_TOPIC if cand.key in fact.text.lower() else 0.0
-        return near - echo + weight + named + central.get(fact.text, 0.0)
+        reaction = REACTION_PENALTY if is_reaction(fact.text) else 0.0
+        return near - echo - reaction + weight + named + central.get(fact.text, 0.0)
 
     return max(facts, key=fit).text
+
+
+def is_reaction(text: str) -> bool:
+    """A remark on the listener's news ("Glad your son is okay!"): it speaks to "you" and
+    says nothing in the first person. The one who did the thing sums it up better."""
+    body = re.sub(r"^[^:\n]{1,40}:\s+", "", text)
+    return bool(_SECOND_PERSON.search(body)) and not _FIRST_PERSON.search(body)
 
 
 def _says_anything(ep: _Episode, extractions: dict[str, Extraction], tz: str) -> bool:

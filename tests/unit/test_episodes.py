@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 from graph.models import Fact, Message
+from sleepwake import episodes
 from sleepwake.candidates import Candidate, build_candidates, distinct_label, name_identity
 from sleepwake.episodes import (
     PhraseStats,
@@ -14,6 +16,7 @@ from sleepwake.episodes import (
     form_topics,
     happened_at,
     has_content,
+    is_reaction,
     owned_name,
     phrase_score,
     segment,
@@ -78,6 +81,25 @@ def test_specific_repeated_phrases_outrank_names_and_generic_words() -> None:
     shown = phrase_score(_stats("blue vase", turns=2, shown_only=True), centrality=0.55)
     said = phrase_score(_stats("pottery class", turns=2), centrality=0.5)
     assert said > shown
+
+
+def test_the_one_liner_is_what_was_done_not_a_reaction_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert is_reaction("Caroline: Glad your son is okay, Melanie.")
+    assert not is_reaction("Melanie: My son got into an accident; you would have been scared.")
+    texts = [
+        "Caroline: Love all the details and how you got the horse's grace.",  # near the centre
+        "Melanie: I painted a horse in oils last spring.",
+    ]
+    # c: a turn of the topic with no fact, like the reaction: the centroid leans its way
+    vectors = {"a": np.array([1.0, 0.0]), "b": np.array([0.6, 0.8]), "c": np.array([1.0, 0.0])}
+    cand = Candidate(key="horse painting", message_ids=["a", "b", "c"])
+    for mid, text in zip("ab", texts, strict=True):
+        cand.add_fact(Fact(text=text, at=T0, source_message_ids=[mid]))
+    assert summary_fact(cand, vectors) == texts[1]
+    monkeypatch.setattr(episodes, "REACTION_PENALTY", 0.0)
+    assert summary_fact(cand, vectors) == texts[0]  # what the penalty changes
 
 
 def test_a_thing_someone_calls_theirs_is_named_as_theirs() -> None:
