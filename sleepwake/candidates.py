@@ -393,6 +393,18 @@ def name_identity(name: str) -> str:
     return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words)
 
 
+def number_variants(key: str) -> set[str]:
+    """``key`` with its last word in the other grammatical number ("business plans" <->
+    "business plan"): the phrase lookup of matching compares whole tokens, and a second
+    "business plans" topic beside "business plan" would be a duplicate name."""
+    words = key.split()
+    if not words or len(words[-1]) <= 3 or words[-1].endswith("ss"):
+        return set()  # "glass" is not the plural of "glas"
+    last = words[-1]
+    other = last[:-1] if last.endswith("s") else last + "s"
+    return {" ".join([*words[:-1], other])}
+
+
 def distinct_label(cand: Candidate, taken: set[str]) -> str | None:
     """A name for a new topic whose own name a live topic already has (``taken``: their
     ``name_identity``): a free alias of the same kind ("birthday party" for a second "party"),

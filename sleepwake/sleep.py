@@ -49,6 +49,7 @@ from sleepwake.candidates import (
     build_candidates,
     distinct_label,
     name_identity,
+    number_variants,
 )
 from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction, find_in_progress
@@ -284,7 +285,10 @@ class Sleeper:
             {
                 "idx": i,
                 "vector": v,
-                "names": sorted({c.key, *c.alias_keys, *(s.lower() for s in c.surfaces)}),
+                "names": sorted(
+                    {c.key, *number_variants(c.key), *c.alias_keys}
+                    | {s.lower() for s in c.surfaces}
+                ),
             }
             for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))
         ]

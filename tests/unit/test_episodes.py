@@ -9,7 +9,13 @@ import pytest
 
 from graph.models import Fact, Message
 from sleepwake import episodes
-from sleepwake.candidates import Candidate, build_candidates, distinct_label, name_identity
+from sleepwake.candidates import (
+    Candidate,
+    build_candidates,
+    distinct_label,
+    name_identity,
+    number_variants,
+)
 from sleepwake.episodes import (
     PhraseStats,
     eligible,
@@ -231,6 +237,11 @@ def test_a_second_topic_of_a_name_gets_a_name_of_its_own() -> None:
     party.user_surfaces["birthday party"] += 0
     assert distinct_label(party, set()) is None
     assert distinct_label(party, {name_identity("Party")}) == "birthday party"
+    # the phrase lookup of matching also asks for the other number: "business plans" finds
+    # the live "business plan", so it merges into it or takes a name of its own
+    assert number_variants("business plans") == {"business plan"}
+    assert number_variants("business plan") == {"business plans"}
+    assert number_variants("stained glass") == number_variants("art") == set()
     plain = Candidate(key="photos", label="photos", first_at=T0)
     assert distinct_label(plain, {"photo"}) == "May 2023 photos"
     assert distinct_label(plain, {"photo", "may 2023 photo"}) == "May 2023 photos 2"
