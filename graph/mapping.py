@@ -63,6 +63,7 @@ def topic_props(topic: Topic) -> dict[str, Any]:
         "name": topic.name,
         "name_lc": topic.name.lower(),
         "one_liner": topic.one_liner,
+        "gist": topic.gist(),  # full-text: the topic's central facts (text.gist)
         "one_liner_source_ids": next(
             (f.source_message_ids for f in topic.facts if f.text == topic.one_liner), []
         ),

@@ -25,6 +25,7 @@ from pydantic import (
 
 from graph.errors import ValidationFailed
 from graph.validation import check_json_shape, not_blank, strip_controls
+from text import gist as _gist
 
 SCHEMA_VERSION = 1
 EMBEDDING_DIMENSIONS = 384
@@ -189,8 +190,17 @@ class Topic(_Model):
     archived_at: UtcDatetime | None = None
 
     def semantic_text(self) -> str:
-        """The text that is embedded: the one_liner is the canonical semantic key (spec §2.1)."""
-        return self.one_liner or self.name
+        """The text that is embedded: "name: one-liner" (the canonical semantic key, spec
+        §2.1) and the topic's most central current facts (``text.gist``), so a question about
+        any of what the topic holds finds it."""
+        return _gist.semantic_text(self.name, self.one_liner, self._current_fact_texts())
+
+    def gist(self) -> str:
+        """The topic's full-text entry beside name, aliases and one-liner (``text.gist``)."""
+        return _gist.gist(self.name, self.one_liner, self._current_fact_texts())
+
+    def _current_fact_texts(self) -> list[str]:
+        return [f.text for f in self.facts if f.invalid_at is None]
 
     def view(self, as_of: datetime | None = None) -> Topic:
         """What a reader sees: the facts valid ``as_of``, else the currently valid ones."""

@@ -44,7 +44,7 @@ WINDOW_OVERFETCH = 10
 SCAN_MAX = 2000
 FETCH_MORE = 10
 RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
-TEXT_FIELDS = ("name", "alias_text", "one_liner")
+TEXT_FIELDS = ("name", "alias_text", "one_liner", "gist")
 
 
 @dataclass(frozen=True)
@@ -292,7 +292,7 @@ class TopicStore(Store):
         fuzzy: bool = True,
         light: bool = False,
     ) -> list[ScoredTopic]:
-        """Full-text search (fuzzy for near-miss spellings) over name, aliases and one-liner.
+        """Full-text search (fuzzy for near-miss spellings) over name, aliases, one-liner and gist.
 
         Lucene finds the namespace's candidates (the query is confined to the namespace before
         ranking, ``graph/fulltext.py``); up to ``RERANK_POOL`` of them are ranked by BM25 with

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
 from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
 from sleepwake.redact import redact
+from text.gist import semantic_text
 from text.timephrases import resolve
 
 _DETERMINERS = re.compile(
@@ -125,7 +126,7 @@ class Candidate:
 
     def semantic_text(self) -> str:
         """What is embedded; equals ``Topic.semantic_text()`` of the topic it would create."""
-        return self.one_liner()
+        return semantic_text(self.name, self.one_liner(), [f.text for f in self.facts])
 
 
 @dataclass
@@ -390,6 +391,18 @@ def name_identity(name: str) -> str:
     """How names collide: lower case, no punctuation, no plural "s" (docs EVALUATION §4)."""
     words = re.sub(r"[^\w\s]", " ", name.lower()).split()
     return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words)
+
+
+def number_variants(key: str) -> set[str]:
+    """``key`` with its last word in the other grammatical number ("business plans" <->
+    "business plan"): the phrase lookup of matching compares whole tokens, and a second
+    "business plans" topic beside "business plan" would be a duplicate name."""
+    words = key.split()
+    if not words or len(words[-1]) <= 3 or words[-1].endswith("ss"):
+        return set()  # "glass" is not the plural of "glas"
+    last = words[-1]
+    other = last[:-1] if last.endswith("s") else last + "s"
+    return {" ".join([*words[:-1], other])}
 
 
 def distinct_label(cand: Candidate, taken: set[str]) -> str | None:

@@ -31,6 +31,7 @@ from graph.models import Fact, Message
 from sleepwake.candidates import Candidate, SliceCandidates, fact_text, normalise_key
 from sleepwake.extract import Extraction
 from text.english import STOPWORDS, is_filler, time_spans
+from text.gist import central_facts
 from text.timephrases import resolve
 from text.tokens import stem
 
@@ -39,7 +40,7 @@ Embed = Callable[[list[str]], list[list[float]]]
 TURN_LEAD_CHARS = 400  # a turn is embedded by its lead: cost follows text, capped per turn
 WINDOW = 2  # turns either side of a gap in the gap score
 MIN_TURNS = 4
-MAX_TURNS = 18
+MAX_TURNS = 14
 SAME_SUBJECT = 0.45  # a gap scoring above this never cuts (noise among near-equal turns)
 GAP_SIGMA = 0.5  # a gap this many standard deviations under the mean cuts an episode
 PAUSE_SECONDS = 30 * 60
@@ -55,7 +56,12 @@ MAX_FACT_CHARS = 400
 NAMES_TOPIC = 0.1  # a summary fact that names its topic is worth this much cosine
 ECHO_PENALTY = 0.2  # an assistant's turn as the summary costs this much cosine (it restates)
 DECISION_BONUS = 0.15  # a turn with a decision or a number sums a topic up better than a remark
+CENTRAL_BONUS = 0.25  # the fact sharing most words with the topic's others (text.gist), this much
+REACTION_PENALTY = 0.15  # "Love how you got the horse's grace!": about the listener's thing
+SHOWN_ONLY = 0.3  # a phrase said only inside an attachment's [description] costs this much
+_BRACKETS = re.compile(r"\[[^\]]*\]")
 _CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|we|we're|we've|our|us)\b", re.I)
 _NUMBER = re.compile(r"\d")
 _DECISION_WORDS = re.compile(
@@ -147,6 +153,7 @@ class PhraseStats:
     spread: float  # share of the slice's episodes that mention it
     slice_turns: int  # turns of the whole slice that mention it
     structural: bool  # carries a rule, a decision or a dependency
+    shown_only: bool = False  # only ever inside a [description] of what was shared
 
 
 def eligible(cand: Candidate) -> bool:
@@ -164,6 +171,7 @@ def phrase_score(stats: PhraseStats, centrality: float) -> float:
     score += 0.12 * min(stats.words - 1, 2)
     score += 0.25 if stats.event else 0.0
     score -= 0.4 if stats.named else 0.0
+    score -= SHOWN_ONLY if stats.shown_only else 0.0
     if stats.words == 1:  # a single word all over the slice is generic ("time", "life")
         score -= 0.3 * max(0.0, stats.spread - 0.34)
     else:  # a specific phrase the whole slice keeps coming back to is its subject
@@ -296,7 +304,8 @@ def form_topics(
     spans = segment(vectors, _pauses(piece), min_turns=_min_turns(len(piece)), links=links)
     episodes = [_Episode(list(piece[s:e]), vectors[s:e]) for s, e in spans]
     by_key = {c.key: c for c in cands.candidates}
-    _gather_phrases(episodes, cands, _structural_keys(cands, extractions))
+    said = {m.message_id: _BRACKETS.sub(" ", m.content).lower() for m in piece}
+    _gather_phrases(episodes, cands, _structural_keys(cands, extractions), said)
     _choose_heads(episodes, by_key, embed)
     return _assemble(episodes, by_key, extractions, cands, tz)
 
@@ -321,7 +330,15 @@ def _structural_keys(cands: SliceCandidates, extractions: dict[str, Extraction])
     return parties
 
 
-def _gather_phrases(episodes: list[_Episode], cands: SliceCandidates, structural: set[str]) -> None:
+def _gather_phrases(
+    episodes: list[_Episode],
+    cands: SliceCandidates,
+    structural: set[str],
+    said: dict[str, str],
+) -> None:
+    """Each eligible phrase's statistics in every episode that mentions it. ``said``: each
+    turn's text without its bracketed descriptions ("[shares a photo: a blue vase]" shows a
+    thing; the talk may be about something else)."""
     ep_of = {m.message_id: i for i, ep in enumerate(episodes) for m in ep.messages}
     spread_base = len(episodes) if len(episodes) >= 3 else 0
     for cand in cands.candidates:
@@ -343,8 +360,15 @@ def _gather_phrases(episodes: list[_Episode], cands: SliceCandidates, structural
                     spread=spread,
                     slice_turns=cand.mentions,
                     structural=cand.key in structural,
+                    shown_only=not _said_outside_brackets(cand, said),
                 )
             )
+
+
+def _said_outside_brackets(cand: Candidate, said: dict[str, str]) -> bool:
+    """Whether some turn says the phrase in its own words (not only in a [description])."""
+    forms = {cand.key, *(s.lower() for s in cand.surfaces)}
+    return any(f in said.get(mid, "") for mid in cand.message_ids for f in forms)
 
 
 def _choose_heads(episodes: list[_Episode], by_key: dict[str, Candidate], embed: Embed) -> None:
@@ -422,7 +446,10 @@ def _assemble(
         previous = heads
         phrase_cands = [by_key[p.key] for p in ep.phrases]
         for head in heads:
-            target = out.setdefault(head, _empty(by_key[head], phrase_cands, heads, speakers))
+            if head not in out:
+                out[head] = _empty(by_key[head], phrase_cands, heads, speakers)
+                out[head].label = owned_name(by_key[head].name, ep.messages)
+            target = out[head]
             before = len(target.message_ids)
             _fold_messages(target, ep, heads, head, by_key, extractions, phrase_cands, tz)
             if len(target.message_ids) > before:
@@ -453,9 +480,11 @@ def summary_fact(
 ) -> str | None:
     """The fact that sums a topic up: of its informative facts (25 characters or more), the one
     whose turn is nearest the centroid of the topic's turns, a fact naming the topic first and
-    a fact the user stated before one from an assistant's turn (``echoes``: "Good choice for
+    a statement before a reaction to the listener's news (``is_reaction``), a fact the user
+    stated before one from an assistant's turn (``echoes``: "Good choice for
     the billing migration." restates what the user decided, without the decision), and a turn
-    that decided something or gave a number (``decided``) before a remark.
+    that decided something or gave a number (``decided``) before a remark, and the facts
+    sharing most words with the others (``text.gist.central_facts``) before an aside.
     The one-liner is what topic search embeds and what a reader sees first, so the first
     fact said (often an aside) is a poor one."""
     vectors = [turn_vectors[m] for m in cand.message_ids if m in turn_vectors]
@@ -464,6 +493,10 @@ def summary_fact(
         return None
     centroid = np.mean(vectors, axis=0)
     centroid = centroid / (np.linalg.norm(centroid) or 1.0)
+    # a remark near the centroid ("Those moments make me thankful.") says less of the subject
+    # than the statement sharing most words with the topic's other facts and its name
+    order = central_facts([f.text for f in facts], cand.key, len(facts))
+    central = {text: CENTRAL_BONUS * (1 - i / len(order)) for i, text in enumerate(order)}
 
     def fit(fact: Fact) -> float:
         vector = turn_vectors.get(fact.source_message_ids[0])
@@ -471,9 +504,18 @@ def summary_fact(
         source = fact.source_message_ids[0]
         echo = ECHO_PENALTY if source in echoes else 0.0
         weight = DECISION_BONUS if source in decided else 0.0
-        return near - echo + weight + (NAMES_TOPIC if cand.key in fact.text.lower() else 0.0)
+        named = NAMES_TOPIC if cand.key in fact.text.lower() else 0.0
+        reaction = REACTION_PENALTY if is_reaction(fact.text) else 0.0
+        return near - echo - reaction + weight + named + central.get(fact.text, 0.0)
 
     return max(facts, key=fit).text
+
+
+def is_reaction(text: str) -> bool:
+    """A remark on the listener's news ("Glad your son is okay!"): it speaks to "you" and
+    says nothing in the first person. The one who did the thing sums it up better."""
+    body = re.sub(r"^[^:\n]{1,40}:\s+", "", text)
+    return bool(_SECOND_PERSON.search(body)) and not _FIRST_PERSON.search(body)
 
 
 def _says_anything(ep: _Episode, extractions: dict[str, Extraction], tz: str) -> bool:
@@ -483,6 +525,18 @@ def _says_anything(ep: _Episode, extractions: dict[str, Extraction], tz: str) ->
         for m in ep.messages
         if m.message_id in extractions
     )
+
+
+def owned_name(name: str, messages: Sequence[Message]) -> str:
+    """``name`` as the thing of the one person who calls it theirs in ``messages`` ("my guinea
+    pig" said by Caroline -> "Caroline's guinea pig"): a bare "family" or "kids" is every
+    family, and both people of a conversation may have one. Unchanged when nobody or more
+    than one person says "my ...", or when the name already is a name."""
+    if len(name.split()) > 3 or name[:1].isupper():
+        return name
+    mine = re.compile(rf"\bmy\s+(?:\w+\s+){{0,2}}{re.escape(name.lower())}\b")
+    owners = {m.speaker for m in messages if m.speaker and mine.search(m.content.lower())}
+    return f"{owners.pop()}'s {name}" if len(owners) == 1 else name
 
 
 def _empty(

@@ -8,7 +8,9 @@ the share of the shorter phrase's stemmed content words found in the longer ("bi
 vs "migrating the billing tables" -> 3.0), so varied wording of one concept still matches.
 A candidate whose one-liner has cosine under ``min_cosine`` with the topic's is never merged
 either, unless it continues a conversation of the same day: a generic name said weeks apart
-("photo", "family") would otherwise absorb every session.
+("photo", "family") would otherwise absorb every session. The bar rises with the topic's size
+(``required_cosine``), and a topic of ``same_day_max_facts`` facts or more takes nothing unlike
+it even on the same day: one topic per subject, not one topic per conversation.
 Time anchors: an event-like candidate ("the party") whose time hint lies more than
 ``event_veto_days`` from everything the topic covers, and that shares none of its people or
 things, is a different event: it is never merged, whatever the other signals say.
@@ -47,6 +49,15 @@ class MergeConfig(BaseModel):
         le=1,
         description="one-liners less alike never merge, unless picked up the same day",
     )
+    size_free_facts: int = Field(
+        default=6, ge=1, description="a topic's facts before min_cosine starts to rise"
+    )
+    size_step: float = Field(
+        default=0.1, ge=0, description="min_cosine rise per doubling of a topic's facts"
+    )
+    same_day_max_facts: int = Field(
+        default=12, ge=0, description="a topic this big merges the same day only if alike"
+    )
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,7 @@ class PoolTopic:
     text: str  # lower-cased name, one-liner and facts, for entity overlap
     first_seen_at: datetime
     last_seen_at: datetime
+    facts: int = 0  # how many facts it holds (a big topic merges only what is like it)
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,16 @@ def candidate_alias_score(cand: Candidate, names: tuple[str, ...], w: MergeConfi
     return max(own, ALIAS_SHARE * w.alias)
 
 
+def required_cosine(facts: int, w: MergeConfig) -> float:
+    """The least cosine a merge into a topic of ``facts`` facts needs: ``min_cosine``, rising
+    by ``size_step`` per doubling beyond ``size_free_facts``. A topic that already holds dozens
+    of facts absorbing whatever shares a word with its aliases grows into a topic about
+    everything (a 'family' topic of 87 facts on one LoCoMo conversation); the bigger it is,
+    the more alike a newcomer must be."""
+    doublings = math.log2(max(facts, w.size_free_facts) / w.size_free_facts)
+    return w.min_cosine + w.size_step * doublings
+
+
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
     """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
     alias = candidate_alias_score(cand, topic.names, w)
@@ -143,7 +165,8 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     # the same name said weeks apart about something else ("photo", "family") is not the same
     # subject: a merge needs the one-liners to agree, unless the talk was picked up the same day
     same_day = cand.hint_is_mention and time_part >= w.time
-    vetoed = vetoed or (cosine < w.min_cosine and not same_day)
+    same_day = same_day and topic.facts < w.same_day_max_facts
+    vetoed = vetoed or (cosine < required_cosine(topic.facts, w) and not same_day)
     return MatchScore(
         topic.topic_id,
         alias,

@@ -49,6 +49,7 @@ from sleepwake.candidates import (
     build_candidates,
     distinct_label,
     name_identity,
+    number_variants,
 )
 from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction, find_in_progress
@@ -284,7 +285,10 @@ class Sleeper:
             {
                 "idx": i,
                 "vector": v,
-                "names": sorted({c.key, *c.alias_keys, *(s.lower() for s in c.surfaces)}),
+                "names": sorted(
+                    {c.key, *number_variants(c.key), *c.alias_keys}
+                    | {s.lower() for s in c.surfaces}
+                ),
             }
             for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))
         ]
@@ -554,13 +558,14 @@ def _similarities(vectors: list[list[float]]) -> np.ndarray:
 def _pool(topic: Topic) -> PoolTopic:
     names = tuple(dict.fromkeys([topic.name.lower(), *(a.lower() for a in topic.aliases)]))
     text = " ".join([topic.name, topic.one_liner, *(f.text for f in topic.facts[-50:])]).lower()
-    return PoolTopic(topic.topic_id, names, text, topic.time.first_seen_at, topic.time.last_seen_at)
+    first, last = topic.time.first_seen_at, topic.time.last_seen_at
+    return PoolTopic(topic.topic_id, names, text, first, last, len(topic.facts))
 
 
 def _pool_from_fields(f: MatchFields) -> PoolTopic:
     names = tuple(dict.fromkeys([f.name.lower(), *(a.lower() for a in f.aliases)]))
     text = " ".join([f.name, f.one_liner, *f.facts]).lower()
-    return PoolTopic(f.topic_id, names, text, f.first_seen_at, f.last_seen_at)
+    return PoolTopic(f.topic_id, names, text, f.first_seen_at, f.last_seen_at, len(f.facts))
 
 
 def _pool_from_candidate(topic_id: str, cand: Candidate) -> PoolTopic:
@@ -575,7 +580,7 @@ def _absorb(topic: PoolTopic, cand: Candidate) -> PoolTopic:
     text = " ".join([topic.text, *(f.text.lower() for f in cand.facts)])[-20_000:]
     first = min(topic.first_seen_at, cand.first_at or topic.first_seen_at)
     last = max(topic.last_seen_at, cand.last_at or topic.last_seen_at)
-    return PoolTopic(topic.topic_id, names, text, first, last)
+    return PoolTopic(topic.topic_id, names, text, first, last, topic.facts + len(cand.facts))
 
 
 def _event(

@@ -1,10 +1,10 @@
-// Full-text candidates of one namespace over name, aliases and one-liner. $query is confined to
+// Full-text candidates of one namespace over name, aliases, one-liner and gist. $query is confined to
 // the namespace before Lucene ranks (graph/fulltext.py: ns_token clause), so other namespaces
 // cannot push these topics out of the $fetch window; archive and time-window filters run after.
 // Ranking happens in graph/lexical.py with the namespace's own statistics.
 // params: $query (Lucene syntax, escaped, namespace-confined), $fetch: int, $namespace,
 //         $since: datetime | null, $until: datetime | null
-// returns: raw (hits Lucene returned), hits: list<{topic_id, name, alias_text, one_liner}>
+// returns: raw (hits Lucene returned), hits: list<{topic_id, name, alias_text, one_liner, gist}>
 //          in Lucene's order
 CALL db.index.fulltext.queryNodes('topic_text', $query, {limit: $fetch}) YIELD node
 WITH collect(node) AS found
@@ -12,5 +12,6 @@ RETURN size(found) AS raw,
   [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
      AND ($since IS NULL OR n.last_seen_at >= $since)
      AND ($until IS NULL OR n.first_seen_at < $until)
-   | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner}]
+   | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
+      gist: coalesce(n.gist, '')}]
   AS hits

@@ -213,7 +213,7 @@ class FakeTopicStore:
         fuzzy: bool = True,
         light: bool = False,
     ) -> list[ScoredTopic]:
-        """Live topics whose name, aliases or one-liner hold the query's words, best first."""
+        """Live topics whose name, aliases, one-liner or gist hold the query's words, best first."""
         words = query_words(text)
         if not words:
             return []
@@ -222,7 +222,7 @@ class FakeTopicStore:
         scored = []
         for node in self.graph.live_topics(namespace):
             p = node.props
-            doc = standard_terms(f"{p['name']} {p['alias_text']} {p['one_liner']}")
+            doc = standard_terms(f"{p['name']} {p['alias_text']} {p['one_liner']} {p['gist']}")
             score = term_score(query, doc, fuzzy)
             if score > 0 and seen_in(p, s, u):
                 scored.append((score, node))

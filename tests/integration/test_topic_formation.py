@@ -12,6 +12,8 @@ from datetime import timedelta
 from neo4j import Driver
 
 from retrieval.embedding import MiniLMEmbedder
+from retrieval.search import TopicSearch
+from sleepwake.conversation import IncomingMessage
 from tests.integration.test_sleep_wake import DAY1, Memory, build
 
 POTTERY_1 = [
@@ -48,6 +50,47 @@ POTTERY_3 = [
 ]
 
 
+# two friends, three sessions over three weeks (LoCoMo-style: both speak as users, by name)
+FRIENDS_1 = [
+    ("Melanie", "I finally signed up for my pottery class at the community studio."),
+    ("Caroline", "That's awesome, Mel! What are you making there?"),
+    ("Melanie", "Bowls on the wheel. My first pottery bowl came out lopsided."),
+    ("Caroline", "Ha, a lopsided bowl still counts as a bowl."),
+    ("Melanie", "The pottery teacher says we start glazing next month."),
+    ("Caroline", "Guess what, I adopted a guinea pig! My guinea pig is called Oscar."),
+    ("Melanie", "A guinea pig! How is Oscar settling in?"),
+    ("Caroline", "Oscar hides in his hay house all day, but he eats carrots from my hand."),
+    ("Melanie", "Guinea pigs need a while to trust people, he'll come around."),
+    ("Caroline", "I bought Oscar a bigger cage and a second hay house this weekend."),
+]
+FRIENDS_2 = [
+    ("Melanie", "Pottery class news: I glazed my first bowl in class yesterday."),
+    ("Caroline", "Oh nice! What colour did you pick for the glaze?"),
+    ("Melanie", "The glaze came out deep blue and the teacher loved my bowl."),
+    ("Caroline", "A deep blue bowl sounds gorgeous, Mel."),
+    ("Melanie", "Next pottery class we are making mugs on the wheel."),
+    ("Caroline", "Mugs are a nice next step after the bowls."),
+]
+FRIENDS_3 = [
+    ("Melanie", "My pottery class ended today; I brought home six mugs and two bowls."),
+    ("Caroline", "Wow, six mugs! Will you take the pottery class again?"),
+    ("Melanie", "Yes, I signed up for the advanced pottery class in the autumn."),
+    ("Caroline", "Oscar says hi, by the way. My guinea pig finally sits on my lap."),
+    ("Melanie", "Aw, so Oscar trusts you now. Guinea pigs are sweet once they settle."),
+    ("Caroline", "He even squeaks when I open the fridge because he wants carrots."),
+]
+
+
+def _said(memory: Memory, day: int, turns: list[tuple[str, str]]) -> None:
+    at = DAY1 + timedelta(days=day)
+    items = [
+        IncomingMessage(role="user", speaker=who, content=text, at=at + timedelta(minutes=i))
+        for i, (who, text) in enumerate(turns)
+    ]
+    memory.conversation.append(memory.namespace, items, auto_sleep=False)
+    memory.sleeper.sleep(memory.namespace, at + timedelta(hours=3))
+
+
 def _session(memory: Memory, day: int, turns: list[tuple[str, str]]) -> None:
     at = DAY1 + timedelta(days=day)
     memory.say(at, *turns)
@@ -74,6 +117,35 @@ def test_three_sessions_make_the_topics_a_person_would_name(
     assert not any(f.text.endswith("?") for t in topics for f in t.facts)
     glazed = [f for f in pottery[0].facts if "glazed" in f.text]
     assert glazed and glazed[0].valid_from == DAY1 + timedelta(days=8) - timedelta(hours=9)
+
+
+def test_two_friends_topics_are_named_as_theirs_and_found_by_any_of_their_facts(
+    driver: Driver, embedder: MiniLMEmbedder, namespace: str
+) -> None:
+    """Each friend's subject is one topic across the sessions it came back in, named as theirs;
+    topic search finds it by a fact that is not its one-liner (its gist, text/gist.py)."""
+    memory = build(driver, embedder, namespace)
+    _said(memory, 0, FRIENDS_1)
+    _said(memory, 9, FRIENDS_2)
+    _said(memory, 20, FRIENDS_3 + [("Caroline", "Talk soon!")] * 4)
+    topics = memory.topics.list_live(namespace)
+    names = [t.name for t in topics]
+    pottery = [t for t in topics if "pottery" in t.name.lower()]
+    pig = [t for t in topics if "guinea pig" in t.name.lower() or "oscar" in t.name.lower()]
+    assert len(pottery) == 1 and len(pig) == 1, names
+    assert len(topics) <= 4, names
+    assert pottery[0].name.startswith("Melanie's"), names  # her class, not any pottery class
+    assert pig[0].name == "Caroline's guinea pig", names
+    events = memory.events.for_topics(namespace, [pottery[0].topic_id])
+    assert len(events) == 3, names  # one per session it came back in
+    assert pig[0].time.first_seen_at.date() == DAY1.date()
+    assert pig[0].time.last_seen_at.date() == (DAY1 + timedelta(days=20)).date()
+    # the glaze is not what the one-liner says, yet a question about it finds the class
+    glaze = "What colour did the glaze come out?"
+    assert "glaze" not in pottery[0].one_liner.lower()
+    search = TopicSearch(memory.topics, memory.events, embedder)
+    hits = search.search(namespace, glaze, DAY1 + timedelta(days=21), k=3)
+    assert hits[0].topic.topic_id == pottery[0].topic_id, [h.topic.name for h in hits]
 
 
 def test_a_long_assistant_answer_makes_a_handful_of_topics(

@@ -5,15 +5,25 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
 from graph.models import Fact, Message
-from sleepwake.candidates import Candidate, build_candidates, distinct_label, name_identity
+from sleepwake import episodes
+from sleepwake.candidates import (
+    Candidate,
+    build_candidates,
+    distinct_label,
+    name_identity,
+    number_variants,
+)
 from sleepwake.episodes import (
     PhraseStats,
     eligible,
     form_topics,
     happened_at,
     has_content,
+    is_reaction,
+    owned_name,
     phrase_score,
     segment,
     select_sentences,
@@ -72,6 +82,48 @@ def test_specific_repeated_phrases_outrank_names_and_generic_words() -> None:
     name = phrase_score(_stats("caroline", named=True, turns=3), centrality=0.6)
     generic = phrase_score(_stats("life", spread=0.9), centrality=0.5)
     assert support > name and support > generic
+    # a thing only in the description of a shared photo ("[shares a photo: a blue vase]") is
+    # what was shown; the talk is about the phrase said in words
+    shown = phrase_score(_stats("blue vase", turns=2, shown_only=True), centrality=0.55)
+    said = phrase_score(_stats("pottery class", turns=2), centrality=0.5)
+    assert said > shown
+
+
+def test_the_one_liner_is_what_was_done_not_a_reaction_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert is_reaction("Caroline: Glad your son is okay, Melanie.")
+    assert not is_reaction("Melanie: My son got into an accident; you would have been scared.")
+    texts = [
+        "Caroline: Love all the details and how you got the horse's grace.",  # near the centre
+        "Melanie: I painted a horse in oils last spring.",
+    ]
+    # c: a turn of the topic with no fact, like the reaction: the centroid leans its way
+    vectors = {"a": np.array([1.0, 0.0]), "b": np.array([0.6, 0.8]), "c": np.array([1.0, 0.0])}
+    cand = Candidate(key="horse painting", message_ids=["a", "b", "c"])
+    for mid, text in zip("ab", texts, strict=True):
+        cand.add_fact(Fact(text=text, at=T0, source_message_ids=[mid]))
+    assert summary_fact(cand, vectors) == texts[1]
+    monkeypatch.setattr(episodes, "REACTION_PENALTY", 0.0)
+    assert summary_fact(cand, vectors) == texts[0]  # what the penalty changes
+
+
+def test_a_thing_someone_calls_theirs_is_named_as_theirs() -> None:
+    def said(*turns: tuple[str, str]) -> list[Message]:
+        return [
+            Message(namespace="ns", role="user", speaker=who, content=text, at=T0)
+            for who, text in turns
+        ]
+
+    pig = said(("Caroline", "And yup, I do - Oscar, my guinea pig."), ("Mel", "So cute!"))
+    assert owned_name("guinea pig", pig) == "Caroline's guinea pig"
+    kids = said(("Mel", "My two kids love the beach."), ("Caroline", "Fun!"))
+    assert owned_name("kids", kids) == "Mel's kids"
+    both = said(("Mel", "my family is great"), ("Caroline", "My family too"))
+    assert owned_name("family", both) == "family"  # everyone's: no owner
+    assert owned_name("family", said(("Mel", "family matters"))) == "family"
+    assert owned_name("Oscar", pig) == "Oscar"  # a name is a name already
+    assert owned_name("pig", said(("Ann", "my guinea pigs"))) == "pig"  # whole words only
 
 
 def test_contractions_and_time_words_never_name_a_topic() -> None:
@@ -185,6 +237,11 @@ def test_a_second_topic_of_a_name_gets_a_name_of_its_own() -> None:
     party.user_surfaces["birthday party"] += 0
     assert distinct_label(party, set()) is None
     assert distinct_label(party, {name_identity("Party")}) == "birthday party"
+    # the phrase lookup of matching also asks for the other number: "business plans" finds
+    # the live "business plan", so it merges into it or takes a name of its own
+    assert number_variants("business plans") == {"business plan"}
+    assert number_variants("business plan") == {"business plans"}
+    assert number_variants("stained glass") == number_variants("art") == set()
     plain = Candidate(key="photos", label="photos", first_at=T0)
     assert distinct_label(plain, {"photo"}) == "May 2023 photos"
     assert distinct_label(plain, {"photo", "may 2023 photo"}) == "May 2023 photos 2"

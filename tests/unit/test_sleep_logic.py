@@ -42,6 +42,7 @@ from sleepwake.matching import (
     alias_score,
     best_match,
     embedding_score,
+    required_cosine,
     score,
 )
 from sleepwake.normalise import merge_candidate, stable_id, utility_delta
@@ -272,6 +273,27 @@ def test_the_same_name_weeks_apart_needs_one_liners_that_agree() -> None:
     same_day = cand("photo", hint=T0 + timedelta(hours=3))
     same_day.hint_is_mention = True  # a conversation a sleep cut in two
     assert not score(same_day, photo, W.min_cosine - 0.05, W).vetoed
+
+
+def test_a_big_topic_takes_only_what_is_like_it() -> None:
+    """A topic of dozens of facts merging whatever shares a word with its aliases becomes a
+    topic about everything: the cosine a merge needs rises with the topic's size."""
+    assert required_cosine(0, W) == required_cosine(W.size_free_facts, W) == W.min_cosine
+    assert required_cosine(4 * W.size_free_facts, W) == pytest.approx(
+        W.min_cosine + 2 * W.size_step
+    )
+    small = pool_topic(("photo",), text="photo: a photo of the beach at sunset")
+    big = PoolTopic("t2", ("photo",), small.text, T0, T0, facts=4 * W.size_free_facts)
+    later = cand("photo", hint=T0 + timedelta(days=40))
+    later.hint_is_mention = True
+    middling = W.min_cosine + W.size_step
+    assert not score(later, small, middling, W).vetoed
+    assert score(later, big, middling, W).vetoed
+    assert not score(later, big, W.min_cosine + 3 * W.size_step, W).vetoed
+    same_day = cand("photo", hint=T0 + timedelta(hours=3))
+    same_day.hint_is_mention = True  # the same day no longer excuses an unlike newcomer
+    assert score(same_day, big, W.min_cosine - 0.05, W).vetoed
+    assert not score(same_day, small, W.min_cosine - 0.05, W).vetoed
 
 
 def test_a_co_entity_only_counts_as_a_whole_word_of_the_topic() -> None:
