@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from graph.clock import ensure_utc
 from graph.cypher import query
@@ -12,6 +12,10 @@ from graph.errors import NotFound, ValidationFailed
 from graph.mapping import event_from_props, event_props, redact_event
 from graph.models import TopicEvent
 from graph.topics import check_vector
+
+# the ends of time for an open window side, so the (namespace, at) index is always seeked
+_BEGINNING = datetime(1, 1, 1, tzinfo=UTC)
+_END = datetime(9999, 12, 31, tzinfo=UTC)
 
 
 class EventStore(Store):
@@ -50,6 +54,22 @@ class EventStore(Store):
             query("topic_events"), {"namespace": namespace, "topic_ids": list(topic_ids)}, read=True
         )
         return [event_from_props(r["e"]) for r in records]
+
+    def topics_in_window(
+        self, namespace: str, since: datetime | None, until: datetime | None, limit: int = 10_000
+    ) -> set[str]:
+        """Ids of the topics with an event in ``since <= at < until`` (either bound open)."""
+        records = self._run(
+            query("topics_with_events_in_window"),
+            {
+                "namespace": namespace,
+                "since": ensure_utc(since, "since") if since else _BEGINNING,
+                "until": ensure_utc(until, "until") if until else _END,
+                "limit": limit,
+            },
+            read=True,
+        )
+        return {r["topic_id"] for r in records}
 
     def in_window(
         self,

@@ -150,6 +150,12 @@ class EventStoreProtocol(Protocol):
         """Events with ``since <= at < until`` (either bound open), oldest first."""
         ...
 
+    def topics_in_window(
+        self, namespace: str, since: datetime | None, until: datetime | None, limit: int = 10_000
+    ) -> set[str]:
+        """Ids of the topics with an event in ``since <= at < until`` (either bound open)."""
+        ...
+
 
 class SleepStoreProtocol(Protocol):
     """The graph side of a sleep: lease, match pool, one atomic commit, wake packets

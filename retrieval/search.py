@@ -216,7 +216,7 @@ class TopicSearch:
     def _event_topics(self, namespace: str, window: TimeWindow | None) -> set[str]:
         if window is None or (window.start is None and window.end is None):
             return set()
-        return {e.topic_id for e in self.events.in_window(namespace, window.start, window.end)}
+        return self.events.topics_in_window(namespace, window.start, window.end)
 
     def _hit(
         self, pool: CandidatePool, topic: Topic, relevance: float, sources: list[str]

@@ -60,6 +60,13 @@ class FakeEventStore:
         wanted = set(topic_ids)
         return self._sorted(namespace, lambda e: e.topic_id in wanted)
 
+    def topics_in_window(
+        self, namespace: str, since: datetime | None, until: datetime | None, limit: int = 10_000
+    ) -> set[str]:
+        """Ids of the topics with an event in ``since <= at < until`` (either bound open)."""
+        ids = dict.fromkeys(e.topic_id for e in self.in_window(namespace, since, until, 10**9))
+        return set(list(ids)[:limit])
+
     def in_window(
         self,
         namespace: str,

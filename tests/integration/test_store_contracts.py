@@ -478,6 +478,11 @@ def events_by_window_and_topic(s: Side, ns: str, other: str) -> Any:
         ],
         "open": plain(s.events.in_window(ns, None, None)),
         "limit": [e.event_id for e in s.events.in_window(ns, None, None, limit=1)],
+        "topics_in_window": sorted(
+            s.events.topics_in_window(ns, T0 + timedelta(hours=2), T0 + timedelta(hours=4))
+        ),
+        "topics_open": sorted(s.events.topics_in_window(ns, None, None)),
+        "topics_limit": len(s.events.topics_in_window(ns, None, None, limit=1)),
         "topic": [e.event_id for e in s.events.for_topics(ns, [f"{ns}-a"])],
         "missing_topic": outcome(
             lambda: s.events.record(ns, [event(ns, "e4", "b", 4), event(ns, "e5", "zz", 5)])
