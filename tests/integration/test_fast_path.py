@@ -3,6 +3,7 @@ the three slept days of ``test_context``.
 
 The low-confidence trigger fires on a message that names nothing the memory holds and stays
 quiet on one that is clearly about a remembered topic, and the trace carries the signal values;
+a bare past-tense question goes deep only when the light search found no clear topic;
 a light context is a fixed set of Neo4j round trips (counted with a driver wrapper) and embeds
 the message once for topics and skills.
 """
@@ -104,6 +105,26 @@ def test_low_confidence_fires_on_a_vague_message_and_not_on_a_clear_one(
     signals = clear.retrieval_signals  # clear of both low-confidence rules, by its values
     assert signals["best_cosine"] >= 0.45, signals
     assert signals["best_cosine"] >= 0.55 or signals["cosine_margin"] >= 0.02, signals
+
+
+def test_a_past_tense_question_goes_deep_only_when_the_light_search_is_unclear(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    """The weak memory cue on real results: a past-tense question about a remembered topic
+    stays light (still class A), a vague one fires and names the signals it judged."""
+    stack, _, _ = counted
+    clear = stack.context("Why did we choose Postgres for the billing database?")
+    assert not [t for t in clear.triggers if t.startswith("memory_reference")], clear.triggers
+    assert clear.request_class == "A"
+    assert clear.retrieval_signals["best_cosine"] >= 0.55 or (
+        clear.retrieval_signals["best_text"] >= 4.0
+    ), clear.retrieval_signals
+    vague = stack.context("What did he end up saying about it?")
+    reason = [t for t in vague.triggers if t.startswith("memory_reference")]
+    assert vague.deep and len(reason) == 1, vague.triggers
+    assert "past-tense question" in reason[0] and "no clear topic" in reason[0]
+    signals = vague.retrieval_signals
+    assert signals["best_cosine"] < 0.55 and signals["best_text"] < 4.0, signals
 
 
 def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
