@@ -31,6 +31,14 @@ Also latency p50/p95 per kind and errors by status, and the load average (``upti
 
 The scratch namespace, its key, the key of the bench namespace and the soak's suppression
 sessions are deleted at the end.
+
+What a worker keeps between requests (read from the code; each bounded, so RSS must level off):
+the embedder's text -> vector LRU (``VectorCache``, 8,192 vectors, ~12 MB), the API-key cache
+(``KeyCache``, bounded entries with a TTL), one skill service per namespace (LRU of 32), the
+Cypher query texts (one per file), the English word lists (``lru_cache(16)``), Prometheus series
+labelled by route template (not by path) and status. Session suppression state lives in Neo4j
+(``SuppressionStore``), not in the worker. Anything else that grows with requests shows as a
+late slope here.
 """
 
 from __future__ import annotations
