@@ -31,6 +31,14 @@ Also latency p50/p95 per kind and errors by status, and the load average (``upti
 
 The scratch namespace, its key, the key of the bench namespace and the soak's suppression
 sessions are deleted at the end.
+
+What a worker keeps between requests (read from the code; each bounded, so RSS must level off):
+the embedder's text -> vector LRU (``VectorCache``, 8,192 vectors, ~12 MB), the API-key cache
+(``KeyCache``, bounded entries with a TTL), one skill service per namespace (LRU of 32), the
+Cypher query texts (one per file), the English word lists (``lru_cache(16)``), Prometheus series
+labelled by route template (not by path) and status. Session suppression state lives in Neo4j
+(``SuppressionStore``), not in the worker. Anything else that grows with requests shows as a
+late slope here.
 """
 
 from __future__ import annotations
@@ -53,7 +61,6 @@ from typing import TextIO
 import httpx
 from bench_api_concurrency import (
     NOW,
-    delete_namespace,
     ensure_data,
     free_port,
     namespace_for,
@@ -64,7 +71,7 @@ from neo4j import Driver
 from soak_stats import Sample, Verdict, judge
 
 from api.settings import Settings
-from graph.db import connect
+from graph.db import connect, drop_namespace
 from graph.keys import ApiKeyStore
 from graph.migrations import apply_migrations
 
@@ -250,11 +257,12 @@ def report(run: Run, verdict: Verdict, wall_s: float) -> None:
 
 
 def cleanup(driver: Driver, database: str, ns: str, scratch: str, key_ids: list[str]) -> None:
-    """Delete the scratch namespace and the soak's suppression sessions; revoke the keys."""
+    """Delete the scratch namespace (every node of it: messages, the sleep it queued, its key)
+    and the soak's suppression sessions; revoke the bench namespace's key."""
     keys = ApiKeyStore(driver, database)
     for key_id in key_ids:
         keys.revoke(key_id, datetime.now(UTC))
-    delete_namespace(driver, database, scratch)
+    drop_namespace(driver, scratch, database)
     for namespace in (ns, scratch):
         driver.execute_query(
             "MATCH (s:SuppressionSession {namespace: $ns}) WHERE s.session_id STARTS WITH $p "
