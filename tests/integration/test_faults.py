@@ -3,15 +3,17 @@ ports), killed and cut off on purpose. The shared Neo4j on 7687 is never touched
 
 - kill -9 of the serving process in the middle of a large append, then the client's retry:
   every message stored once, in time order (a batch is stored whole or not at all).
-- Neo4j stopped and restarted under client load: every failure within 5 s (a 503 while Neo4j is
-  out of reach, never a hang), the first answers of the cold restarted Neo4j within 3x that,
-  /health within 2 s, no confirmed (2xx) message lost, and the API recovers by itself.
+- Neo4j stopped and restarted under client load: every answer within 5 s, from the requests in
+  flight when Neo4j begins its graceful shutdown to those on the cold restarted Neo4j (a 503
+  while Neo4j is out of reach or settling, never a hang: api/deadline.py), /health within 2 s,
+  no confirmed (2xx) message lost, and the API recovers by itself.
 
 One Neo4j serves the module (starting one takes 15-30 s). Select them with ``-m faults``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -41,7 +43,9 @@ pytestmark = pytest.mark.faults
 SHERIFF = [sys.executable, "-c", "from api.cli import main; main()"]
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 ANSWER_S = 5.0  # every answer while Neo4j is down or coming back (on a quiet machine)
-RECOVER_S = 120.0  # a restarted Neo4j can take ~40 s past Bolt's handshake to serve queries
+# a restarted Neo4j can take ~40 s past Bolt's handshake to serve queries, and on a loaded host
+# (load 20 on 2 cores) the API's first minute on it was 503s within the bound (api/deadline.py)
+RECOVER_S = 240.0
 READY_S = 180.0  # a cold `sheriff up` on a busy machine (model load included)
 
 
@@ -115,9 +119,10 @@ class Api:
             OPENAI_API_KEY="",
         )
         with log.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [*SHERIFF, "up"], env=env, stdout=out, stderr=subprocess.STDOUT
-            )
+            self.proc = subprocess.Popen(  # its own group: the workers are killed with it
+                [*SHERIFF, "up"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
         deadline = time.monotonic() + READY_S
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, log.read_text()[-3000:]
@@ -130,9 +135,11 @@ class Api:
         raise AssertionError(f"sheriff up not ready in {READY_S} s:\n{log.read_text()[-3000:]}")
 
     def kill(self) -> None:
-        """kill -9, no clean-up of any kind."""
+        """kill -9 of `sheriff up` and its worker processes (they would serve on, orphaned, if
+        only the parent died), no clean-up of any kind."""
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(30)
 
     def stop(self) -> None:
@@ -302,9 +309,6 @@ class Load:
         return 200 <= status < 300
 
 
-IN_FLIGHT_S = 8.0  # a request sent before Neo4j finished stopping: bounded by its shutdown
-
-
 def answer_bound(warm: list[Answer]) -> float:
     """``ANSWER_S``, or more on a machine so loaded that a normal answer (the warm load's median
     success) already takes over a tenth of it: the test is about hangs of 30-60 s, not about
@@ -335,8 +339,8 @@ def test_neo4j_stopped_and_restarted_under_load_fails_fast_loses_nothing_and_rec
     with Load(api) as load:
         assert wait_until(lambda: load.successes("append") >= 12, 90), load.answers[-5:]
         down_at = len(load.answers)  # warmed up: a cold start's first answers are not the test
+        t0 = time.monotonic()
         private.server.stop()  # graceful: returns once Neo4j is down
-        stopped_at = time.monotonic()
         assert wait_until(lambda: any(a.status == 503 for a in load.answers[down_at:]), 30)
         for _ in range(3):  # /health while Neo4j is down: fast, and says which part is down
             healths.append(health(api))
@@ -350,22 +354,17 @@ def test_neo4j_stopped_and_restarted_under_load_fails_fast_loses_nothing_and_rec
 
     warm, during = load.answers[:down_at], load.answers[down_at:]
     bound = answer_bound(warm)
+    for a in sorted(during, key=lambda a: -a.seconds)[:5]:  # the slowest, s after the stop
+        print(f"{a.kind} {a.status} in {a.seconds:.2f} s, sent at {a.started - t0:+.1f} s")
     print(
         f"{len(during)} answers: max {max(a.seconds for a in during):.2f} s (bound {bound:.1f} s), "
         f"statuses {sorted({a.status for a in during})}, 503s {sum(a.status == 503 for a in during)}"
         f" (max {max((a.seconds for a in during if a.status == 503), default=0):.2f} s)"
     )
-    failed = [a for a in during if not 200 <= a.status < 300]
-    # the fail-fast promise: a request sent once Neo4j is down gets its 503 within the bound; one
-    # sent before or during Neo4j's graceful shutdown waits that shutdown out (measured up to
-    # ~5.2 s: issue #14 asks 5 s of every answer, so this part is reported as not met)
-    slow = [a for a in failed if a.seconds > bound and a.started >= stopped_at]
-    assert slow == [], f"{len(slow)} failures slower than {bound:.1f} s: {slow[:5]}"
-    caught = [a for a in failed if a.seconds > IN_FLIGHT_S and a.started < stopped_at]
-    assert caught == [], f"{len(caught)} in-flight failures slower than {IN_FLIGHT_S} s: {caught}"
-    # the first queries on the restarted (cold) Neo4j plan and page in: slower, never a hang
-    slow = [a for a in during if a.seconds > 3 * bound]
-    assert slow == [], f"{len(slow)} answers slower than {3 * bound:.1f} s: {slow[:5]}"
+    # the fail-fast promise, for requests in flight when Neo4j began its graceful shutdown, sent
+    # while it was down, and sent to the cold restarted Neo4j alike: an answer within the bound
+    slow = [a for a in during if a.seconds > bound]
+    assert slow == [], f"{len(slow)} answers slower than {bound:.1f} s: {slow[:5]}"
     assert {a.status for a in load.answers} <= {200, 201, 503}, {a.status for a in load.answers}
     assert all(seconds < 2.0 for _, seconds, _ in healths), healths
     assert [(s, b["dependencies"]["neo4j"]["state"]) for s, _, b in healths[:3]] == [
