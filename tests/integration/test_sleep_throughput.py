@@ -33,7 +33,17 @@ def test_the_exact_scan_returns_the_true_nearest_topics_and_exact_names(
     ]
     hits = SleepStore(driver).match_pool(namespace, rows, k=5)
     topic_vectors = dict(
-        zip(ids.values(), embedder.embed([line for _, line in TOPICS]), strict=True)
+        # the exact neighbours of the vectors stored: each topic's semantic text, as store_corpus
+        zip(
+            ids.values(),
+            embedder.embed(
+                [
+                    make_topic(namespace, n, line, aliases=[n.lower()]).semantic_text()
+                    for n, line in TOPICS
+                ]
+            ),
+            strict=True,
+        )
     )
     for i, vector in enumerate(vectors):
         exact = sorted(topic_vectors, key=lambda t: -float(np.dot(topic_vectors[t], vector)))[:5]
