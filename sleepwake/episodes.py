@@ -6,12 +6,14 @@ are words, not topics. This module forms the topics a note-taker would keep:
 1. **Episodes.** The slice is cut where neighbouring turns stop being about the same thing: a
    TextTiling-style gap score (cosine between the mean vectors of the few turns either side,
    one MiniLM vector per turn, long turns by their lead) is low, or the conversation paused
-   (over 30 minutes). Episodes have a minimum and a maximum length.
+   (over 30 minutes). Episodes have a minimum and a maximum length. An answer (an assistant's
+   or a tool's turn) is never cut from the turn it answers, and is embedded by its opening.
 2. **Heads.** Each episode's phrases are ranked KeyBERT-style: cosine of the phrase to the
    episode's centroid, plus how many of its turns repeat it, multi-word and event phrases, minus
    phrases spread over most episodes (generic) and single capitalised words (people and places
-   become aliases of the topic, not topics). The best phrase names the topic; phrases that carry
-   a rule, a decision or a dependency head topics of their own (they are worth remembering).
+   become aliases of the topic, not topics), and phrases only an answer said. The best phrase
+   names the topic; phrases that carry a rule or a dependency the user stated head topics of
+   their own (they are worth remembering; an answer's "make sure to..." is advice, not a rule).
 3. **Facts.** Each turn yields at most one fact (its best one or two sentences: first-person
    statements, decisions, plans, numbers, dates; never questions), filed under the head the turn
    names (else the episode's main head), with relative dates resolved against the turn's time.
@@ -42,6 +44,10 @@ from text.tokens import stem
 Embed = Callable[[list[str]], list[list[float]]]
 
 TURN_LEAD_CHARS = 400  # a turn is embedded by its lead: cost follows text, capped per turn
+# ... and an answer by its opening, which says what it answers (its question, which it never
+# leaves: sleepwake.policy.ANSWER_ROLES); the rest of a long answer is steps and lists, and
+# long answers were two thirds of what a chat-assistant sleep embedded
+ANSWER_LEAD_CHARS = 160
 WINDOW = 2  # turns either side of a gap in the gap score
 MIN_TURNS = 4
 MAX_TURNS = 18
@@ -259,8 +265,10 @@ class _Episode:
 
 
 def turn_text(message: Message) -> str:
-    """What stands for a turn in segmentation: its lead, speaker included."""
-    lead = " ".join(message.content.split())[:TURN_LEAD_CHARS]
+    """What stands for a turn in segmentation: its lead (an answer's opening), speaker
+    included."""
+    cap = ANSWER_LEAD_CHARS if message.role in ANSWER_ROLES else TURN_LEAD_CHARS
+    lead = " ".join(message.content.split())[:cap]
     return f"{message.speaker}: {lead}" if message.speaker else lead
 
 
