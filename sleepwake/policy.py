@@ -63,16 +63,7 @@ def idle_since(last_at: datetime | None, now: datetime, policy: SleepPolicy) -> 
 
 
 def select_slice(buffer: Sequence[Message], policy: SleepPolicy) -> list[Message]:
-    """Everything before the last ``tail_turns`` turns (which stay verbatim), oldest first, at
-    most ``max_slice_messages``. The slice never ends on a user's turn whose answer stays in
-    the tail: the question waits with its answer (a sleep names the topic of an exchange from
-    both, and an answer compacted without its question is about nothing)."""
+    """Everything before the last ``tail_turns`` turns (which stay verbatim)."""
     keep = policy.tail_turns
-    cut = min(max(0, len(buffer) - keep), policy.max_slice_messages)
-    if 0 < cut < len(buffer) and buffer[cut - 1].role == "user" and _answers(buffer[cut]):
-        cut -= 1
-    return list(buffer[:cut])
-
-
-def _answers(message: Message) -> bool:
-    return message.role in ANSWER_ROLES
+    cut = max(0, len(buffer) - keep)
+    return list(buffer[: min(cut, policy.max_slice_messages)])

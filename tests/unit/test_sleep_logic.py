@@ -194,17 +194,6 @@ def test_select_slice_caps_at_max_slice_messages_oldest_first() -> None:
     assert [m.seq for m in piece] == [0, 1, 2]
 
 
-def test_select_slice_never_ends_between_a_question_and_its_answer() -> None:
-    roles: list[Role] = ["user", "assistant"] * 5
-    buffer = [msg(i, f"turn {i}", role=r) for i, r in enumerate(roles)]
-    # the tail of 3 would start at the answer 7: its question 6 waits in the tail with it
-    assert [m.seq for m in select_slice(buffer, SleepPolicy(tail_turns=3))] == list(range(6))
-    # a tail starting at a question leaves the slice as it was
-    assert [m.seq for m in select_slice(buffer, SleepPolicy(tail_turns=4))] == list(range(6))
-    people = [msg(i, f"turn {i}") for i in range(10)]  # all user turns (LoCoMo): no change
-    assert len(select_slice(people, SleepPolicy(tail_turns=3))) == 7
-
-
 @pytest.mark.parametrize("size", [0, 3, 4])
 def test_a_buffer_no_longer_than_the_tail_gives_an_empty_slice(size: int) -> None:
     buffer = [msg(i, f"turn {i}") for i in range(size)]
