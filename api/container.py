@@ -147,7 +147,6 @@ class Container:
             self.openai_client,
             self.settings.agent_model,
             concurrency=self.settings.sleep_llm_concurrency,
-            tz=self.settings.timezone,
         )
 
     @cached_property

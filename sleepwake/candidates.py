@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
 from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
+from sleepwake.policy import ANSWER_ROLES
 from sleepwake.redact import redact
 from text.gist import semantic_text
 from text.timephrases import resolve
@@ -40,6 +41,11 @@ MAX_CO_ENTITIES = 24
 # ... and at most this many candidates come from one message; its other sentences attach to
 # those (a pasted list of 10,000 names is not 10,000 topics, nor 10,000 embeddings).
 MAX_ENTITIES_PER_MESSAGE = 64
+# An answer (an assistant's or a tool's turn) is about what it was asked: its opening names
+# that; the rest (steps, lists, caveats) names dozens of things the conversation is not about.
+# Only its first sentences are read for phrases, so a 2,000-character answer costs what a short
+# turn does and offers the topic no more names than a short turn.
+ANSWER_LEAD_SENTENCES = 3
 
 
 def normalise_key(phrase: str) -> str:
@@ -143,6 +149,23 @@ def fact_text(message: Message, sentence: str) -> str:
     return text[:MAX_FACT_CHARS]
 
 
+def happened_at(sentence: str, at: datetime, tz: str) -> datetime | None:
+    """When a statement about the past became true: "I went there yesterday" said on 8 May 2023
+    -> 7 May 2023 (the start of the window its relative time phrase points at). None when the
+    sentence has no relative phrase, or the window is not wholly before ``at`` (a plan, "today")
+    or is vaguer than a year. Both extraction paths date a fact this way, in ``valid_from``
+    beside its verbatim text."""
+    try:
+        window = resolve(sentence, at, tz)
+    except Exception:  # a date is a hint; never let it stop a sleep
+        return None
+    if window is None or window.kind == "explicit_date" or not (window.start and window.end):
+        return None
+    if window.end > at or (window.end - window.start).days > 366:
+        return None
+    return window.start
+
+
 def build_candidates(
     messages: list[Message],
     tz: str = "UTC",
@@ -159,13 +182,19 @@ def build_candidates(
     previous: Message | None = None
     found: dict[str, Extraction] = {}
     for message in messages:
-        extraction = given.get(message.message_id) or extract(redact(message.content), message.role)
+        extraction = given.get(message.message_id) or extract(
+            redact(message.content), message.role, entities=False
+        )
         found[message.message_id] = extraction
-        extra = extraction.entities if message.message_id in given else []
-        keys = _absorb_message(by_key, message, extraction, tz, extra)
+        if message.message_id in given:  # the LLM's topics and facts, its facts dated here
+            keys = _absorb_message(by_key, message, extraction, tz, extraction.entities, dated=True)
+        else:  # every phrase (sleepwake.episodes makes topics of them, and dates its facts)
+            lead = ANSWER_LEAD_SENTENCES if message.role in ANSWER_ROLES else None
+            keys = _absorb_message(by_key, message, extraction, tz, lead=lead)
         if not keys and previous is not None and _continues(previous, message):
             keys = per_message.get(previous.message_id, [])
-            _attach_sentences(by_key, keys, message, extraction.sentences)
+            dated = tz if message.message_id in given else None
+            _attach_sentences(by_key, keys, message, extraction.sentences, dated)
             _attach_structure(by_key, keys, message, extraction)
         per_message[message.message_id] = keys
         dependencies.extend(
@@ -208,30 +237,38 @@ def _absorb_message(
     extraction: Extraction,
     tz: str,
     extra_entities: list[str] | None = None,
+    lead: int | None = None,
+    dated: bool = False,
 ) -> list[str]:
     """Add one message to the candidates of the entities its sentences mention.
     ``extra_entities`` (named by the LLM extractor) take the place of the rule-based noun
     phrases: each joins the sentences it shares a word with, or every sentence when it shares
-    none; a sentence no entity joins keeps its noun phrases."""
+    none; a sentence no entity joins keeps its noun phrases. With ``lead``, only the first
+    ``lead`` sentences are read for phrases; the others attach to what those name. ``dated``:
+    a relative date in a fact is resolved into its ``valid_from``."""
     seen: dict[str, None] = {}  # the message's candidate keys, in order
     orphan_sentences: list[str] = []
     placed = _place_entities(extra_entities or [], extraction.sentences)
     rules = set(extraction.constraints)
-    for sentence in extraction.sentences:
+    for n, sentence in enumerate(extraction.sentences):
+        if lead is not None and n >= lead:
+            orphan_sentences.append(sentence)
+            continue
         phrases = _within_cap(_sentence_phrases(sentence, placed, sentence in rules), seen)
         if not phrases:
             orphan_sentences.append(sentence)
             continue
         hint = _time_hint(sentence, message, tz)
+        since = happened_at(sentence, message.at, tz) if dated else None
         for phrase in phrases:
             cand = _candidate(by_key, phrase, message)
-            _add_fact(cand, message, sentence)
+            _add_fact(cand, message, sentence, since)
             if hint is not None:
                 cand.time_hint = hint
     keys_in_message = list(seen)
     if not keys_in_message:
         return []
-    _attach_sentences(by_key, keys_in_message, message, orphan_sentences)
+    _attach_sentences(by_key, keys_in_message, message, orphan_sentences, tz if dated else None)
     _attach_structure(by_key, keys_in_message, message, extraction)
     named = keys_in_message[:MAX_CO_ENTITIES]
     for key in keys_in_message:
@@ -291,18 +328,28 @@ def _candidate(by_key: dict[str, Candidate], phrase: str, message: Message) -> C
     return cand
 
 
-def _add_fact(cand: Candidate, message: Message, sentence: str) -> None:
+def _add_fact(
+    cand: Candidate, message: Message, sentence: str, since: datetime | None = None
+) -> None:
     text = fact_text(message, sentence)
-    cand.add_fact(Fact(text=text, at=message.at, source_message_ids=[message.message_id]))
+    cand.add_fact(
+        Fact(text=text, at=message.at, valid_from=since, source_message_ids=[message.message_id])
+    )
 
 
 def _attach_sentences(
-    by_key: dict[str, Candidate], keys: list[str], message: Message, sentences: list[str]
+    by_key: dict[str, Candidate],
+    keys: list[str],
+    message: Message,
+    sentences: list[str],
+    tz: str | None = None,
 ) -> None:
-    """Sentences that name no entity belong to what the message (or its predecessor) is about."""
-    for key in keys[:3]:
-        for sentence in sentences:
-            _add_fact(by_key[key], message, sentence)
+    """Sentences that name no entity belong to what the message (or its predecessor) is about
+    (with ``tz``, dated as :func:`happened_at` says)."""
+    for sentence in sentences:
+        since = happened_at(sentence, message.at, tz) if tz else None
+        for key in keys[:3]:
+            _add_fact(by_key[key], message, sentence, since)
 
 
 def _attach_structure(

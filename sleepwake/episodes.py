@@ -6,12 +6,14 @@ are words, not topics. This module forms the topics a note-taker would keep:
 1. **Episodes.** The slice is cut where neighbouring turns stop being about the same thing: a
    TextTiling-style gap score (cosine between the mean vectors of the few turns either side,
    one MiniLM vector per turn, long turns by their lead) is low, or the conversation paused
-   (over 30 minutes). Episodes have a minimum and a maximum length.
+   (over 30 minutes). Episodes have a minimum and a maximum length. An answer (an assistant's
+   or a tool's turn) is never cut from the turn it answers, and is embedded by its opening.
 2. **Heads.** Each episode's phrases are ranked KeyBERT-style: cosine of the phrase to the
    episode's centroid, plus how many of its turns repeat it, multi-word and event phrases, minus
    phrases spread over most episodes (generic) and single capitalised words (people and places
-   become aliases of the topic, not topics). The best phrase names the topic; phrases that carry
-   a rule, a decision or a dependency head topics of their own (they are worth remembering).
+   become aliases of the topic, not topics), and phrases only an answer said. The best phrase
+   names the topic; phrases that carry a rule or a dependency the user stated head topics of
+   their own (they are worth remembering; an answer's "make sure to..." is advice, not a rule).
 3. **Facts.** Each turn yields at most one fact (its best one or two sentences: first-person
    statements, decisions, plans, numbers, dates; never questions), filed under the head the turn
    names (else the episode's main head), with relative dates resolved against the turn's time.
@@ -23,21 +25,30 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import numpy as np
 
 from graph.models import Fact, Message
-from sleepwake.candidates import Candidate, SliceCandidates, fact_text, normalise_key
+from sleepwake.candidates import (
+    Candidate,
+    SliceCandidates,
+    fact_text,
+    happened_at,
+    normalise_key,
+)
 from sleepwake.extract import Extraction
+from sleepwake.policy import ANSWER_ROLES
 from text.english import STOPWORDS, is_filler, time_spans
 from text.gist import central_facts
-from text.timephrases import resolve
 from text.tokens import stem
 
 Embed = Callable[[list[str]], list[list[float]]]
 
 TURN_LEAD_CHARS = 400  # a turn is embedded by its lead: cost follows text, capped per turn
+# ... and an answer by its opening, which says what it answers (its question, which it never
+# leaves: sleepwake.policy.ANSWER_ROLES); the rest of a long answer is steps and lists, and
+# long answers were two thirds of what a chat-assistant sleep embedded
+ANSWER_LEAD_CHARS = 160
 WINDOW = 2  # turns either side of a gap in the gap score
 MIN_TURNS = 4
 MAX_TURNS = 14
@@ -55,6 +66,7 @@ MAX_FACT_SENTENCES = 2
 MAX_FACT_CHARS = 400
 NAMES_TOPIC = 0.1  # a summary fact that names its topic is worth this much cosine
 ECHO_PENALTY = 0.2  # an assistant's turn as the summary costs this much cosine (it restates)
+ANSWER_ONLY = 0.2  # a phrase only an assistant's turn said names a topic this much worse
 DECISION_BONUS = 0.15  # a turn with a decision or a number sums a topic up better than a remark
 CENTRAL_BONUS = 0.25  # the fact sharing most words with the topic's others (text.gist), this much
 REACTION_PENALTY = 0.15  # "Love how you got the horse's grace!": about the listener's thing
@@ -93,21 +105,27 @@ def segment(
     min_turns: int = MIN_TURNS,
     max_turns: int = MAX_TURNS,
     links: Sequence[int] = (),
+    joined: Sequence[bool] = (),
 ) -> list[tuple[int, int]]:
     """Episodes as [start, end) turn ranges. ``pauses[i]`` marks a pause after turn i (always a
     cut); ``links[i]`` counts the phrases turns i and i + 1 share (a lexical chain across the
-    gap: TextTiling's original signal), which raises the gap's score. Deeper topic shifts are
-    cut first, keeping every episode at least ``min_turns`` long; then episodes over
-    ``max_turns`` are cut at their lowest gap."""
+    gap: TextTiling's original signal), which raises the gap's score; ``joined[i]`` says turn
+    i + 1 answers turn i (never cut there unless paused). Deeper topic shifts are cut first,
+    keeping every episode at least ``min_turns`` long; then episodes over ``max_turns`` are cut
+    at their lowest gap."""
     n = len(vectors)
     if n == 0:
         return []
     scores = gap_scores(vectors)
     for i, shared in enumerate(links[: len(scores)]):
         scores[i] += LINK_BONUS * min(shared, 2)
+    for i, answer in enumerate(joined[: len(scores)]):
+        if answer:
+            scores[i] = np.inf  # an answer is about its question: no episode starts with one
     cuts = {i + 1 for i, p in enumerate(pauses[: n - 1]) if p}
-    if len(scores):
-        limit = min(float(scores.mean() - GAP_SIGMA * scores.std()), SAME_SUBJECT)
+    finite = scores[np.isfinite(scores)]
+    if len(finite):
+        limit = min(float(finite.mean() - GAP_SIGMA * finite.std()), SAME_SUBJECT)
         for i in sorted(range(len(scores)), key=lambda i: (scores[i], i)):
             if scores[i] < limit and _room(cuts, i + 1, n, min_turns):
                 cuts.add(i + 1)
@@ -154,6 +172,7 @@ class PhraseStats:
     slice_turns: int  # turns of the whole slice that mention it
     structural: bool  # carries a rule, a decision or a dependency
     shown_only: bool = False  # only ever inside a [description] of what was shared
+    user_said: bool = True  # the user said it (not only an assistant's answer)
 
 
 def eligible(cand: Candidate) -> bool:
@@ -172,6 +191,8 @@ def phrase_score(stats: PhraseStats, centrality: float) -> float:
     score += 0.25 if stats.event else 0.0
     score -= 0.4 if stats.named else 0.0
     score -= SHOWN_ONLY if stats.shown_only else 0.0
+    # an answer's words name what the user asked about less well than the user's own
+    score -= ANSWER_ONLY if not stats.user_said else 0.0
     if stats.words == 1:  # a single word all over the slice is generic ("time", "life")
         score -= 0.3 * max(0.0, stats.spread - 0.34)
     else:  # a specific phrase the whole slice keeps coming back to is its subject
@@ -221,19 +242,6 @@ def select_sentences(sentences: Sequence[str], structural: Sequence[str] = ()) -
     return [s for s in sentences if s in chosen]
 
 
-def happened_at(sentence: str, at: datetime, tz: str) -> datetime | None:
-    """When a statement about the past became true: "I went there yesterday" said on 8 May 2023
-    -> 7 May 2023 (the start of the window its relative time phrase points at). None when the
-    sentence has no relative phrase, or the window is not wholly before ``at`` (a plan, "today")
-    or is vaguer than a year."""
-    window = resolve(sentence, at, tz)
-    if window is None or window.kind == "explicit_date" or not (window.start and window.end):
-        return None
-    if window.end > at or (window.end - window.start).days > 366:
-        return None
-    return window.start
-
-
 def turn_fact(message: Message, extraction: Extraction, tz: str) -> Fact | None:
     """The single fact a turn contributes; a relative date in it is resolved into
     ``valid_from`` (kept beside the verbatim text)."""
@@ -265,8 +273,10 @@ class _Episode:
 
 
 def turn_text(message: Message) -> str:
-    """What stands for a turn in segmentation: its lead, speaker included."""
-    lead = " ".join(message.content.split())[:TURN_LEAD_CHARS]
+    """What stands for a turn in segmentation: its lead (an answer's opening), speaker
+    included."""
+    cap = ANSWER_LEAD_CHARS if message.role in ANSWER_ROLES else TURN_LEAD_CHARS
+    lead = " ".join(message.content.split())[:cap]
     return f"{message.speaker}: {lead}" if message.speaker else lead
 
 
@@ -301,11 +311,15 @@ def form_topics(
     # a short slice (a few turns of a quick exchange) changes subject within two or three turns
     words = [content_stems(m.content[:TURN_LEAD_CHARS]) for m in piece]
     links = [len(a & b) for a, b in itertools.pairwise(words)]
-    spans = segment(vectors, _pauses(piece), min_turns=_min_turns(len(piece)), links=links)
+    joined = [m.role in ANSWER_ROLES for m in piece[1:]]
+    spans = segment(
+        vectors, _pauses(piece), min_turns=_min_turns(len(piece)), links=links, joined=joined
+    )
     episodes = [_Episode(list(piece[s:e]), vectors[s:e]) for s, e in spans]
     by_key = {c.key: c for c in cands.candidates}
     said = {m.message_id: _BRACKETS.sub(" ", m.content).lower() for m in piece}
-    _gather_phrases(episodes, cands, _structural_keys(cands, extractions), said)
+    users = {m.message_id for m in piece if m.role == "user"}
+    _gather_phrases(episodes, cands, _structural_keys(cands, extractions, users), said, users)
     _choose_heads(episodes, by_key, embed)
     return _assemble(episodes, by_key, extractions, cands, tz)
 
@@ -316,13 +330,20 @@ def _min_turns(n: int) -> int:
     return 1 if n < 6 else max(2, min(MIN_TURNS, n // 4))
 
 
-def _structural_keys(cands: SliceCandidates, extractions: dict[str, Extraction]) -> set[str]:
+def _structural_keys(
+    cands: SliceCandidates, extractions: dict[str, Extraction], users: set[str]
+) -> set[str]:
     """Phrases that head a topic of their own: the parties of a dependency and, for each rule,
-    its longest phrase (what the rule is about)."""
-    keys = {k for pair in cands.dependencies for k in pair}
+    its longest phrase (what the rule is about), as the user (``users``: the user's message
+    ids) stated them. An assistant's answer is full of imperatives ("Make sure to book ahead",
+    "Avoid heavy meals"): advice, not rules anyone set, so they head nothing."""
+    said = [e for mid, e in extractions.items() if mid in users]
+    keys = {
+        normalise_key(p) for e in said for d in e.dependencies for p in (d.dependent, d.dependency)
+    }
     known = {c.key for c in cands.candidates}
     parties = {k for k in known if any(k == d or (k and k in d) for d in keys)}
-    for extraction in extractions.values():
+    for extraction in said:
         for rule in extraction.constraints:
             inside = [k for k in known if k and re.search(rf"\b{re.escape(k)}\b", rule.lower())]
             if inside:
@@ -335,10 +356,12 @@ def _gather_phrases(
     cands: SliceCandidates,
     structural: set[str],
     said: dict[str, str],
+    users: set[str],
 ) -> None:
     """Each eligible phrase's statistics in every episode that mentions it. ``said``: each
     turn's text without its bracketed descriptions ("[shares a photo: a blue vase]" shows a
-    thing; the talk may be about something else)."""
+    thing; the talk may be about something else); ``users``: the user's message ids (a slice
+    with none, an agent's monologue, ranks every phrase alike)."""
     ep_of = {m.message_id: i for i, ep in enumerate(episodes) for m in ep.messages}
     spread_base = len(episodes) if len(episodes) >= 3 else 0
     for cand in cands.candidates:
@@ -361,6 +384,7 @@ def _gather_phrases(
                     slice_turns=cand.mentions,
                     structural=cand.key in structural,
                     shown_only=not _said_outside_brackets(cand, said),
+                    user_said=bool(cand.user_surfaces) or not users,
                 )
             )
 

@@ -650,7 +650,7 @@ def _entities(text: str, sentences: list[str]) -> list[str]:
     return found
 
 
-def extract(content: str, role: str = "user") -> Extraction:
+def extract(content: str, role: str = "user", *, entities: bool = True) -> Extraction:
     """Extract memory candidates from one message, deterministically and without an LLM.
 
     ``content`` is redacted (:func:`sleepwake.redact.redact`) before anything else, so no
@@ -661,6 +661,9 @@ def extract(content: str, role: str = "user") -> Extraction:
     sentence over :data:`MAX_SENTENCE_CHARS` in windows, and numbers and dependencies stop at
     :data:`MAX_MATCHES_PER_MESSAGE`.
 
+    ``entities=False`` leaves ``entities`` empty: the sleep finds each sentence's phrases itself
+    (``sleepwake.candidates``), so the whole text's would be read for nothing.
+
     Raises :class:`graph.errors.ValidationFailed` for an unknown role. Never raises on content.
     """
     if role not in ROLES:
@@ -670,7 +673,7 @@ def extract(content: str, role: str = "user") -> Extraction:
     facts = [s for s in sentences if not is_filler(s)]
     decisions = (d for d in map(_decision, facts) if d is not None)
     return Extraction(
-        entities=_entities(text, sentences),
+        entities=_entities(text, sentences) if entities else [],
         decisions=_unique_models(decisions),
         constraints=list(dict.fromkeys(s for s in facts if _is_constraint(s))),
         open_loops=list(dict.fromkeys(s for s in facts if _is_open_loop(s, role))),

@@ -13,9 +13,9 @@ The model is asked for what the deterministic path makes (docs/sleep-and-wake.md
 extractor"): per message at most three topics named by specific phrases, at most two facts
 that are statements filed under them, and only real open loops. Those rules are enforced on
 the answer, not trusted to the prompt (:mod:`sleepwake.llm_rules`): a fact becomes one of the
-message's ``sentences`` only if it is a grounded statement, with a relative date resolved
-against the message's time beside it; time phrases and memory references are always read
-from the message by the deterministic path.
+message's ``sentences`` only if it is a grounded statement, in its own words (the sleep
+resolves a relative date in it into the fact's ``valid_from``, as for every fact); time
+phrases and memory references are always read from the message by the deterministic path.
 
 Message text is redacted (:func:`sleepwake.redact.redact`) before it is sent, and the model's
 answer is redacted again before it becomes a candidate.
@@ -183,11 +183,9 @@ class ResponsesExtractor:
         max_retries: int = 4,
         max_wait: float = 60.0,
         pause: Callable[[float], None] = time.sleep,
-        tz: str = "UTC",
     ) -> None:
         with_options = getattr(client, "with_options", None)
         self.client = with_options(max_retries=0) if callable(with_options) else client
-        self.tz = tz  # the zone "yesterday" in a fact is resolved in
         self.model = model
         self.chunk_size = chunk_size
         self.effort = effort
@@ -231,7 +229,7 @@ class ResponsesExtractor:
             usage = getattr(response, "usage", None)
             result.input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
             result.output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-            result.answered = parse_answer(str(response.output_text), chunk, self.tz)
+            result.answered = parse_answer(str(response.output_text), chunk)
         except ExtractionRefused as exc:
             log.warning("LLM extraction fell back to the deterministic path: %s", exc)
             result.fallback = str(exc)
@@ -301,7 +299,7 @@ class ExtractionRefused(Exception):
     """An answer that cannot be used; the chunk is extracted deterministically instead."""
 
 
-def parse_answer(text: str, chunk: Sequence[Message], tz: str = "UTC") -> dict[str, Extraction]:
+def parse_answer(text: str, chunk: Sequence[Message]) -> dict[str, Extraction]:
     """Validate a model's answer for ``chunk``; raise ``ExtractionRefused`` when unusable.
     What the schema cannot say is enforced per item (:mod:`sleepwake.llm_rules`): topics
     that are not specific phrases, facts that are not grounded statements and open loops that
@@ -319,7 +317,7 @@ def parse_answer(text: str, chunk: Sequence[Message], tz: str = "UTC") -> dict[s
     if unknown:
         raise ExtractionRefused(f"answer names messages that were not sent: {unknown[:3]}")
     sent = _Chunk("\n".join(redact(m.content) for m in chunk))
-    return {f.id: _to_extraction(f, by_id[f.id], sent, tz) for f in answer.messages}
+    return {f.id: _to_extraction(f, by_id[f.id], sent) for f in answer.messages}
 
 
 @dataclass
@@ -344,13 +342,13 @@ def _topics(facts: _MessageFacts, chunk: _Chunk) -> list[str]:
     return list(dict.fromkeys(n for n in kept if n))[: rules.MAX_TOPICS_PER_TURN]
 
 
-def _statements(facts: _MessageFacts, message: Message, content: str, tz: str) -> list[str]:
-    """At most two grounded statements, dated where they say "yesterday" and the like."""
-    kept = (rules.fact_statement(redact(f.text), content, message.at, tz) for f in facts.facts)
+def _statements(facts: _MessageFacts, content: str) -> list[str]:
+    """At most two grounded statements, in the model's words (dated where they become facts)."""
+    kept = (rules.fact_statement(redact(f.text), content) for f in facts.facts)
     return list(dict.fromkeys(s for s in kept if s))[: rules.MAX_FACTS_PER_TURN]
 
 
-def _to_extraction(facts: _MessageFacts, message: Message, chunk: _Chunk, tz: str) -> Extraction:
+def _to_extraction(facts: _MessageFacts, message: Message, chunk: _Chunk) -> Extraction:
     """The model's answer for one message as an ``Extraction``: its topics are the entities
     and its facts the sentences that become facts; time phrases and memory references are
     the deterministic path's, read from the message itself."""
@@ -386,5 +384,5 @@ def _to_extraction(facts: _MessageFacts, message: Message, chunk: _Chunk, tz: st
                        text=redact(progress.text))
             if progress is not None else None
         ),
-        sentences=_statements(facts, message, content, tz),
+        sentences=_statements(facts, content),
     )  # fmt: skip

@@ -10,8 +10,9 @@ not support:
   generic word ("people", "life", "Tues", "must've"), and its words occur in the chunk sent;
 - a **fact** is a statement (not a question, greeting or filler) of 3 to 60 words whose content
   words mostly occur in its own message (so it cites a turn it shares content with); a turn
-  keeps at most two; a relative date inside it is resolved against the message's time and kept
-  beside it ("... yesterday [yesterday = 7 May 2023]");
+  keeps at most two; it keeps its words, and a relative date inside it is resolved against the
+  message's time into the fact's ``valid_from`` ("yesterday" said on 8 May 2023 -> 7 May 2023),
+  as the deterministic path does (``sleepwake.candidates.happened_at``);
 - an **open loop** is a real open item: a stated next step, plan or unresolved problem (the
   deterministic open-loop cues), or a user's question that is not small talk.
 """
@@ -89,9 +90,10 @@ def _written_as_name(word: str, text: str) -> bool:
     return False
 
 
-def fact_statement(text: str, message_text: str, at: datetime, tz: str = "UTC") -> str | None:
-    """``text`` as a fact of ``message_text`` said at ``at``, with its relative date resolved
-    beside it; None when it is not a grounded statement (see the module docstring)."""
+def fact_statement(text: str, message_text: str) -> str | None:
+    """``text`` as a fact of ``message_text`` (tidied, its words kept), or None when it is not a
+    grounded statement (see the module docstring). Its date is resolved where the fact is made
+    (``sleepwake.candidates``), as for the deterministic path's facts."""
     cleaned = " ".join(text.split()).strip(" \t\n\"'`")
     words = _WORD.findall(cleaned)
     if not MIN_FACT_WORDS <= len(words) <= MAX_FACT_WORDS or len(cleaned) > MAX_FACT_CHARS:
@@ -101,29 +103,7 @@ def fact_statement(text: str, message_text: str, at: datetime, tz: str = "UTC") 
     own = content_stems(cleaned)
     if not own or len(own & content_stems(message_text)) < GROUNDED_SHARE * len(own):
         return None
-    note = date_note(cleaned, at, tz)
-    return f"{cleaned} [{note}]" if note and note not in cleaned else cleaned
-
-
-def date_note(sentence: str, at: datetime, tz: str = "UTC") -> str | None:
-    """ "yesterday" said on 8 May 2023 -> "yesterday = 7 May 2023"; None when the sentence
-    names no relative time (an explicit date needs no note)."""
-    window = resolve(sentence, at, tz)
-    if window is None or window.kind == "explicit_date" or not (window.start and window.end):
-        return None
-    days = (window.end - window.start).total_seconds() / 86400
-    start = window.start
-    if days <= 1.01:
-        when = f"{start.day} {start:%B %Y}"
-    elif days <= 7.01:
-        when = f"the week of {start.day} {start:%B %Y}"
-    elif days <= 31.01:
-        when = f"{start:%B %Y}"
-    elif days <= 366.01:
-        when = f"{start:%Y}"
-    else:
-        return None
-    return f"{window.phrase} = {when}"
+    return cleaned
 
 
 def open_item(text: str, message_text: str, role: str) -> str | None:

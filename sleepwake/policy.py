@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from graph.models import Message
 
 SleepReason = Literal["budget", "explicit", "idle"]
+ANSWER_ROLES = frozenset({"assistant", "tool"})  # turns that answer the turn before them
 
 
 class SleepPolicy(BaseModel):

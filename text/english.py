@@ -535,10 +535,18 @@ _TIME_PATTERNS = tuple(
 
 
 def time_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) offsets of the time phrases in ``text``, longest first, no overlaps."""
+    return list(_time_spans(text))
+
+
+# a sleep asks for the spans of each sentence many times over (phrases, numbers, facts), and
+# twenty regular expressions per sentence add up on answers of thousands of characters
+@lru_cache(maxsize=4096)
+def _time_spans(text: str) -> tuple[tuple[int, int], ...]:
     candidates = [
         Span(0, m.start(), m.end(), m.group(0)) for p in _TIME_PATTERNS for m in p.finditer(text)
     ]
-    return [(s.start, s.end) for s in select_spans(candidates)]
+    return tuple((s.start, s.end) for s in select_spans(candidates))
 
 
 def time_expressions(text: str) -> list[str]:

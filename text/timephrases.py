@@ -293,10 +293,18 @@ def _vague(match: re.Match[str], ctx: _Ctx) -> _Span:
     return ctx.now - timedelta(days=14), ctx.now  # "recently" / "lately"
 
 
-def _weekday(match: re.Match[str], ctx: _Ctx) -> _Span:
-    """A named weekday: the most recent past one; 'this X' = this calendar week; 'next X'."""
+# "my Sunday group rides", "our Friday standup": a weekday owned like this names a recurring
+# thing, not a day (a window of last Sunday would hide every ride but one)
+_OWNED = re.compile(r"\b(?:my|our|your|his|her|their)\s+$", re.I)
+
+
+def _weekday(match: re.Match[str], ctx: _Ctx) -> _Span | None:
+    """A named weekday: the most recent past one; 'this X' = this calendar week; 'next X';
+    none for a weekday owned by someone ("my Sunday rides")."""
     target = WEEKDAYS.index(match.group("wd").lower())
     modifier = (match.group("mod") or "").lower()
+    if not modifier and _OWNED.search(match.string, max(0, match.start() - 8), match.start()):
+        return None
     if modifier == "this":
         return ctx.day(_monday(ctx.today) + timedelta(days=target))
     if modifier == "next":

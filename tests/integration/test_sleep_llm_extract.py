@@ -242,7 +242,39 @@ def test_a_noisy_answer_is_held_to_the_deterministic_rules(
     assert not [f for f in facts if f.rstrip().endswith("?") or "yacht" in f]
     falcon = topics["Project Falcon"]
     # resolved against the message's time (Monday 2 March 2026) as text/timephrases reads a
-    # bare weekday: the most recent one
-    assert any("[friday = 27 February 2026]" in f.text for f in falcon.facts)
+    # bare weekday: the most recent one; the fact keeps the model's words, the date goes in
+    # valid_from as on the deterministic path
+    slips = [f for f in falcon.facts if "slips to friday" in f.text]
+    assert slips and all(f.valid_from == datetime(2026, 2, 27, tzinfo=UTC) for f in slips)
+    assert not [f for f in facts if "[" in f]
     loops = [loop.text for t in topics.values() for loop in t.open_loops]
     assert not [loop for loop in loops if "you know" in loop]
+
+
+def test_both_paths_date_a_fact_alike(
+    settings: Settings,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    fake: FakeResponses,
+    namespace: str,
+    twin: str,
+) -> None:
+    """ "slips to friday" said on Monday 2 March: with a key or without, the fact citing that
+    turn keeps its words and has valid_from Friday 27 February, in the same field."""
+    fake.script = lambda body: [message(json.dumps({"messages": _facts(body)}))]
+    llm = _container(settings, driver, embedder, fake, llm=True)
+    plain = _container(settings, driver, embedder, fake, llm=False)
+    _sleep(llm, namespace)
+    _sleep(plain, twin)
+
+    def dated(c: Container, ns: str) -> set[tuple[str, datetime | None]]:
+        first = c.messages.in_range(ns, None, None, limit=1)[0].message_id
+        topics = c.topics.list_live(ns)
+        return {
+            (f.text, f.valid_from) for t in topics for f in t.facts if first in f.source_message_ids
+        }
+
+    friday = datetime(2026, 2, 27, tzinfo=UTC)
+    assert {when for _, when in dated(llm, namespace)} == {friday}
+    assert {when for _, when in dated(plain, twin)} == {friday}
+    assert all("friday" in text and "[" not in text for text, _ in dated(llm, namespace))

@@ -193,6 +193,57 @@ def test_a_long_assistant_answer_makes_a_handful_of_topics() -> None:
     assert sum(len(c.facts) for c in topics.candidates) <= 2  # one per turn at most
 
 
+def test_an_answer_is_never_cut_from_its_question() -> None:
+    # turns 0-2 on one subject, then a question (3) whose answer (4) opens on a new one, and
+    # two more turns on it: the cut falls before the question, not between it and its answer
+    vectors = np.asarray(_cluster(0, 3) + _cluster(3, 1) + _cluster(5, 3))
+    assert segment(vectors, min_turns=1) == [(0, 3), (3, 4), (4, 7)]
+    joined = [i == 3 for i in range(6)]  # turn 4 answers turn 3
+    assert segment(vectors, min_turns=1, joined=joined) == [(0, 3), (3, 7)]
+
+
+ADVICE = (
+    "Packing for a two-week trek on the Inca Trail takes careful planning. "
+    "**Layers**: Make sure to pack a warm fleece and a rain jacket. "
+    "**Footwear**: Always break in your hiking boots before the trip. "
+    "**Altitude**: Avoid heavy meals and drink plenty of water. "
+    "**Permits**: Never leave your passport at the hotel. "
+    "**Money**: Keep some small bills for tips and snacks. "
+    "**Safety First**: Make sure to carry a first aid kit and a headlamp. "
+)
+
+
+def test_an_answers_advice_heads_no_topic_of_its_own() -> None:
+    """The imperatives of a long answer ("Make sure to...", "Avoid...") are advice, not rules
+    the user set: the exchange makes one topic, named by what the user asked about."""
+    turns = [
+        ("user", "I'm planning a two-week trek on the Inca Trail in May. What should I pack?"),
+        ("assistant", ADVICE * 3),
+        ("user", "Thanks! I already bought new hiking boots for the Inca Trail trek."),
+        ("assistant", "Great choice. " + ADVICE),
+    ]
+    messages = _messages(turns)
+    phrases = build_candidates(messages)
+    topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
+    names = [c.name.lower() for c in topics.candidates]
+    assert len(names) == 1 and "inca trail" in names[0], names
+    # a user's own rule still heads a topic of its own
+    rule = [("user", "Never use plastic water bottles on a trek.")]
+    mine = _messages([*turns, *rule])
+    phrases = build_candidates(mine)
+    topics = form_topics(mine, phrases, phrases.extractions, HashEmbedder().embed)
+    assert len(topics.candidates) == 2, [c.name for c in topics.candidates]
+
+
+def test_an_answer_offers_phrases_from_its_opening_only() -> None:
+    turns = [("user", "What should I pack for the Inca Trail?"), ("assistant", ADVICE)]
+    keys = {c.key for c in build_candidates(_messages(turns)).candidates}
+    assert "inca trail" in keys and "warm fleece" in keys  # the first three sentences
+    assert not keys & {"aid kit", "bills", "headlamp", "passport"}, keys
+    said = _messages([("user", ADVICE)])  # the same words from the user are all read
+    assert "headlamp" in {c.key for c in build_candidates(said).candidates}
+
+
 def test_greetings_and_sign_offs_make_no_topic_and_no_fact() -> None:
     assert not has_content("ok, that's all for today")
     assert has_content("Good idea to do that early.")

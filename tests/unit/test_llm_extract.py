@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 
 from graph.models import Message
+from sleepwake.candidates import build_candidates
+from sleepwake.episodes import turn_fact
+from sleepwake.extract import extract
 from sleepwake.llm_extract import ExtractionRefused, answer_schema, parse_answer
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -118,11 +121,20 @@ def test_facts_are_at_most_two_grounded_statements_with_dates_resolved() -> None
     ]
     answer = {"messages": [_facts("m1", topics=["rescue dog"], facts=facts)]}
     got = parse_answer(json.dumps(answer), chunk)["m1"]
-    assert got.sentences == [
-        "I adopted a rescue dog named Biscuit yesterday. [yesterday = 7 May 2023]",
+    assert got.sentences == [  # in the model's words: the date goes beside them, not in them
+        "I adopted a rescue dog named Biscuit yesterday.",
         "Biscuit is three years old.",
     ]
     assert got.entities == ["rescue dog"]
+    # the fact made of it is dated as the deterministic path dates its facts (valid_from)
+    cands = build_candidates(chunk, "UTC", {"m1": got}).candidates
+    dated = {f.text: f.valid_from for c in cands for f in c.facts}
+    assert dated == {
+        "I adopted a rescue dog named Biscuit yesterday.": datetime(2023, 5, 7, tzinfo=UTC),
+        "Biscuit is three years old.": None,
+    }
+    words = extract("I adopted a rescue dog named Biscuit yesterday.")
+    assert turn_fact(chunk[0], words, "UTC").valid_from == datetime(2023, 5, 7, tzinfo=UTC)  # type: ignore[union-attr]
 
 
 def test_only_real_open_items_are_open_loops() -> None:

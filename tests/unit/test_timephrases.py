@@ -306,3 +306,15 @@ def test_rolling_windows_end_now() -> None:
         assert window is not None
         assert window.end == NOW
         assert window.start is not None and window.start <= NOW - timedelta(days=2)
+
+
+def test_a_weekday_someone_owns_is_a_habit_not_a_day() -> None:
+    """ "my Sunday group rides" are every Sunday's: a window of last Sunday would hide all
+    but one of them (a LongMemEval question came back with an empty context)."""
+    asked = "My bike seems to be performing better during my Sunday group rides. Why?"
+    assert resolve(asked, NOW) is None
+    assert resolve("Their Friday standup ran long.", NOW) is None
+    assert resolve("I rode on Sunday.", NOW) == TimeWindow(
+        z("2026-11-15T00:00"), z("2026-11-16T00:00"), "on Sunday", "weekday"
+    )
+    assert resolve("my last Sunday ride", NOW) is not None  # "last" names the day
