@@ -27,7 +27,6 @@ by the driver's timeouts only. docs/api.md lists which routes are which.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -36,7 +35,7 @@ from typing import Literal
 from fastapi import Request
 
 from api.limits import ASGIApp, Message, Receive, Scope, Send
-from api.probe import RETRY_AFTER_S, Neo4jProbe, probe_of
+from api.probe import Neo4jProbe, answer_503, probe_of
 from graph.errors import Neo4jUnavailable
 
 log = logging.getLogger(__name__)
@@ -136,7 +135,7 @@ class DeadlineMiddleware:
             task.cancel()
             raise
         if cut:
-            await _answer_503(send)
+            await answer_503(send)
             self._let_finish(task, scope, started)
             return
         await task
@@ -180,16 +179,3 @@ class DeadlineMiddleware:
 
 def _since(started: float) -> float:
     return time.monotonic() - started
-
-
-async def _answer_503(send: Send) -> None:
-    body = json.dumps(
-        {"error": "Neo4jUnavailable", "detail": "the database is not reachable; retry shortly"}
-    ).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"retry-after", str(RETRY_AFTER_S).encode()),
-    ]
-    await send({"type": "http.response.start", "status": 503, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

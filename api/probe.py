@@ -155,19 +155,7 @@ class Neo4jGate:
         probe = probe_of(scope)
         gated = scope["type"] == "http" and scope.get("path", "").startswith(self.prefixes)
         if gated and probe is not None and not probe.admit():
-            body = json.dumps(
-                {
-                    "error": "Neo4jUnavailable",
-                    "detail": "the database is not reachable; retry shortly",
-                }
-            ).encode()
-            headers = [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"retry-after", str(RETRY_AFTER_S).encode()),
-            ]
-            await send({"type": "http.response.start", "status": 503, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await answer_503(send)
             return
         await self.app(scope, receive, send)
 
@@ -176,3 +164,17 @@ def probe_of(scope: Scope) -> Neo4jProbe | None:
     """The app's probe (made in the lifespan), or None before the app started."""
     app = scope.get("app")
     return getattr(getattr(app, "state", None), "neo4j_probe", None)
+
+
+async def answer_503(send: Send) -> None:
+    """The 503 + ``Retry-After`` that the gate and the request deadline (api.deadline) send."""
+    body = json.dumps(
+        {"error": "Neo4jUnavailable", "detail": "the database is not reachable; retry shortly"}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(RETRY_AFTER_S).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -489,7 +489,9 @@ class Sleeper:
         if self.faults is not None:
             self.faults(step)
         beat = getattr(self._local, "beat", None)
-        if beat is not None and beat.lost:  # stop early: the commit would be refused anyway
+        # stop early: the commit would be refused anyway. Once committed, the sleep's work is
+        # in the graph and counts, even if the lease expired and was taken over since.
+        if step != "after_commit" and beat is not None and beat.lost:
             raise LeaseLost(f"sleep of {beat.namespace}: the lease was lost ({step})")
 
 

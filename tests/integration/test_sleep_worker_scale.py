@@ -54,7 +54,7 @@ def test_two_apis_and_two_workers_share_one_neo4j(
     names = [f"{namespace}-{i}" for i in range(CLIENTS)]
     keys = [api_keys_for(c).create(ns)[1] for ns in names]
     ports = [free_port(), free_port()]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SLEEP_PROCS_LEASE": "2"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SLEEP_PROCS_LEASE": "6"}  # no takeover by load
     procs = subprocess.Popen(
         [sys.executable, "-m", "tests.integration.sleep_procs", "serve", *map(str, ports),
          "--workers", "2"],

@@ -92,3 +92,20 @@ def test_a_sleep_whose_lease_was_taken_over_writes_nothing(step: str) -> None:
     assert run is not None and run.outcome == "abandoned"
     assert len(m.stores.messages.buffer(m.namespace)) == 5
     assert m.stores.sleep.wake_packets(m.namespace) == []
+
+
+def test_a_lease_lost_after_the_commit_still_counts_the_sleep_as_done() -> None:
+    """The heartbeat can find the lease taken over between the commit and the end of the sleep
+    (a stalled worker): what was committed is recorded, not dropped as abandoned."""
+    m, worker = setup()
+
+    def stolen(at: str) -> None:
+        if at == "after_commit":
+            m.stores.graph.leases[m.namespace].holder = "someone-else"
+            m.sleeper._local.beat.lost = True
+
+    m.sleeper.faults = stolen
+    run = worker.run_once()
+    compacted = 5 - len(m.stores.messages.buffer(m.namespace))
+    assert run is not None and run.outcome == "done"
+    assert compacted > 0 and run.messages_compacted == compacted
