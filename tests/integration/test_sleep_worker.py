@@ -180,3 +180,32 @@ def test_a_sleep_whose_lease_was_taken_over_commits_nothing(
     assert run is not None and run.outcome == "abandoned" and "taken over" in (run.error or "")
     assert len(container.messages.buffer(namespace)) == len(TURNS)  # nothing compacted
     assert container.sleep_store.wake_packets(namespace, limit=1) == []
+
+
+def test_long_turns_then_short_ones_sleep_at_most_once_per_four_messages(
+    settings: Settings, driver: Driver, namespace: str
+) -> None:
+    """Issue #14's fault case on the real store, production policy, background mode: twelve
+    ~2,000-character turns (each near the sleep threshold alone) then twelve short ones, one
+    append each, the worker draining the queue after every append. At most 0.25 sleeps per
+    message; every sleep that ran compacted something and wrote one wake packet."""
+    container = Container(
+        settings.model_copy(update={"sleep_mode": "background"}), clock=FixedClock(DAY1),
+        driver=driver, embedder=HashEmbedder(), policy=SleepPolicy(),
+    )  # fmt: skip
+    long_turn = "We moved the ingest service to the new cluster and kept the old one. " * 30
+    turns = [(long_turn[:2000], i) for i in range(12)]
+    turns += [(f"Noted, step {i}.", 12 + i) for i in range(12)]
+    worker = container.sleep_worker()
+    for content, minute in turns:
+        item = IncomingMessage(role="user", content=content, at=DAY1 + timedelta(minutes=minute))
+        container.services.conversation.append(namespace, [item])
+        while worker.run_once() is not None:
+            pass
+    runs = container.services.sleepwake.runs(namespace, 100)
+    done = [r for r in runs if r.outcome == "done"]
+    assert done and len(runs) / len(turns) <= 0.25, [
+        (r.outcome, r.messages_compacted) for r in runs
+    ]
+    assert all(r.messages_compacted > 0 for r in done)
+    assert len(container.sleep_store.wake_packets(namespace, limit=100)) == len(done)
