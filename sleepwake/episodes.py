@@ -125,7 +125,10 @@ def segment(
     cuts = {i + 1 for i, p in enumerate(pauses[: n - 1]) if p}
     finite = scores[np.isfinite(scores)]
     if len(finite):
-        limit = min(float(finite.mean() - GAP_SIGMA * finite.std()), SAME_SUBJECT)
+        # a gap deep among the slice's gaps; a lone gap (a question, another, an answer) has
+        # nothing to be deep against, so the absolute bound alone decides
+        spread = float(finite.mean() - GAP_SIGMA * finite.std()) if len(finite) > 1 else np.inf
+        limit = min(spread, SAME_SUBJECT)
         for i in sorted(range(len(scores)), key=lambda i: (scores[i], i)):
             if scores[i] < limit and _room(cuts, i + 1, n, min_turns):
                 cuts.add(i + 1)

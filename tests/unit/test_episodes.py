@@ -202,6 +202,15 @@ def test_an_answer_is_never_cut_from_its_question() -> None:
     assert segment(vectors, min_turns=1, joined=joined) == [(0, 3), (3, 7)]
 
 
+def test_a_lone_gap_left_by_an_answer_still_cuts_a_change_of_subject() -> None:
+    # "The billing migration is finished." / "Next, the roadmap review." / "Noted: the
+    # roadmap review.": the answer leaves one gap that may cut, and it is a change of subject
+    vectors = np.asarray(_cluster(0, 1) + _cluster(3, 2))
+    assert segment(vectors, min_turns=1, joined=[False, True]) == [(0, 1), (1, 3)]
+    same = np.asarray(_cluster(0, 3))  # one subject throughout: no cut
+    assert segment(same, min_turns=1, joined=[False, True]) == [(0, 3)]
+
+
 ADVICE = (
     "Packing for a two-week trek on the Inca Trail takes careful planning. "
     "**Layers**: Make sure to pack a warm fleece and a rain jacket. "
