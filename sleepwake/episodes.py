@@ -119,19 +119,17 @@ def segment(
     scores = gap_scores(vectors)
     for i, shared in enumerate(links[: len(scores)]):
         scores[i] += LINK_BONUS * min(shared, 2)
+    # how deep a gap must be is judged among all the slice's gaps, an answer's included (left
+    # out, a chat's few other gaps were judged against each other alone: its lowest one cut,
+    # nothing else, and "I'm also reading about aqueducts" went under the billing migration)
+    limit = min(float(scores.mean() - GAP_SIGMA * scores.std()), SAME_SUBJECT) if n > 1 else 0.0
     for i, answer in enumerate(joined[: len(scores)]):
         if answer:
             scores[i] = np.inf  # an answer is about its question: no episode starts with one
     cuts = {i + 1 for i, p in enumerate(pauses[: n - 1]) if p}
-    finite = scores[np.isfinite(scores)]
-    if len(finite):
-        # a gap deep among the slice's gaps; a lone gap (a question, another, an answer) has
-        # nothing to be deep against, so the absolute bound alone decides
-        spread = float(finite.mean() - GAP_SIGMA * finite.std()) if len(finite) > 1 else np.inf
-        limit = min(spread, SAME_SUBJECT)
-        for i in sorted(range(len(scores)), key=lambda i: (scores[i], i)):
-            if scores[i] < limit and _room(cuts, i + 1, n, min_turns):
-                cuts.add(i + 1)
+    for i in sorted(range(len(scores)), key=lambda i: (scores[i], i)):
+        if scores[i] < limit and _room(cuts, i + 1, n, min_turns):
+            cuts.add(i + 1)
     bounds = [0, *sorted(cuts), n]
     out: list[tuple[int, int]] = []
     for start, end in itertools.pairwise(bounds):
