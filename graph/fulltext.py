@@ -20,6 +20,22 @@ from collections.abc import Sequence
 
 MAX_QUERY_WORDS = 32
 FUZZY_MIN_LENGTH = 4
+# Function words left out of every full-text query. ``topic_text`` uses the
+# standard-no-stop-words analyzer (names like "The Who" stay findable), so "the", "was", "what"
+# match most topics of a namespace: Lucene scored every one of them for each such word (the
+# namespace's whole index, 10k topics, for "What did we decide about the budget?") while they
+# add next to nothing to a BM25 score (an idf near 0 among the candidates). Lucene's English
+# stop set (what ``message_text_en`` drops at indexing) plus pronouns, auxiliaries and
+# question words, all of which a message is full of and a topic's text says nothing by.
+COMMON_WORDS = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their then
+    there these they this to was will with
+    i i'm i've i'd i'll me my mine myself we we're we've us our ours you you're your yours he
+    him his she her hers its it's them theirs what when where who whom which why how am been
+    being were do does did doing done don't didn't doesn't have has had having can could would
+    should shall may might must about from so just also any some than too very there's what's
+    let's""".split()
+)
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 _ESCAPES = {"_": "_0", ".": "_1", ":": "_2", "-": "_3"}
@@ -43,8 +59,11 @@ def namespace_token(namespace: str) -> str:
 
 
 def query_words(text: str) -> list[str]:
-    """The words of ``text`` a full-text query searches for (lower case, 2+ characters)."""
-    return [w for w in _WORD.findall(text.lower()) if len(w) > 1][:MAX_QUERY_WORDS]
+    """The words of ``text`` a full-text query searches for (lower case, 2+ characters), without
+    ``COMMON_WORDS`` unless that leaves none (a search for "The Who" still finds the band)."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
+    content = [w for w in words if w not in COMMON_WORDS]
+    return (content or words)[:MAX_QUERY_WORDS]
 
 
 def lucene_query(text: str, fuzzy: bool = True) -> str:

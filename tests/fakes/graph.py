@@ -28,6 +28,7 @@ import numpy as np
 
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
+from graph.fulltext import COMMON_WORDS
 from graph.mapping import topic_from_props
 from graph.models import EdgeType, Message, Subject, Topic, TopicEvent, WakeState
 
@@ -175,8 +176,10 @@ def similarity(a: Sequence[float], b: Sequence[float]) -> float:
 
 # -- text ------------------------------------------------------------------------------------------
 def query_words(text: str) -> list[str]:
-    """The words ``graph.topics.lucene_query`` puts in a query (longer than 1, at most 32)."""
-    return [w for w in _WORD.findall(text.lower()) if len(w) > 1][:32]
+    """The words ``graph.topics.lucene_query`` puts in a query (longer than 1, not a common
+    function word unless all are, at most 32)."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
+    return ([w for w in words if w not in COMMON_WORDS] or words)[:32]
 
 
 def standard_terms(text: str) -> list[str]:
