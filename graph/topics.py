@@ -14,6 +14,7 @@ from typing import Any
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import BEFORE_ALL, ensure_utc
+from graph.context import wanted_names
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
@@ -271,7 +272,7 @@ class TopicStore(Store):
 
     def known_names(self, namespace: str, names: Sequence[str]) -> set[str]:
         """The phrases (lower-cased) that are a live topic's name or alias."""
-        wanted = sorted({n.strip().lower() for n in names if n.strip()})[:50]
+        wanted = wanted_names(names)
         if not wanted:
             return set()
         lucene = in_namespace(namespace, phrase_query(wanted))
