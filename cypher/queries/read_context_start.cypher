@@ -8,14 +8,14 @@
 // params: $namespace, $n: int, $names: list<string> (lower-cased),
 //         $lucene (phrase query over name and alias_text, namespace-confined; any valid query
 //         when $names is empty)
-// returns one row: tail (list<map>, newest first), woke_at (datetime | null),
+// returns one row: tail (list<map>, newest first; times as ISO text, as graph/mapping.py reads them), woke_at (datetime | null),
 //          slept_at (datetime | null: the newest wake packet's), conversation_tail_json
 //          (string | null: that packet's tail), known (list<string>: each known phrase once)
 CALL () {
   MATCH (m:Message)
   WHERE m.namespace = $namespace AND m.seq IS NOT NULL
   WITH m ORDER BY m.namespace DESC, m.seq DESC LIMIT $n
-  RETURN collect(m {.*}) AS tail
+  RETURN collect(m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}) AS tail
 }
 CALL () {
   OPTIONAL MATCH (s:WakeState {namespace: $namespace})
