@@ -20,13 +20,14 @@ from collections.abc import Sequence
 
 MAX_QUERY_WORDS = 32
 FUZZY_MIN_LENGTH = 4
-# Function words left out of every full-text query. ``topic_text`` uses the
-# standard-no-stop-words analyzer (names like "The Who" stay findable), so "the", "was", "what"
-# match most topics of a namespace: Lucene scored every one of them for each such word (the
-# namespace's whole index, 10k topics, for "What did we decide about the budget?") while they
-# add next to nothing to a BM25 score (an idf near 0 among the candidates). Lucene's English
-# stop set (what ``message_text_en`` drops at indexing) plus pronouns, auxiliaries and
-# question words, all of which a message is full of and a topic's text says nothing by.
+# Function words left out of the conversation's full-text query (``MessageStore.search_text``).
+# ``message_text_en``'s English analyzer drops Lucene's stop set ("the", "was", "with"), but
+# pronouns, auxiliaries and question words are indexed, and a message is full of them: "what",
+# "did", "we", "you" matched most of a namespace's messages, and Lucene scored every one of
+# them, for hits ranked by the content words anyway. The topic search keeps them: its
+# namespace-local BM25 (``graph/lexical.py``) ranks Lucene's candidates with statistics over
+# the candidates, which these words fill, and the low-confidence trigger's full-text
+# threshold was calibrated on those scores (docs/performance.md).
 COMMON_WORDS = frozenset(
     """a an and are as at be but by for if in into is it no not of on or such that the their then
     there these they this to was will with
@@ -59,17 +60,23 @@ def namespace_token(namespace: str) -> str:
 
 
 def query_words(text: str) -> list[str]:
-    """The words of ``text`` a full-text query searches for (lower case, 2+ characters), without
-    ``COMMON_WORDS`` unless that leaves none (a search for "The Who" still finds the band)."""
+    """The words of ``text`` a full-text query searches for (lower case, 2+ characters)."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 1][:MAX_QUERY_WORDS]
+
+
+def content_words(text: str) -> list[str]:
+    """``query_words`` without ``COMMON_WORDS``, unless that leaves none (a search for "The
+    Who" still finds the band)."""
     words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
     content = [w for w in words if w not in COMMON_WORDS]
     return (content or words)[:MAX_QUERY_WORDS]
 
 
-def lucene_query(text: str, fuzzy: bool = True) -> str:
-    """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words."""
+def lucene_query(text: str, fuzzy: bool = True, common: bool = True) -> str:
+    """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words;
+    without ``COMMON_WORDS`` unless ``common`` (see ``content_words``)."""
     parts = []
-    for word in query_words(text):
+    for word in query_words(text) if common else content_words(text):
         escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
         parts.append(f"{escaped}~" if fuzzy and len(word) >= FUZZY_MIN_LENGTH else escaped)
     return " OR ".join(parts)

@@ -230,7 +230,7 @@ class MessageStore(Store):
         """Lexical search over the conversation (English analyzer over content and speaker),
         with the topics each hit is mentioned in. The query is confined to the namespace before
         Lucene ranks; a time window filters after, so the search grows until ``k`` hits."""
-        lucene = lucene_query(text, fuzzy=False)
+        lucene = lucene_query(text, fuzzy=False, common=False)  # graph.fulltext.COMMON_WORDS
         if not lucene:
             return []
         params = {

@@ -44,6 +44,7 @@ WINDOW_OVERFETCH = 10
 # 2-core machine, a second index call of 8,000 rows a fraction of that).
 SCAN_MAX = 2000
 FETCH_MORE = 10
+WINDOW_TEXT_FETCH = 4  # full-text rows asked for per candidate wanted when a window filters them
 RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
 TEXT_FIELDS = ("name", "alias_text", "one_liner", "gist")
 
@@ -300,6 +301,8 @@ class TopicStore(Store):
         the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
         neither what is found here nor its order or scores."""
         words = query_words(text)
+        # every word, common ones included: BM25 over the candidates weighs "the" and "was" by
+        # how many candidates hold them, and the trigger thresholds were calibrated so
         lucene = lucene_query(text, fuzzy=fuzzy)
         if not lucene:
             return []
@@ -312,8 +315,16 @@ class TopicStore(Store):
             )
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
-        found = run_overfetch(max(k, RERANK_POOL), Plan(first=max(k, RERANK_POOL)), page)
-        pool = found.hits[: max(k, RERANK_POOL)]
+        size = max(k, RERANK_POOL)
+        if since is None and until is None:
+            found = run_overfetch(size, Plan(first=size), page)
+        else:
+            # a window keeps a share of Lucene's rows: ask for WINDOW_TEXT_FETCH x more at once
+            # and stop once k are kept (growing 200 -> 800 -> 3200 until 200 were kept read up
+            # to 4,200 nodes in three round trips; the rows further down Lucene's order that
+            # it added rank below the k kept by the namespace's own BM25 all the same)
+            found = run_overfetch(k, Plan(first=size * WINDOW_TEXT_FETCH), page)
+        pool = found.hits[:size]
         scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
         # a candidate that matched only the namespace clause (boost 0) shares no query word
         matched = [i for i in range(len(pool)) if scores[i] > 0]

@@ -176,8 +176,13 @@ def similarity(a: Sequence[float], b: Sequence[float]) -> float:
 
 # -- text ------------------------------------------------------------------------------------------
 def query_words(text: str) -> list[str]:
-    """The words ``graph.topics.lucene_query`` puts in a query (longer than 1, not a common
-    function word unless all are, at most 32)."""
+    """The words ``graph.topics.lucene_query`` puts in a query (longer than 1, at most 32)."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 1][:32]
+
+
+def content_words(text: str) -> list[str]:
+    """``query_words`` without common function words unless all are (the conversation's
+    full-text query, ``graph.fulltext.content_words``)."""
     words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
     return ([w for w in words if w not in COMMON_WORDS] or words)[:32]
 

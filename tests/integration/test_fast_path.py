@@ -140,10 +140,9 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
     assert model.texts == [LIGHT]  # one embedding serves topics, skills and evidence
     assert Counter(driver.calls) == Counter(
         {
-            "tail_messages": 1,  # triggers and short follow-ups
-            "latest_wake_packets": 1,  # "before you slept" needs the last sleep
-            "get_wake_state": 1,  # "since you woke" needs the last wake
-            "find_known_names": 1,  # a re-introduced entity
+            # triggers and short follow-ups (the tail), "before you slept" and "since you woke"
+            # (the last sleep and wake), a re-introduced entity (known names): one read
+            "read_context_start": 1,
             "search_topics_vector": 1,
             "search_topics_fulltext": 1,
             "get_topics_by_id": 1,  # the full-text topics' records
