@@ -1,6 +1,7 @@
 """The awake-loop context for one user message (spec §4.1 steps 1-4, §5, §6.2, §8.2).
 
-Light retrieval always runs: topics from the vector and full-text indexes (fused, K = 8) and
+Light retrieval runs for every message but small talk (class C with no trigger: it injects
+nothing, so nothing is searched): topics from the vector and full-text indexes (fused, K = 8) and
 evidence from the conversation itself (English full-text over messages, each hit leading to the
 topics it is MENTIONED_IN). A deep retrieval runs when a §5.2 trigger fires or the request is
 explicit: K = 20 topics, 1-hop graph expansion, the resolved time window as filter and boost.
@@ -165,7 +166,11 @@ class ContextBuilder:
         mark = time.perf_counter()
         plan = self._plan(req, now)
         clock["triggers"] = _lap(mark)
-        got = self._gather(req, now, plan)
+        # small talk (class C) that no trigger named injects nothing whatever a search finds:
+        # no search (it was ~80% of such a request's cost); the turn still counts for the
+        # session's suppression and the skills are still routed
+        quiet = plan.cls is RequestClass.NONE and not plan.deep
+        got = _Gathered() if quiet else self._gather(req, now, plan)
         clock["retrieve"] = _lap(mark) - clock["triggers"]
         qterms = terms(req.message)
         candidates, snippets = self._candidates(req, got, qterms, plan.window)

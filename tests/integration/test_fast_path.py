@@ -153,3 +153,18 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             "search_skills_vector": 1,
         }
     ), driver.calls
+
+
+def test_small_talk_searches_nothing(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    """Class C injects nothing whatever a search would find, so no index is searched; the
+    skills are still routed."""
+    stack, driver, _ = counted
+    driver.calls.clear()
+    result = stack.context("thanks!", now=NOW)
+    assert result.request_class == "C" and not result.deep and result.items == []
+    searched = [c for c in driver.calls if c.startswith(("search_topics", "search_messages"))]
+    assert searched == [], driver.calls
+    assert "read_context_start" in driver.calls and "search_skills_vector" in driver.calls
+    assert result.skill_routing.get("mode") in ("light", "deep"), result.skill_routing
