@@ -217,7 +217,7 @@ class MessageStore(Store):
             {"namespace": namespace, "message_ids": list(dict.fromkeys(message_ids))},
             read=True,
         )
-        return {r["message_id"]: r["source_id"] for r in records}
+        return {message_id: source_id for message_id, source_id in records[0]["sources"]}
 
     def search_text(
         self,

@@ -228,7 +228,9 @@ class TopicStore(Store):
             {"namespace": namespace, "topic_ids": list(topic_ids), "full_ids": list(full_ids)},
             read=True,
         )
-        return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records]
+        return [
+            (topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records[0]["topics"]
+        ]
 
     def get_one(self, namespace: str, topic_id: str, *, for_update: bool = False) -> Topic:
         """One topic (``NotFound`` if missing). ``for_update``: read under the node's write lock
@@ -386,7 +388,7 @@ class TopicStore(Store):
             {"namespace": namespace, "topic_ids": list(topic_ids), "light": light},
             read=True,
         )
-        return [topic_from_props(r["t"]) for r in records]
+        return [topic_from_props(t) for t in records[0]["topics"]]
 
     def neighbours(
         self,
@@ -417,7 +419,7 @@ class TopicStore(Store):
                 weight=float(r["weight"] or 0.0),
                 outgoing=bool(r["outgoing"]),
             )
-            for r in records
+            for r in records[0]["neighbours"]
         ]
 
     def _version(self, namespace: str, topic_id: str) -> int | None:

@@ -4,15 +4,16 @@
 // carry only the fields topic_from_props reads (no created/updated times, lower-cased or
 // full-text copies, facts list or vector; times as ISO text, parsed by graph/mapping.py).
 // params: $namespace, $topic_ids, $full_ids (a subset of $topic_ids, may be empty)
-// returns: t (map), one_liner_sources (list<string>)
+// returns one row (a row per item cost the driver ~20 us of Python each, docs/performance.md):
+//          topics: list<{t: map, one_liner_sources: list<string>}> in the order asked
 UNWIND $topic_ids AS id
 MATCH (t:Topic {topic_id: id, namespace: $namespace})
 WITH t, id IN $full_ids AS whole
-RETURN CASE WHEN whole THEN t {.*, embedding: null}
+RETURN collect({t: CASE WHEN whole THEN t {.*, embedding: null}
   ELSE t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
           first_seen_at: toString(t.first_seen_at), last_seen_at: toString(t.last_seen_at),
           .skill_refs, .artifact_refs, .embedding_model, .embedding_hash, .embedding_dimensions,
           .utility_score, .decay_bucket, .touch_count, .correction_count, .constraint_count,
           .usage_count, last_used_at: toString(t.last_used_at), .version,
-          archived_at: toString(t.archived_at)} END AS t,
-       coalesce(t.one_liner_source_ids, []) AS one_liner_sources
+          archived_at: toString(t.archived_at)} END,
+  one_liner_sources: coalesce(t.one_liner_source_ids, [])}) AS topics
