@@ -303,8 +303,10 @@ class TopicStore(Store):
         the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
         neither what is found here nor its order or scores."""
         words = query_words(text)
-        # every word, common ones included: BM25 over the candidates weighs "the" and "was" by
-        # how many candidates hold them, and the trigger thresholds were calibrated so
+        # every word, common ones included (unlike the conversation's search): BM25 over the
+        # candidates weighs "the" and "was" by how many candidates hold them, and the
+        # low-confidence trigger's text threshold was calibrated on those scores
+        # (docs/performance.md, "What was tried and not kept")
         lucene = lucene_query(text, fuzzy=fuzzy)
         if not lucene:
             return []
