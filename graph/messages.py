@@ -250,7 +250,7 @@ class MessageStore(Store):
         # the query is confined to the namespace, so without a window every row Lucene returns
         # is kept: ask for k (320 nodes read for 40 kept before); a window filters after Lucene
         windowed = since is not None or until is not None
-        found = overfetch(k, Plan(first=max(k * 8, 200) if windowed else k), page)
+        found = overfetch(k, Plan(first=max(k * 8, 200) if windowed else max(k, 1)), page)
         return [
             MessageHit(
                 message_from_props(h["m"]),
