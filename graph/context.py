@@ -50,6 +50,8 @@ def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepH
 
 
 class ContextStore(Store):
+    """The reads of a context request that span stores, one query each (read-only)."""
+
     def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
         """The last ``tail_turns`` messages, the sleep history and which of ``names`` are a
         live topic's name or alias, in one round trip."""
