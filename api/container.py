@@ -20,6 +20,7 @@ from agent.registry import build_registry
 from agent.tools import ToolRegistry
 from api.settings import Settings
 from graph.clock import Clock, SystemClock
+from graph.context import ContextStore
 from graph.db import connect
 from graph.events import EventStore
 from graph.forget import ForgetStore
@@ -283,6 +284,7 @@ class Container:
             config=self.settings.retrieval,
             skill_router=self.route_skills,
             suppression=self.suppression,
+            start=ContextStore(self.driver, self.settings.neo4j_database),
         )
 
     @cached_property

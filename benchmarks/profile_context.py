@@ -23,11 +23,12 @@ from collections import defaultdict
 from importlib import resources
 from typing import Any
 
-from bench_api_concurrency import NOW, request_texts
+from bench_api_concurrency import NOW, process_cpu_s, request_texts
 
 from api.container import Container
 from api.settings import Settings
 from graph.db import connect
+from graph.server import LocalNeo4j
 from retrieval.context import ContextRequest
 
 
@@ -106,11 +107,12 @@ def main() -> None:
     parser.add_argument("--namespace", default="bench-api-10k")
     parser.add_argument("--cprofile", action="store_true")
     parser.add_argument("--kind", default=None, help="only this message kind")
+    parser.add_argument("--seed", type=int, default=11, help="which messages of the mix")
     args = parser.parse_args()
     settings = Settings()
     container = Container(settings, driver=connect(*settings.connection()))
     builder = container.context
-    texts = request_texts(random.Random(11), args.n * 4)
+    texts = request_texts(random.Random(args.seed), args.n * 4)
     texts = [t for t in texts if args.kind in (None, t[0])][: args.n]
     for _, text in request_texts(random.Random(5), 10):  # warm-up: model, skills, pools
         builder.build(ContextRequest(namespace=args.namespace, message=text, now=NOW))
@@ -118,6 +120,10 @@ def main() -> None:
     profile = cProfile.Profile() if args.cprofile else None
     stages: dict[str, list[float]] = defaultdict(list)
     walls, cpus, deep = [], [], 0
+    neo4j_pid = (
+        LocalNeo4j(settings.server_config()).running_pid() if settings.uses_managed_server else None
+    )
+    neo4j_before = process_cpu_s(neo4j_pid)
     for i, (_, text) in enumerate(texts):
         req = ContextRequest(
             namespace=args.namespace, message=text, now=NOW, session_id=f"p{i % 3}"
@@ -133,9 +139,17 @@ def main() -> None:
         deep += out.deep
         for k, v in out.timings_ms.items():
             stages[k].append(v)
+    neo4j_after = process_cpu_s(neo4j_pid)
+    neo4j_ms = (
+        f"{1000 * (neo4j_after - neo4j_before) / len(texts):.1f} ms"
+        if neo4j_after is not None and neo4j_before is not None
+        else "unknown (not the managed server)"
+    )
     print(
         f"{len(texts)} requests, deep {deep}; wall p50 {statistics.median(walls):.1f} ms, "
-        f"this process's CPU p50 {statistics.median(cpus):.1f} ms per request"
+        f"this process's CPU p50 {statistics.median(cpus):.1f} ms / mean "
+        f"{statistics.fmean(cpus):.1f} ms per request; Neo4j's CPU {neo4j_ms} per request "
+        "(every session's queries while this ran: run it on a quiet machine)"
     )
     print("  ".join(f"{k} p50 {statistics.median(v):.1f}" for k, v in stages.items()))
     trips.report(len(texts))

@@ -70,7 +70,7 @@ class EventStore(Store):
             },
             read=True,
         )
-        return {r["topic_id"] for r in records}
+        return set(records[0]["topic_ids"])
 
     def in_window(
         self,

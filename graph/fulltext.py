@@ -20,6 +20,23 @@ from collections.abc import Sequence
 
 MAX_QUERY_WORDS = 32
 FUZZY_MIN_LENGTH = 4
+# Function words left out of the conversation's full-text query (``MessageStore.search_text``).
+# ``message_text_en``'s English analyzer drops Lucene's stop set ("the", "was", "with"), but
+# pronouns, auxiliaries and question words are indexed, and a message is full of them: "what",
+# "did", "we", "you" matched most of a namespace's messages, and Lucene scored every one of
+# them, for hits ranked by the content words anyway. The topic search keeps them: its
+# namespace-local BM25 (``graph/lexical.py``) ranks Lucene's candidates with statistics over
+# the candidates, which these words fill, and the low-confidence trigger's full-text
+# threshold was calibrated on those scores (docs/performance.md).
+COMMON_WORDS = frozenset(
+    """a an and are as at be but by for if in into is it no not of on or such that the their then
+    there these they this to was will with
+    i i'm i've i'd i'll me my mine myself we we're we've us our ours you you're your yours he
+    him his she her hers its it's them theirs what when where who whom which why how am been
+    being were do does did doing done don't didn't doesn't have has had having can could would
+    should shall may might must about from so just also any some than too very there's what's
+    let's""".split()
+)
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/]|&&|\|\|)')
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 _ESCAPES = {"_": "_0", ".": "_1", ":": "_2", "-": "_3"}
@@ -47,10 +64,19 @@ def query_words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if len(w) > 1][:MAX_QUERY_WORDS]
 
 
-def lucene_query(text: str, fuzzy: bool = True) -> str:
-    """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words."""
+def content_words(text: str) -> list[str]:
+    """``query_words`` without ``COMMON_WORDS``, unless that leaves none (a search for "The
+    Who" still finds the band)."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
+    content = [w for w in words if w not in COMMON_WORDS]
+    return (content or words)[:MAX_QUERY_WORDS]
+
+
+def lucene_query(text: str, fuzzy: bool = True, common: bool = True) -> str:
+    """Turn free text into a safe Lucene query: words escaped, OR-ed, fuzzy for longer words;
+    without ``COMMON_WORDS`` unless ``common`` (see ``content_words``)."""
     parts = []
-    for word in query_words(text):
+    for word in query_words(text) if common else content_words(text):
         escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
         parts.append(f"{escaped}~" if fuzzy and len(word) >= FUZZY_MIN_LENGTH else escaped)
     return " OR ".join(parts)

@@ -183,8 +183,17 @@ def message_props(message: Message) -> dict[str, Any]:
     return data
 
 
+_MESSAGE_TIMES = ("at", "compacted_at")
+
+
 def message_from_props(props: dict[str, Any]) -> Message:
-    p = {k: native(v) for k, v in props.items() if k != "ns_token"}
+    """Rebuild a message from node properties; the times may come as ISO text (the context
+    path's reads: no driver temporal decoding, docs/performance.md)."""
+    p = {
+        k: iso_time(v) if k in _MESSAGE_TIMES else native(v)
+        for k, v in props.items()
+        if k != "ns_token"
+    }
     p["tool_calls"] = _readable_tool_calls(p.pop("tool_calls_json", None))
     return Message.model_validate(p)
 

@@ -217,7 +217,7 @@ class MessageStore(Store):
             {"namespace": namespace, "message_ids": list(dict.fromkeys(message_ids))},
             read=True,
         )
-        return {r["message_id"]: r["source_id"] for r in records}
+        return {message_id: source_id for message_id, source_id in records[0]["sources"]}
 
     def search_text(
         self,
@@ -230,7 +230,7 @@ class MessageStore(Store):
         """Lexical search over the conversation (English analyzer over content and speaker),
         with the topics each hit is mentioned in. The query is confined to the namespace before
         Lucene ranks; a time window filters after, so the search grows until ``k`` hits."""
-        lucene = lucene_query(text, fuzzy=False)
+        lucene = lucene_query(text, fuzzy=False, common=False)  # graph.fulltext.COMMON_WORDS
         if not lucene:
             return []
         params = {
@@ -247,7 +247,10 @@ class MessageStore(Store):
             )
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
-        found = overfetch(k, Plan(first=max(k * 8, 200)), page)
+        # the query is confined to the namespace, so without a window every row Lucene returns
+        # is kept: ask for k (320 nodes read for 40 kept before); a window filters after Lucene
+        windowed = since is not None or until is not None
+        found = overfetch(k, Plan(first=max(k * 8, 200) if windowed else max(k, 1)), page)
         return [
             MessageHit(
                 message_from_props(h["m"]),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePacket, WakeState
 
 if TYPE_CHECKING:
+    from graph.context import ContextStart
     from graph.messages import BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit
     from graph.sleep_queue import Claim, SleepRun
@@ -158,6 +159,17 @@ class EventStoreProtocol(Protocol):
         limit: int = 1000,
     ) -> set[str]:
         """Ids of the topics with an event at ``since <= at < until``, at most ``limit``."""
+        ...
+
+
+class ContextStoreProtocol(Protocol):
+    """The reads a memory context makes before it searches, in one round trip
+    (``graph.context.ContextStore``)."""
+
+    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
+        """The last ``tail_turns`` messages (oldest first), the sleep history and which of
+        ``names`` are a live topic's name or alias (lower-cased), as ``MessageStore.tail``,
+        ``WindowResolver.history`` and ``TopicStore.known_names`` give them."""
         ...
 
 

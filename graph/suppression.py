@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
-from graph.mapping import native
+from graph.mapping import iso_time
 
 SWEEP = 20  # expired sessions of the namespace deleted per turn at most
 
@@ -77,7 +77,7 @@ class SuppressionStore(Store):
         )  # fmt: skip
         return SessionState(
             int(row["turn"]),
-            {rid: Injection(int(t), native(at), float(c), fp) for rid, t, at, c, fp in parts},
+            {rid: Injection(int(t), iso_time(at), float(c), fp) for rid, t, at, c, fp in parts},
         )
 
     def record(

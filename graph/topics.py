@@ -14,6 +14,7 @@ from typing import Any
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import BEFORE_ALL, ensure_utc
+from graph.context import wanted_names
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
@@ -43,6 +44,7 @@ WINDOW_OVERFETCH = 10
 # 2-core machine, a second index call of 8,000 rows a fraction of that).
 SCAN_MAX = 2000
 FETCH_MORE = 10
+WINDOW_TEXT_FETCH = 4  # full-text rows asked for per candidate wanted when a window filters them
 RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
 TEXT_FIELDS = ("name", "alias_text", "one_liner", "gist")
 
@@ -226,7 +228,9 @@ class TopicStore(Store):
             {"namespace": namespace, "topic_ids": list(topic_ids), "full_ids": list(full_ids)},
             read=True,
         )
-        return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records]
+        return [
+            (topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records[0]["topics"]
+        ]
 
     def get_one(self, namespace: str, topic_id: str, *, for_update: bool = False) -> Topic:
         """One topic (``NotFound`` if missing). ``for_update``: read under the node's write lock
@@ -271,7 +275,7 @@ class TopicStore(Store):
 
     def known_names(self, namespace: str, names: Sequence[str]) -> set[str]:
         """The phrases (lower-cased) that are a live topic's name or alias."""
-        wanted = sorted({n.strip().lower() for n in names if n.strip()})[:50]
+        wanted = wanted_names(names)
         if not wanted:
             return set()
         lucene = in_namespace(namespace, phrase_query(wanted))
@@ -299,6 +303,10 @@ class TopicStore(Store):
         the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
         neither what is found here nor its order or scores."""
         words = query_words(text)
+        # every word, common ones included (unlike the conversation's search): BM25 over the
+        # candidates weighs "the" and "was" by how many candidates hold them, and the
+        # low-confidence trigger's text threshold was calibrated on those scores
+        # (docs/performance.md, "What was tried and not kept")
         lucene = lucene_query(text, fuzzy=fuzzy)
         if not lucene:
             return []
@@ -311,8 +319,16 @@ class TopicStore(Store):
             )
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
-        found = run_overfetch(max(k, RERANK_POOL), Plan(first=max(k, RERANK_POOL)), page)
-        pool = found.hits[: max(k, RERANK_POOL)]
+        size = max(k, RERANK_POOL)
+        if since is None and until is None:
+            found = run_overfetch(size, Plan(first=size), page)
+        else:
+            # a window keeps a share of Lucene's rows: ask for WINDOW_TEXT_FETCH x more at once
+            # and stop once k are kept (growing 200 -> 800 -> 3200 until 200 were kept read up
+            # to 4,200 nodes in three round trips; the rows further down Lucene's order that
+            # it added rank below the k kept by the namespace's own BM25 all the same)
+            found = run_overfetch(k, Plan(first=size * WINDOW_TEXT_FETCH), page)
+        pool = found.hits[:size]
         scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
         # a candidate that matched only the namespace clause (boost 0) shares no query word
         matched = [i for i in range(len(pool)) if scores[i] > 0]
@@ -374,7 +390,7 @@ class TopicStore(Store):
             {"namespace": namespace, "topic_ids": list(topic_ids), "light": light},
             read=True,
         )
-        return [topic_from_props(r["t"]) for r in records]
+        return [topic_from_props(t) for t in records[0]["topics"]]
 
     def neighbours(
         self,
@@ -405,7 +421,7 @@ class TopicStore(Store):
                 weight=float(r["weight"] or 0.0),
                 outgoing=bool(r["outgoing"]),
             )
-            for r in records
+            for r in records[0]["neighbours"]
         ]
 
     def _version(self, namespace: str, topic_id: str) -> int | None:

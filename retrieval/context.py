@@ -1,6 +1,7 @@
 """The awake-loop context for one user message (spec §4.1 steps 1-4, §5, §6.2, §8.2).
 
-Light retrieval always runs: topics from the vector and full-text indexes (fused, K = 8) and
+Light retrieval runs for every message but small talk (class C with no trigger: it injects
+nothing, so nothing is searched): topics from the vector and full-text indexes (fused, K = 8) and
 evidence from the conversation itself (English full-text over messages, each hit leading to the
 topics it is MENTIONED_IN). A deep retrieval runs when a §5.2 trigger fires or the request is
 explicit: K = 20 topics, 1-hop graph expansion, the resolved time window as filter and boost.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -22,9 +23,15 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from graph.clock import ensure_utc
+from graph.context import ContextStart
 from graph.messages import MessageHit
 from graph.models import Message, Topic
-from graph.protocols import MessageStoreProtocol, SuppressionStoreProtocol, TopicStoreProtocol
+from graph.protocols import (
+    ContextStoreProtocol,
+    MessageStoreProtocol,
+    SuppressionStoreProtocol,
+    TopicStoreProtocol,
+)
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import rank_facts
@@ -106,6 +113,24 @@ class _Gathered:
     degraded: bool = False
 
 
+class _SeparateReads:
+    """The reads before the search from the separate stores, one round trip each (a builder
+    given no ``ContextStore``: what it reads in one, ``graph/context.py``)."""
+
+    def __init__(
+        self, topics: TopicStoreProtocol, messages: MessageStoreProtocol, sleep_history: Any
+    ) -> None:
+        self.topics, self.messages, self.sleep_history = topics, messages, sleep_history
+
+    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
+        history = self.sleep_history(namespace) if self.sleep_history else SleepHistory()
+        return ContextStart(
+            self.messages.tail(namespace, tail_turns),
+            history,
+            self.topics.known_names(namespace, names),
+        )
+
+
 class ContextBuilder:
     def __init__(
         self,
@@ -117,6 +142,7 @@ class ContextBuilder:
         config: RetrievalConfig | None = None,
         skill_router: SkillRouter | None = None,
         suppression: SuppressionStoreProtocol | None = None,
+        start: ContextStoreProtocol | None = None,
     ) -> None:
         self.topics = topics
         self.messages = messages
@@ -128,6 +154,9 @@ class ContextBuilder:
         self.skill_router = skill_router  # (message, last tool output, vector) -> route dict
         # shared by every worker (Neo4j) when the composition root passes it; else this process's
         self.suppression = suppression if suppression is not None else LocalSuppression()
+        # the reads before the search (tail, sleep history, known names): one round trip when
+        # the composition root passes a ContextStore
+        self.reads = start or _SeparateReads(topics, messages, sleep_history)
 
     def build(self, req: ContextRequest) -> ContextResult:
         """The memory context for one message: triggers, one light search (deep when a trigger
@@ -137,7 +166,11 @@ class ContextBuilder:
         mark = time.perf_counter()
         plan = self._plan(req, now)
         clock["triggers"] = _lap(mark)
-        got = self._gather(req, now, plan)
+        # small talk (class C) that no trigger named injects nothing whatever a search finds:
+        # no search (it was ~80% of such a request's cost); the turn still counts for the
+        # session's suppression and the skills are still routed
+        quiet = plan.cls is RequestClass.NONE and not plan.deep
+        got = _Gathered() if quiet else self._gather(req, now, plan)
         clock["retrieve"] = _lap(mark) - clock["triggers"]
         qterms = terms(req.message)
         candidates, snippets = self._candidates(req, got, qterms, plan.window)
@@ -197,10 +230,9 @@ class ContextBuilder:
 
     def _plan(self, req: ContextRequest, now: datetime) -> _Plan:
         """The triggers that can be read off the message before searching, and its class."""
-        tail = self.messages.tail(req.namespace, self.cfg.tail_turns)
-        history = self.sleep_history(req.namespace) if self.sleep_history else SleepHistory()
+        begun = self.reads.start(req.namespace, self.cfg.tail_turns, noun_phrases(req.message))
+        tail, history, known = begun.tail, begun.history, begun.known
         window = resolve(req.message, now, self.tz, history)
-        known = self.topics.known_names(req.namespace, noun_phrases(req.message))
         ctx = TriggerContext(
             now, self.tz, history, " ".join(m.content for m in tail),
             known_names=frozenset(known), search_pending=True,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
+from graph.context import sleep_history
 from graph.errors import ValidationFailed
 from graph.models import WakePacket, WakeState
 from text.timephrases import SleepHistory, TimeWindow, resolve
@@ -31,15 +32,8 @@ class WindowResolver:
         """Sleep and wake times for "before you slept", "since you woke" and "since we last
         talked"."""
         state = self.packets.wake_state(namespace)
-        woke_at = state.woke_at if state else None
         found = self.packets.wake_packets(namespace, limit=1)
-        if not found:
-            return SleepHistory(woke_at=woke_at)
-        packet = found[0]
-        last_turn = packet.conversation_tail[-1].at if packet.conversation_tail else None
-        return SleepHistory(
-            slept_at=packet.slept_at, woke_at=woke_at, previous_session_end=last_turn
-        )
+        return sleep_history(found[0] if found else None, state.woke_at if state else None)
 
     def request(
         self,

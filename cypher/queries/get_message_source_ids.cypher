@@ -2,7 +2,8 @@
 // id), for citing: a context cites many messages and needs nothing else of them, so this reads
 // two properties instead of whole messages (no content, no datetimes to decode).
 // params: $namespace, $message_ids: list<string>
-// returns: message_id, source_id (ids not in the namespace are left out)
+// returns one row (a row per item cost the driver ~20 us of Python each, docs/performance.md):
+//          sources: list<[message_id, source_id]> (ids not in the namespace are left out)
 UNWIND $message_ids AS id
 MATCH (m:Message {message_id: id, namespace: $namespace})
-RETURN m.message_id AS message_id, coalesce(m.external_id, m.message_id) AS source_id
+RETURN collect([m.message_id, coalesce(m.external_id, m.message_id)]) AS sources

@@ -17,17 +17,27 @@ CALL () {
 MERGE (s:SuppressionSession {namespace: $namespace, session_id: $session_id})
 SET s.updated_at = $now  // a write first: the node's lock is held before anything is read
 WITH s, s.expires_at IS NULL OR s.expires_at < $now AS fresh
-WITH s, CASE WHEN fresh THEN 1 ELSE s.turn + 1 END AS turn,
-     CASE WHEN fresh THEN [] ELSE range(0, size(s.record_ids) - 1) END AS old
-WITH s, turn, [i IN old WHERE NOT s.record_ids[i] IN $record_ids
-                AND (turn - s.turns[i] < $cool_turns OR s.ats[i] > $cooled_before)] AS live
-WITH s, turn, $max_entries - size($record_ids) AS room, live
-WITH s, turn, CASE WHEN size(live) > room THEN live[size(live) - room..] ELSE live END AS keep
+// each list is read once into a variable: indexing s.record_ids[i] inside a comprehension read
+// the whole stored array again per element (256 entries x 6 lists: ~50 ms a turn,
+// docs/performance.md)
+WITH s, fresh, CASE WHEN fresh THEN 1 ELSE s.turn + 1 END AS turn,
+     CASE WHEN fresh THEN [] ELSE s.record_ids END AS ids,
+     CASE WHEN fresh THEN [] ELSE s.turns END AS turns,
+     CASE WHEN fresh THEN [] ELSE s.ats END AS ats,
+     CASE WHEN fresh THEN [] ELSE s.confidences END AS confidences,
+     CASE WHEN fresh THEN [] ELSE s.fingerprints END AS fingerprints
+WITH s, turn, ids, turns, ats, confidences, fingerprints,
+     [i IN range(0, size(ids) - 1) WHERE NOT ids[i] IN $record_ids
+        AND (turn - turns[i] < $cool_turns OR ats[i] > $cooled_before)] AS live
+WITH s, turn, ids, turns, ats, confidences, fingerprints, $max_entries - size($record_ids) AS room,
+     live
+WITH s, turn, ids, turns, ats, confidences, fingerprints,
+     CASE WHEN size(live) > room THEN live[size(live) - room..] ELSE live END AS keep
 SET s.turn = turn,
-    s.record_ids = [i IN keep | s.record_ids[i]] + $record_ids,
-    s.turns = [i IN keep | s.turns[i]] + [r IN $record_ids | turn],
-    s.ats = [i IN keep | s.ats[i]] + [r IN $record_ids | $now],
-    s.confidences = [i IN keep | s.confidences[i]] + [r IN $record_ids | $confidence],
-    s.fingerprints = [i IN keep | s.fingerprints[i]] + [r IN $record_ids | $fingerprint],
+    s.record_ids = [i IN keep | ids[i]] + $record_ids,
+    s.turns = [i IN keep | turns[i]] + [r IN $record_ids | turn],
+    s.ats = [i IN keep | ats[i]] + [r IN $record_ids | $now],
+    s.confidences = [i IN keep | confidences[i]] + [r IN $record_ids | $confidence],
+    s.fingerprints = [i IN keep | fingerprints[i]] + [r IN $record_ids | $fingerprint],
     s.expires_at = $expires_at
 RETURN turn

@@ -6,7 +6,8 @@
 // params: $query (Lucene, escaped, namespace-confined), $fetch, $k, $namespace,
 //         $since, $until (datetime | null)
 // returns: raw (hits Lucene returned),
-//          hits: list<{m: map, score, topics: list<{topic_id, name}>}>, best first
+//          hits: list<{m: map, score, topics: list<{topic_id, name}>}>, best first; the
+//          message's times as ISO text (graph/mapping.py parses them: no driver temporal decoding)
 CALL db.index.fulltext.queryNodes('message_text_en', $query, {limit: $fetch}) YIELD node, score
 WITH collect({m: node, score: score}) AS found
 WITH size(found) AS raw,
@@ -16,6 +17,6 @@ WITH size(found) AS raw,
 UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
 WITH raw, h, h.m AS m
 RETURN raw, collect(CASE WHEN m IS NULL THEN null ELSE
-  {m: m {.*}, score: h.score,
+  {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}, score: h.score,
    topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
             | {topic_id: t.topic_id, name: t.name}]} END) AS hits

@@ -6,7 +6,8 @@
 // without facts and events; not the lower-cased and full-text copies, created/updated times or
 // the vector; times as ISO text, parsed by graph/mapping.py: no driver temporal decoding,
 // docs/performance.md); false: the whole topic.
-// returns: seed_id, t (map, no embedding), type, weight, outgoing (edge points seed -> t)
+// returns one row (a row per item cost the driver ~20 us of Python each, docs/performance.md): neighbours: list<{seed_id, t (map, no embedding), type, weight,
+//          outgoing (edge points seed -> t)}>, each seed's strongest first
 UNWIND $topic_ids AS seed_id
 MATCH (s:Topic {topic_id: seed_id})-[r]-(t:Topic)
 WHERE s.namespace = $namespace AND t.namespace = $namespace
@@ -15,8 +16,8 @@ WITH seed_id, s, t, r ORDER BY r.weight DESC
 WITH seed_id, s, collect({t: t, r: r})[0..$limit] AS top
 UNWIND top AS x
 WITH seed_id, s, x.t AS t, x.r AS r
-RETURN seed_id,
-       CASE WHEN $light
+RETURN collect({seed_id: seed_id,
+       t: CASE WHEN $light
          THEN t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
                  first_seen_at: toString(t.first_seen_at),
                  last_seen_at: toString(t.last_seen_at), .numbers_json, .open_loops_json,
@@ -25,5 +26,5 @@ RETURN seed_id,
                  .correction_count, .constraint_count, .usage_count,
                  last_used_at: toString(t.last_used_at), .version,
                  archived_at: toString(t.archived_at)}
-         ELSE t {.*, embedding: null} END AS t,
-       type(r) AS type, r.weight AS weight, startNode(r) = s AS outgoing
+         ELSE t {.*, embedding: null} END,
+       type: type(r), weight: r.weight, outgoing: startNode(r) = s}) AS neighbours

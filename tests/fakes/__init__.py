@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tests.fakes.context import FakeContextStore
 from tests.fakes.embedder import DownEmbedder, HashEmbedder
 from tests.fakes.events import FakeEventStore
 from tests.fakes.graph import FakeGraph
@@ -33,10 +34,12 @@ class FakeStores:
         self.events = FakeEventStore(self.graph)
         self.sleep = FakeSleepStore(self.graph)
         self.queue = FakeSleepQueue(self.graph)
+        self.context = FakeContextStore(self.graph)
 
 
 __all__ = [
     "DownEmbedder",
+    "FakeContextStore",
     "FakeEventStore",
     "FakeGraph",
     "FakeMessageStore",

@@ -28,6 +28,7 @@ import numpy as np
 
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
+from graph.fulltext import COMMON_WORDS
 from graph.mapping import topic_from_props
 from graph.models import EdgeType, Message, Subject, Topic, TopicEvent, WakeState
 
@@ -177,6 +178,13 @@ def similarity(a: Sequence[float], b: Sequence[float]) -> float:
 def query_words(text: str) -> list[str]:
     """The words ``graph.topics.lucene_query`` puts in a query (longer than 1, at most 32)."""
     return [w for w in _WORD.findall(text.lower()) if len(w) > 1][:32]
+
+
+def content_words(text: str) -> list[str]:
+    """``query_words`` without common function words unless all are (the conversation's
+    full-text query, ``graph.fulltext.content_words``)."""
+    words = [w for w in _WORD.findall(text.lower()) if len(w) > 1]
+    return ([w for w in words if w not in COMMON_WORDS] or words)[:32]
 
 
 def standard_terms(text: str) -> list[str]:

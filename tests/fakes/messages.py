@@ -9,7 +9,7 @@ from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
 from graph.messages import BufferStats, MessageHit, plan_append
 from graph.models import Message
-from tests.fakes.graph import FakeGraph, english_terms, query_words, term_score
+from tests.fakes.graph import FakeGraph, content_words, english_terms, term_score
 
 
 class FakeMessageStore:
@@ -115,7 +115,7 @@ class FakeMessageStore:
     ) -> list[MessageHit]:
         """Messages holding the query's terms (content and speaker, English analysis), best
         first, with the live topics they are mentioned in."""
-        words = query_words(text)
+        words = content_words(text)
         if not words:
             return []
         query = english_terms(" ".join(words))

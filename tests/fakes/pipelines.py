@@ -84,5 +84,7 @@ def wire(
         conversation=Conversation(stores.messages, sleeper, clock, policy),
         search=search,
         waker=Waker(stores.sleep, stores.messages, search, policy),
-        context=ContextBuilder(stores.topics, stores.messages, search, sleep_history(stores)),
+        context=ContextBuilder(
+            stores.topics, stores.messages, search, sleep_history(stores), start=stores.context
+        ),  # the reads before the search in one call, as the composition root wires it
     )

@@ -140,10 +140,9 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
     assert model.texts == [LIGHT]  # one embedding serves topics, skills and evidence
     assert Counter(driver.calls) == Counter(
         {
-            "tail_messages": 1,  # triggers and short follow-ups
-            "latest_wake_packets": 1,  # "before you slept" needs the last sleep
-            "get_wake_state": 1,  # "since you woke" needs the last wake
-            "find_known_names": 1,  # a re-introduced entity
+            # triggers and short follow-ups (the tail), "before you slept" and "since you woke"
+            # (the last sleep and wake), a re-introduced entity (known names): one read
+            "read_context_start": 1,
             "search_topics_vector": 1,
             "search_topics_fulltext": 1,
             "get_topics_by_id": 1,  # the full-text topics' records
@@ -154,3 +153,18 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             "search_skills_vector": 1,
         }
     ), driver.calls
+
+
+def test_small_talk_searches_nothing(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    """Class C injects nothing whatever a search would find, so no index is searched; the
+    skills are still routed."""
+    stack, driver, _ = counted
+    driver.calls.clear()
+    result = stack.context("thanks!", now=NOW)
+    assert result.request_class == "C" and not result.deep and result.items == []
+    searched = [c for c in driver.calls if c.startswith(("search_topics", "search_messages"))]
+    assert searched == [], driver.calls
+    assert "read_context_start" in driver.calls and "search_skills_vector" in driver.calls
+    assert result.skill_routing.get("mode") in ("light", "deep"), result.skill_routing

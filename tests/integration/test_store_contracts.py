@@ -19,6 +19,7 @@ import pytest
 from neo4j import Driver
 from pydantic import BaseModel
 
+from graph.context import ContextStore
 from graph.events import EventStore
 from graph.messages import MessageStore
 from graph.models import (
@@ -57,6 +58,7 @@ class Side:
     events: Any
     sleep: Any
     queue: Any = None
+    context: Any = None
 
 
 Scenario = Callable[[Side, str, str], Any]
@@ -87,8 +89,9 @@ def sides(driver: Driver) -> tuple[Side, Side]:
             EventStore(driver),
             SleepStore(driver),
             SleepQueueStore(driver),
+            ContextStore(driver),
         ),
-        Side("fake", fake.messages, fake.topics, fake.events, fake.sleep, fake.queue),
+        Side("fake", fake.messages, fake.topics, fake.events, fake.sleep, fake.queue, fake.context),
     )
 
 
@@ -712,6 +715,35 @@ def a_commit_writes_everything_or_nothing(s: Side, ns: str, other: str) -> Any:
     }
 
 
+def the_reads_before_a_search_come_in_one(s: Side, ns: str, other: str) -> Any:
+    """``ContextStore.start``: the tail, the sleep history and the known names, as the separate
+    reads give them (before anything is stored, after a sleep, after a wake)."""
+    names = ["New One", " old topic ", "new two", "gone", "nothing", ""]
+    empty = s.context.start(ns, 3, names)
+    s.messages.append(ns, [message(ns, i, f"turn {i}") for i in range(5)])
+    s.messages.append(other, [message(other, 0, "elsewhere")])
+    seed_topics(s, ns, [topic(ns, "old", "Old Topic", "was here", days=-20)])
+    seed_topics(s, ns, [topic(ns, "g", "Gone", days=-5)])
+    seed_topics(s, other, [topic(other, "x", "Nothing")])
+    s.topics.archive(ns, f"{ns}-g", T0)
+    s.sleep.commit(a_commit(ns, existing_version=1))
+    slept = s.context.start(ns, 3, names)
+    woke_at = T0 + timedelta(days=3)
+    check = WakeCheck(packet_id=f"{ns}-w1", slept_at=T0 + timedelta(days=2), silent_before=T0)
+    s.sleep.claim_wake(ns, woke_at, check)
+    woke = s.context.start(ns, 2, names)
+    return {
+        "empty": empty,
+        "slept": slept,
+        "woke": woke,
+        "same_tail": [m.message_id for m in woke.tail]
+        == [m.message_id for m in s.messages.tail(ns, 2)],
+        "same_known": woke.known == s.topics.known_names(ns, names),
+        "no_tail": s.context.start(ns, 0, []),
+        "other": s.context.start(other, 3, names),
+    }
+
+
 PLANNING = [
     ("user", "We're planning Mel's surprise party at the lake house for Saturday with Anna."),
     ("assistant", "Nice! How many guests are you expecting for the party?"),
@@ -793,6 +825,7 @@ SCENARIOS: list[Scenario] = [
     the_sleep_queue_claims_retries_and_records_runs,
     match_pool_nearest_and_named,
     a_commit_writes_everything_or_nothing,
+    the_reads_before_a_search_come_in_one,
     sleep_twice,
 ]
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from graph.fulltext import in_namespace, lucene_query, namespace_token
+from graph.fulltext import content_words, in_namespace, lucene_query, namespace_token
 from graph.lexical import FUZZY_BUDGET, edit_distance, rank, tokens
 
 FIELDS = ("name", "alias_text", "one_liner")
@@ -34,6 +34,18 @@ def test_every_query_is_confined_to_the_namespace_and_adds_no_score() -> None:
     hostile = in_namespace("alice", lucene_query('x") OR ns_token:nsbob0 OR ("'))
     assert hostile.startswith("ns_token:nsalice0^0 AND (")
     assert "ns_token\\:nsbob0" not in hostile and "nsbob0" in hostile  # a word, not a field
+
+
+def test_the_conversation_query_leaves_common_words_out_unless_nothing_else_is_left() -> None:
+    """The message index's English analyzer keeps "what", "did", "we": they matched most
+    messages, and Lucene scored every one of them for nothing."""
+    text = "What did we decide about the billing migration?"
+    assert lucene_query(text, fuzzy=False, common=False) == "decide OR billing OR migration"
+    assert lucene_query(text, fuzzy=False) == (
+        "what OR did OR we OR decide OR about OR the OR billing OR migration"
+    )  # the topic search keeps every word (its BM25 and trigger thresholds weigh them)
+    assert content_words("The Who") == ["the", "who"]  # only common words: all of them
+    assert content_words("??") == []
 
 
 # -- local BM25 -----------------------------------------------------------------------------------

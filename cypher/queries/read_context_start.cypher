@@ -1,0 +1,39 @@
+// What a context needs before it searches, in one round trip (it was four: tail_messages,
+// get_wake_state, latest_wake_packets, find_known_names; docs/performance.md): the last $n
+// messages, when the namespace last woke and last slept (for "since you woke", "before you
+// slept"), and which of some phrases name a live topic (a reintroduced entity).
+// The tail is read as tail_messages reads it (the (namespace, seq) index backwards, $n entries);
+// known names as find_known_names finds them (full-text phrase lookup, then exact comparison),
+// only when $names is not empty.
+// params: $namespace, $n: int, $names: list<string> (lower-cased),
+//         $lucene (phrase query over name and alias_text, namespace-confined; any valid query
+//         when $names is empty)
+// returns one row: tail (list<map>, newest first; times as ISO text, as graph/mapping.py reads them), woke_at (datetime | null),
+//          slept_at (datetime | null: the newest wake packet's), conversation_tail_json
+//          (string | null: that packet's tail), known (list<string>: each known phrase once)
+CALL () {
+  MATCH (m:Message)
+  WHERE m.namespace = $namespace AND m.seq IS NOT NULL
+  WITH m ORDER BY m.namespace DESC, m.seq DESC LIMIT $n
+  RETURN collect(m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}) AS tail
+}
+CALL () {
+  OPTIONAL MATCH (s:WakeState {namespace: $namespace})
+  WHERE s.woke_at IS NOT NULL
+  RETURN s.woke_at AS woke_at
+}
+CALL () {
+  OPTIONAL MATCH (w:WakePacket {namespace: $namespace})
+  WITH w ORDER BY w.slept_at DESC LIMIT 1
+  RETURN w.slept_at AS slept_at, w.conversation_tail_json AS conversation_tail_json
+}
+RETURN tail, woke_at, slept_at, conversation_tail_json,
+  CASE WHEN size($names) = 0 THEN [] ELSE COLLECT {
+    CALL db.index.fulltext.queryNodes('topic_text', $lucene, {limit: 200}) YIELD node
+    WITH node AS t
+    WHERE t.namespace = $namespace AND t.archived_at IS NULL
+    UNWIND $names AS name
+    WITH name, t
+    WHERE t.name_lc = name OR name IN t.aliases_lc
+    RETURN DISTINCT name
+  } END AS known

@@ -1,0 +1,74 @@
+"""ContextStore: the reads a memory context makes before it searches, in one round trip.
+
+Every user message goes through ``retrieval.context.ContextBuilder``; before its topic search it
+needs the conversation's last turns (for triggers), the namespace's sleep and wake times (for
+"since you woke", "before you slept") and which phrases of the message name a known topic (a
+reintroduced entity). Four stores hold them (messages, wake state, wake packets, topics); asked
+one by one they cost four round trips per message, so this store reads them in one query
+(``read_context_start.cypher``), with the same answers as ``MessageStore.tail``,
+``SleepStore.wake_state`` / ``wake_packets`` and ``TopicStore.known_names``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from graph.cypher import query
+from graph.db import Store
+from graph.fulltext import in_namespace, phrase_query
+from graph.mapping import as_datetime, message_from_props
+from graph.models import Message, TailTurn, WakePacket
+from text.timephrases import SleepHistory
+
+MAX_NAMES = 50  # phrases looked up per message at most (as TopicStore.known_names)
+
+
+@dataclass(frozen=True)
+class ContextStart:
+    """The last turns (oldest first), the sleep history, the known names (lower-cased)."""
+
+    tail: list[Message] = field(default_factory=list)
+    history: SleepHistory = field(default_factory=SleepHistory)
+    known: set[str] = field(default_factory=set)
+
+
+def wanted_names(names: Sequence[str]) -> list[str]:
+    """The phrases a known-name lookup asks about: stripped, lower-cased, distinct, sorted."""
+    return sorted({n.strip().lower() for n in names if n.strip()})[:MAX_NAMES]
+
+
+def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepHistory:
+    """The sleep history of the namespace's newest wake packet and last wake: when it slept,
+    woke, and the last turn before it slept (``service.windows.WindowResolver.history``)."""
+    if packet is None:
+        return SleepHistory(woke_at=woke_at)
+    last_turn = packet.conversation_tail[-1].at if packet.conversation_tail else None
+    return SleepHistory(slept_at=packet.slept_at, woke_at=woke_at, previous_session_end=last_turn)
+
+
+class ContextStore(Store):
+    """The reads of a context request that span stores, one query each (read-only)."""
+
+    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
+        """The last ``tail_turns`` messages, the sleep history and which of ``names`` are a
+        live topic's name or alias, in one round trip."""
+        wanted = wanted_names(names)
+        params = {
+            "namespace": namespace,
+            "n": max(0, tail_turns),
+            "names": wanted,
+            "lucene": in_namespace(namespace, phrase_query(wanted)),
+        }
+        row = self._run(query("read_context_start"), params, read=True)[0]
+        tail = [message_from_props(m) for m in reversed(row["tail"])]
+        woke_at = as_datetime(row["woke_at"])
+        slept_at = as_datetime(row["slept_at"])
+        if slept_at is None:
+            return ContextStart(tail, SleepHistory(woke_at=woke_at), set(row["known"]))
+        turns = json.loads(row["conversation_tail_json"] or "[]")
+        last = TailTurn.model_validate(turns[-1]).at if turns else None
+        history = SleepHistory(slept_at=slept_at, woke_at=woke_at, previous_session_end=last)
+        return ContextStart(tail, history, set(row["known"]))

@@ -1,0 +1,30 @@
+"""In-memory fake of ``graph.context.ContextStore``: the reads before a context's search, from
+the fake stores of the same graph (the real store reads the same nodes in one query)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from graph.context import ContextStart, sleep_history
+from tests.fakes.graph import FakeGraph
+from tests.fakes.messages import FakeMessageStore
+from tests.fakes.sleep import FakeSleepStore
+from tests.fakes.topics import FakeTopicStore
+
+
+class FakeContextStore:
+    def __init__(self, graph: FakeGraph | None = None) -> None:
+        self.graph = graph or FakeGraph()
+        self.messages = FakeMessageStore(self.graph)
+        self.topics = FakeTopicStore(self.graph)
+        self.sleep = FakeSleepStore(self.graph)
+
+    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
+        """The last ``tail_turns`` messages, the sleep history and the known names."""
+        state = self.sleep.wake_state(namespace)
+        packets = self.sleep.wake_packets(namespace, limit=1)
+        return ContextStart(
+            self.messages.tail(namespace, tail_turns),
+            sleep_history(packets[0] if packets else None, state.woke_at if state else None),
+            self.topics.known_names(namespace, names),
+        )
