@@ -414,7 +414,9 @@ def _post(http: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]
 
 
 def _progress_line(row: dict[str, Any]) -> str:
-    recalls = "  ".join(f"{k} {v:.2f}" for k, v in row.items() if "@" in k)
+    recalls = "  ".join(
+        f"{k} {v:.2f}" for k, v in row.items() if k.startswith(("recall@", "bm25@"))
+    )
     return (
         f"{row['question_id']} ({row['question_type']}): {row['messages']} msgs, "
         f"{row['sleeps']} sleeps, {row['messages_per_s']} msg/s, {row['topics']} topics  {recalls}"

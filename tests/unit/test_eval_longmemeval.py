@@ -12,6 +12,7 @@ import pytest
 
 from api.eval_longmemeval import (
     Scores,
+    _progress_line,
     bm25_sources,
     describe_context,
     load_questions,
@@ -113,3 +114,11 @@ def test_reuse_reads_the_kept_namespaces_of_an_earlier_run(tmp_path: Path) -> No
     path.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(ValidationFailed, match="not the --json output"):
         load_reuse(path)
+
+
+def test_the_progress_line_shows_recalls_not_the_context_descriptions() -> None:
+    row = {"question_id": "q1", "question_type": "multi-session", "messages": 10, "sleeps": 2,
+           "messages_per_s": 5.0, "topics": 3, "recall@1000": 0.5, "bm25@1000": 1.0,
+           "context@1000": {"items": 2}}  # fmt: skip
+    line = _progress_line(row)
+    assert line.endswith("recall@1000 0.50  bm25@1000 1.00") and "items" not in line
