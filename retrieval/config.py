@@ -11,6 +11,7 @@ never reads a bare number of its own. Pure: no Neo4j, no model.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -107,6 +108,11 @@ class ConsultConfig(BaseModel):
     skip_below: float = Field(default=0.55, ge=0, le=1)
     normal_from: float = Field(default=0.72, ge=0, le=1)
     related_from: float = Field(default=0.82, ge=0, le=1)
+    personal_floor: Literal["skip", "consult", "normal", "related"] = Field(
+        default="normal",
+        description="the least band of a personal request (advice, a recommendation, a "
+        "question about the user's own life); skip: no floor",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ConsultConfig:
