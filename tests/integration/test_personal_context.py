@@ -81,9 +81,7 @@ def test_a_recommendation_request_gets_the_users_stated_preference(
     assert result.consult["raised_by"] == result.consult["personal_request"]
     assert result.deep
     # without the floor (the policy before), the same memory answers nothing
-    before = settings.retrieval.model_copy(
-        update={"consult": ConsultConfig(personal_floor="skip")}
-    )
+    before = settings.retrieval.model_copy(update={"consult": ConsultConfig(personal_floor="skip")})
     c = stack.container
     old = ContextBuilder(c.topics, c.messages, c.search, tz="UTC", config=before)
     req = ContextRequest(namespace=stack.namespace, message=ADVICE, now=NOW)
