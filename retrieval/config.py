@@ -65,6 +65,9 @@ class ContextConfig(BaseModel):
     outside_window: float = Field(default=0.5, ge=0, le=1)
     fact_weight: float = Field(default=0.6, ge=0, description="snippets found through facts")
     fallback_weight: float = Field(default=0.5, ge=0, description="hit with no shared term")
+    latest_gain: float = Field(
+        default=0.5, ge=0, description="a question for the current value: newest x (1 + gain)"
+    )
     max_sentences: int = Field(default=1, ge=1, description="sentences kept of a message")
     max_chars: int = Field(default=400, ge=40, description="characters of a message snippet")
     fallback_chars: int = Field(default=300, ge=40, description="a hit with no shared term")

@@ -28,7 +28,7 @@ from graph.protocols import MessageStoreProtocol, SuppressionStoreProtocol, Topi
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import rank_facts
-from retrieval.packer import Candidate, Packed, Snippet, pack
+from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import LocalSuppression, SuppressionCache, retention, task_fingerprint
@@ -37,6 +37,7 @@ from retrieval.triggers import (
     TriggerContext,
     after_search,
     fired,
+    latest_cue,
     past_question,
     personal_cue,
 )
@@ -143,6 +144,8 @@ class ContextBuilder:
         clock["retrieve"] = _lap(mark) - clock["triggers"]
         qterms = terms(req.message)
         candidates, snippets = self._candidates(req, got, qterms, plan.window)
+        if latest_cue(req.message):  # "most recent", "currently": an update outranks the old
+            snippets = prefer_newest(snippets, self.cfg.latest_gain)
         floor = self.config.consult.personal_floor if plan.personal else "skip"
         signals = _signals(got, qterms, snippets, self.cfg)
         decision = consult(signals, self.config.consult, floor, plan.personal or "")

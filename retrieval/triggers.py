@@ -42,6 +42,14 @@ _ASKS = re.compile(
 )
 # ... about the user's own life: the first person singular ("my bike", "I", "I'm")
 _OWN = re.compile(r"\b(?:my|mine|myself|i)\b(?:\s++[\w'’-]{1,30}+)?", re.I)
+# A question for the value as it stands now ("Where did I go on my most recent family trip?",
+# "Where do I currently keep my old sneakers?"): when a fact was updated, the newest statement
+# answers it.
+_LATEST = re.compile(
+    r"\b(?:most\s++recent(?:ly)?|latest|currently|current|nowadays|these\s++days|"
+    r"at\s++the\s++moment|right\s++now|any\s*more|still)\b",
+    re.I,
+)
 _SWITCH = re.compile(
     r"^\s*(?:anyway|anyhow|separately|unrelated(?:ly)?|on another note|by the way|btw|"
     r"switching gears|new thing|different topic|changing (?:the )?subject)\b",
@@ -149,6 +157,15 @@ def personal_cue(text: str) -> str | None:
                 return f"personal_request: about the user's own life '{own.group(0)[:40]}'"
         before = sentence
     return None
+
+
+def latest_cue(text: str) -> str | None:
+    """Why a question asks for the current value of something ("latest: 'most recent'"), or
+    None; a statement ("I still have it") asks nothing."""
+    if _ASKS.search(text) is None:
+        return None
+    m = _LATEST.search(text)
+    return f"latest: '{m.group(0)}'" if m else None
 
 
 def personal_request(text: str, ctx: TriggerContext) -> str | None:

@@ -1,7 +1,8 @@
 """Personal requests (issue #12, LongMemEval preference questions): a request for advice, a
 recommendation or suggestions, or a question about the user's own life, consults memory even
 when its consult confidence is low, and goes deep when the light search finds nothing clear.
-Small talk and impersonal requests do not. Pure: no I/O."""
+Small talk and impersonal requests do not. A question for the current value ("most recent",
+"currently") puts the newest statement first. Pure: no I/O."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from pydantic import ValidationError
 from api.settings import Settings
 from retrieval.classify import ConsultSignals, RequestClass, classify, consult
 from retrieval.config import DEFAULT, ConsultConfig
+from retrieval.packer import Snippet, prefer_newest
 from retrieval.triggers import (
     RetrievalSignals,
     TriggerContext,
     after_search,
     fired,
+    latest_cue,
     personal_cue,
     personal_request,
 )
@@ -112,3 +115,32 @@ def test_the_floor_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings().retrieval.consult.personal_floor == "consult"
     with pytest.raises(ValidationError, match="personal_floor"):
         ConsultConfig(personal_floor="always")  # type: ignore[arg-type]
+
+
+# -- a question for the current value: the newest statement leads ---------------------------------
+def _snip(mid: str, day: int, score: float) -> Snippet:
+    at = datetime(2023, 5, day, 12, tzinfo=UTC)
+    return Snippet(mid, mid, at, "", f"text {mid}", score, ["t1"])
+
+
+def test_a_question_for_the_current_value_is_recognised() -> None:
+    assert latest_cue("Where did I go on my most recent family trip?") == "latest: 'most recent'"
+    assert latest_cue("Where do I currently keep my old sneakers?") == "latest: 'currently'"
+    assert latest_cue("Where did I go on my family trip?") is None
+    assert latest_cue("I still keep them under the bed.") is None  # a statement asks nothing
+
+
+def test_the_newest_statement_outranks_the_one_it_updated() -> None:
+    """Hawaii (26 May) scored a little higher than Paris (28 May) for "most recent family
+    trip"; with the gain the newer one leads, and an unrelated old line keeps its place."""
+    hawaii, paris, other = _snip("hawaii", 26, 1.0), _snip("paris", 28, 0.9), _snip("x", 1, 0.3)
+    ranked = prefer_newest([hawaii, paris, other], gain=DEFAULT.context.latest_gain)
+    assert [s.message_id for s in sorted(ranked, key=lambda s: -s.score)] == [
+        "paris",
+        "hawaii",
+        "x",
+    ]
+    assert other.score == 0.3  # the oldest: newness 0
+    assert paris.score == pytest.approx(0.9 * 1.5)
+    lone = _snip("only", 3, 0.7)
+    assert prefer_newest([lone], 0.5)[0].score == 0.7  # nothing to compare with
