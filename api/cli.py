@@ -417,16 +417,26 @@ def eval_longmemeval(
     question: Annotated[list[str] | None, typer.Option(help="only these question ids")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
     keep: Annotated[bool, typer.Option(help="keep the namespaces afterwards")] = False,
+    reuse: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="the --json output of an earlier --keep run: score its kept namespaces again "
+            "without ingesting (a retrieval change on the same memory)",
+        ),
+    ] = None,
 ) -> None:
     """Evidence recall on LongMemEval through the public API (docs EVALUATION.md §5): per
     question a fresh namespace on a local server, the haystack appended with the production
     sleep policy, contexts at each budget, beside the flat BM25 baseline."""
-    from api.eval_longmemeval import evaluate, load_questions, render
+    from api.eval_longmemeval import evaluate, load_questions, load_reuse, render
 
     container = _container()
     try:
         container.migrate()
         questions = load_questions(data, limit, question)
+        earlier = load_reuse(reuse) if reuse else None
         with progress() as bar:
             task = bar.add_task("questions", total=len(questions))
 
@@ -434,7 +444,7 @@ def eval_longmemeval(
                 bar.console.print(markup(line))
                 bar.advance(task)
 
-            summary = evaluate(container, questions, budget, keep, done).summary()
+            summary = evaluate(container, questions, budget, keep, done, earlier).summary()
     except SheriffError as exc:
         _fail(exc)
     finally:

@@ -270,18 +270,31 @@ def evaluate(
     budgets: list[int],
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
+    reuse: dict[str, dict[str, Any]] | None = None,
 ) -> Report:
-    """Run §5 for ``questions`` through a local server; namespaces dropped unless ``keep``."""
+    """Run §5 for ``questions`` through a local server; namespaces dropped unless ``keep``.
+    ``reuse`` (question id -> that question's ``per_question`` row of an earlier ``--keep``
+    run): score contexts in the kept namespace without ingesting again (its ingest figures are
+    the earlier run's), so a retrieval change can be measured on the same memory."""
     report = Report(sorted(set(budgets)))
+    reuse = reuse or {}
     with serve(container) as (base_url, new_key):
         for question in questions:
-            ns = f"lme-{question.question_id}-{uuid.uuid4().hex[:6]}"
+            earlier = reuse.get(question.question_id)
+            ns = (
+                earlier["namespace"]
+                if earlier
+                else f"lme-{question.question_id}-{uuid.uuid4().hex[:6]}"
+            )
             try:
                 headers = {"Authorization": f"Bearer {new_key(ns)}"}
                 with httpx.Client(
                     base_url=base_url, headers=headers, timeout=HTTP_TIMEOUT_S
                 ) as http:
-                    row = one_question(container, http, ns, question, report)
+                    if earlier:
+                        row = rescore(http, question, report, earlier)
+                    else:
+                        row = one_question(container, http, ns, question, report)
             finally:
                 if not keep:
                     drop_namespace(container.driver, ns, container.settings.neo4j_database)
@@ -317,6 +330,36 @@ def one_question(
         "topics": len(container.topics.list_live(ns)),
         "evidence": len(question.evidence),
     }
+    score_contexts(http, question, report, row)
+    return row
+
+
+def rescore(
+    http: httpx.Client, question: Question, report: Report, earlier: dict[str, Any]
+) -> dict[str, Any]:
+    """Score the contexts of an already ingested namespace (the earlier row's ingest figures)."""
+    fields = ("question_id", "question_type", "namespace", "messages", "sleeps", "ingest_s")
+    row = {k: earlier[k] for k in fields}
+    row |= {k: earlier[k] for k in ("messages_per_s", "topics", "evidence")}
+    score_contexts(http, question, report, row)
+    return row
+
+
+def load_reuse(path: Path) -> dict[str, dict[str, Any]]:
+    """question id -> its row of an earlier ``--json --keep`` run's output (``per_question``)."""
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        rows = summary["per_question"]
+        return {str(r["question_id"]): r for r in rows if r.get("namespace")}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValidationFailed(f"{path}: not the --json output of an earlier run ({exc})") from exc
+
+
+def score_contexts(
+    http: httpx.Client, question: Question, report: Report, row: dict[str, Any]
+) -> None:
+    """Ask the context at every budget; score it and BM25 into ``report`` and ``row``, with
+    what the context held (``context@B``: class, triggers, band, cited and missing evidence)."""
     for budget in report.budgets:
         t0 = time.perf_counter()
         ctx = _post(
@@ -331,7 +374,25 @@ def one_question(
         row[f"bm25@{budget}"] = report.bm25[budget].add(
             qtype, evidence, bm25_sources(question, budget)
         )
-    return row
+        row[f"context@{budget}"] = describe_context(ctx, evidence)
+
+
+def describe_context(ctx: dict[str, Any], evidence: set[str]) -> dict[str, Any]:
+    """What one context answer held, for reading a run question by question: the request
+    class, triggers, consult band, how many items and tokens, and which evidence turns it cited
+    or missed."""
+    cited = {sid for item in ctx["items"] for sid in item["provenance"]["source_ids"]}
+    return {
+        "request_class": ctx.get("request_class"),
+        "deep": ctx.get("deep"),
+        "triggers": ctx.get("triggers", []),
+        "band": (ctx.get("consult") or {}).get("band"),
+        "confidence": (ctx.get("consult") or {}).get("confidence"),
+        "items": len(ctx["items"]),
+        "used_tokens": ctx.get("used_tokens"),
+        "cited_evidence": sorted(evidence & cited),
+        "missing_evidence": sorted(evidence - cited),
+    }
 
 
 def _message(turn: Turn) -> dict[str, Any]:
@@ -353,7 +414,9 @@ def _post(http: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]
 
 
 def _progress_line(row: dict[str, Any]) -> str:
-    recalls = "  ".join(f"{k} {v:.2f}" for k, v in row.items() if "@" in k)
+    recalls = "  ".join(
+        f"{k} {v:.2f}" for k, v in row.items() if k.startswith(("recall@", "bm25@"))
+    )
     return (
         f"{row['question_id']} ({row['question_type']}): {row['messages']} msgs, "
         f"{row['sleeps']} sleeps, {row['messages_per_s']} msg/s, {row['topics']} topics  {recalls}"

@@ -161,7 +161,11 @@ class ContextPublic(BaseModel):
     )
     triggers: list[str] = Field(description="deep-retrieval triggers that fired (spec §5.2)")
     deep: bool = Field(description="deep retrieval ran (K=20, graph expansion, time window)")
-    consult: dict[str, Any] = Field(description="confidence, band and its components")
+    consult: dict[str, Any] = Field(
+        description="confidence, band and its components; personal_request: why the message "
+        "is a personal request (advice, a question about the user's own life); raised_by: what "
+        "raised the band to its floor (docs/retrieval.md)"
+    )
     time_window: WindowPublic | None = Field(description="the time phrase resolved, if any")
     retrieval_signals: dict[str, float] = Field(
         default_factory=dict,

@@ -22,11 +22,13 @@ from enum import StrEnum
 from retrieval.config import ConsultConfig
 from text.cues import MEMORY_CUE
 
-_CASUAL = re.compile(
-    r"^\s*(?:hi|hello|hey|thanks|thank you|ok|okay|cool|great|nice|lol|good (?:morning|night)|bye)"
-    r"[\s!.,]*$",
-    re.I,
+# Small talk: one or more greeting, thanks or acknowledgement words and nothing else ("thanks!",
+# "great, thank you", "ok cool"). Linear: words separated by possessive punctuation runs.
+_CASUAL_WORD = (
+    r"(?:hi|hello|hey|thanks|thank you(?: so much| very much)?|thx|ok|okay|cool|great|nice|lol"
+    r"|good (?:morning|night|evening)|bye|sounds good|got it|perfect|awesome|alright|will do)"
 )
+_CASUAL = re.compile(rf"^\s*+{_CASUAL_WORD}(?:[\s!.,]++{_CASUAL_WORD})*+[\s!.,]*+$", re.I)
 
 
 _QUESTION = re.compile(
@@ -58,11 +60,15 @@ class ConsultSignals:
     provenance: float = 0.0
 
 
+BANDS = ("skip", "consult", "normal", "related")  # lowest first
+
+
 @dataclass(frozen=True)
 class ConsultDecision:
     confidence: float
     band: str  # "skip" | "consult" | "normal" | "related"
     components: dict[str, float] = field(default_factory=dict)
+    raised_by: str = ""  # why the band was raised to a floor above the confidence's own band
 
 
 def classify(text: str, memory_triggers: list[str], names_known: bool = False) -> RequestClass:
@@ -77,9 +83,22 @@ def classify(text: str, memory_triggers: list[str], names_known: bool = False) -
     return RequestClass.IMPLICIT
 
 
-def consult(signals: ConsultSignals, cfg: ConsultConfig | None = None) -> ConsultDecision:
-    """Weighted consult confidence and the band it falls in."""
-    cfg = cfg or _DEFAULT
+def consult(
+    signals: ConsultSignals,
+    cfg: ConsultConfig | None = None,
+    floor: str = "skip",
+    why: str = "",
+) -> ConsultDecision:
+    """Weighted consult confidence and the band it falls in, at least ``floor`` (``why`` says
+    what raised it: a personal request consults memory whatever the confidence,
+    ``ConsultConfig.personal_floor``)."""
+    decision = _banded(signals, cfg or _DEFAULT)
+    if BANDS.index(floor) > BANDS.index(decision.band):
+        return ConsultDecision(decision.confidence, floor, decision.components, why)
+    return decision
+
+
+def _banded(signals: ConsultSignals, cfg: ConsultConfig) -> ConsultDecision:
     weights = cfg.weights
     parts = {name: weights[name] * min(1.0, max(0.0, getattr(signals, name))) for name in weights}
     confidence = round(sum(parts.values()), 4)

@@ -11,6 +11,7 @@ never reads a bare number of its own. Pure: no Neo4j, no model.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -64,6 +65,9 @@ class ContextConfig(BaseModel):
     outside_window: float = Field(default=0.5, ge=0, le=1)
     fact_weight: float = Field(default=0.6, ge=0, description="snippets found through facts")
     fallback_weight: float = Field(default=0.5, ge=0, description="hit with no shared term")
+    latest_gain: float = Field(
+        default=0.5, ge=0, description="a question for the current value: newest x (1 + gain)"
+    )
     max_sentences: int = Field(default=1, ge=1, description="sentences kept of a message")
     max_chars: int = Field(default=400, ge=40, description="characters of a message snippet")
     fallback_chars: int = Field(default=300, ge=40, description="a hit with no shared term")
@@ -107,6 +111,11 @@ class ConsultConfig(BaseModel):
     skip_below: float = Field(default=0.55, ge=0, le=1)
     normal_from: float = Field(default=0.72, ge=0, le=1)
     related_from: float = Field(default=0.82, ge=0, le=1)
+    personal_floor: Literal["skip", "consult", "normal", "related"] = Field(
+        default="normal",
+        description="the least band of a personal request (advice, a recommendation, a "
+        "question about the user's own life); skip: no floor",
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> ConsultConfig:

@@ -35,7 +35,7 @@ from graph.protocols import (
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import rank_facts
-from retrieval.packer import Candidate, Packed, Snippet, pack
+from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import LocalSuppression, SuppressionCache, retention, task_fingerprint
@@ -44,7 +44,9 @@ from retrieval.triggers import (
     TriggerContext,
     after_search,
     fired,
+    latest_cue,
     past_question,
+    personal_cue,
 )
 from text.english import noun_phrases
 from text.timephrases import SleepHistory, TimeWindow, resolve
@@ -99,6 +101,7 @@ class _Plan:
     triggers: list[str]
     cls: RequestClass
     deep: bool
+    personal: str | None = None  # why an implicit message consults memory whatever the score
 
 
 @dataclass
@@ -174,7 +177,11 @@ class ContextBuilder:
         clock["retrieve"] = _lap(mark) - clock["triggers"]
         qterms = terms(req.message)
         candidates, snippets = self._candidates(req, got, qterms, plan.window)
-        decision = consult(_signals(got, qterms, snippets, self.cfg), self.config.consult)
+        if latest_cue(req.message):  # "most recent", "currently": an update outranks the old
+            snippets = prefer_newest(snippets, self.cfg.latest_gain)
+        floor = self.config.consult.personal_floor if plan.personal else "skip"
+        signals = _signals(got, qterms, snippets, self.cfg)
+        decision = consult(signals, self.config.consult, floor, plan.personal or "")
         packed = self._pack(req, now, plan.cls, decision, candidates, snippets)
         skills, routing = got.skills.result() if got.skills else self._route_skills(req, None)
         clock["total"] = _lap(mark)
@@ -191,6 +198,8 @@ class ContextBuilder:
                 "confidence": decision.confidence,
                 "band": decision.band,
                 "components": decision.components,
+                **({"personal_request": plan.personal} if plan.personal else {}),
+                **({"raised_by": decision.raised_by} if decision.raised_by else {}),
             },
             time_window=window.as_dict() if window else None,
             retrieval_signals=got.signals.as_dict(),
@@ -249,7 +258,10 @@ class ContextBuilder:
         # deep only when a trigger names why (or the caller asked for an explicit search): a
         # class-A question the light search answers clearly stays light
         deep = bool(triggers) or req.explicit
-        return _Plan(tail, window, triggers, cls, deep)
+        # advice, a recommendation, a question about the user's own life: consulted even when
+        # the consult confidence is low (the trigger widens it to deep after a vague search)
+        personal = personal_cue(req.message) if cls is RequestClass.IMPLICIT else None
+        return _Plan(tail, window, triggers, cls, deep, personal)
 
     def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
         """The session's suppression state, or None (no session, or the store failed: the
@@ -286,6 +298,11 @@ class ContextBuilder:
         candidates are fetched for a deep search, so when the light search's own signals
         fire the low-confidence trigger the deep ranking needs no second search."""
         got = _Gathered()
+        if plan.cls is RequestClass.NONE:  # small talk: nothing is injected, so nothing searched
+            plan.deep = False
+            if self.skill_router is not None:
+                got.skills = _SKILL_POOL.submit(self._route_skills, req, None)
+            return got
         query = req.message
         if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in plan.tail[-2:]), query])

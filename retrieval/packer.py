@@ -120,6 +120,21 @@ class _Block:
         return f"## {self.cand.title} (seen {span})"
 
 
+def prefer_newest(snippets: list[Snippet], gain: float) -> list[Snippet]:
+    """For a question about the value as it stands now: each snippet's score times
+    (1 + gain x newness), newness 0 for the oldest dated snippet and 1 for the newest (by date
+    rank between them), so an updated statement outranks the one it updated while relevance
+    still decides between unrelated ones. Undated snippets are left as they are."""
+    dated = sorted({s.at for s in snippets if s.at is not None})
+    if len(dated) < 2:
+        return snippets
+    rank = {at: i / (len(dated) - 1) for i, at in enumerate(dated)}
+    for s in snippets:
+        if s.at is not None:
+            s.score *= 1 + gain * rank[s.at]
+    return snippets
+
+
 def pack(
     candidates: list[Candidate],
     snippets: list[Snippet],

@@ -12,12 +12,42 @@ from datetime import datetime
 
 from retrieval.config import TriggerConfig
 from text.cues import MEMORY_CUE
-from text.english import noun_phrases
+from text.english import noun_phrases, split_sentences
 from text.timephrases import SleepHistory, find_windows
 
 _PAST_QUESTION = re.compile(
     r"^\s*(?:when|what|where|who|which|how|why)\b[^?]*\b(?:did|was|were|had)\b|"
     r"^\s*(?:did|has|had|was|were)\b[^?]*\?",
+    re.I,
+)
+# A request for advice, a recommendation or suggestions: the user's stated preferences and
+# situation are what make the answer theirs ("Any tips for keeping my kitchen clean?"). Linear:
+# each alternative starts at a word boundary, runs are possessive and the one gap is bounded.
+_ADVICE = re.compile(
+    r"\b(?:can|could|would|will)\s++you\s++(?:please\s++)?(?:suggest|recommend|advise)\b|"
+    r"\bwhat\s++(?:do|would|can|could)\s++you\s++(?:suggest|recommend|advise)\b|"
+    r"\b(?:any|some|a\s++few|your)\s++(?:[a-z]{1,20}+\s++)?"
+    r"(?:tips|recommendations?|suggestions?|advice|ideas|pointers)\b|"
+    r"\b(?:what|which|where|how|when)\s++(?:should|could|can)\s++i\b|"
+    r"\bshould\s++i\b|"
+    r"\bhelp\s++me\s++(?:choose|pick|decide|plan|find|figure\s++out)\b|"
+    r"^[^\S\n]*+(?:please\s++)?(?:suggest|recommend)\b",
+    re.I,
+)
+# A question (a question mark, or an interrogative first word) ...
+_ASKS = re.compile(
+    r"\?|^[^\S\n]*+(?:what|when|where|who|which|why|how|would|could|does|do|did|is|are|was|"
+    r"were|has|have|can|should)\b",
+    re.I,
+)
+# ... about the user's own life: the first person singular ("my bike", "I", "I'm")
+_OWN = re.compile(r"\b(?:my|mine|myself|i)\b(?:\s++[\w'’-]{1,30}+)?", re.I)
+# A question for the value as it stands now ("Where did I go on my most recent family trip?",
+# "Where do I currently keep my old sneakers?"): when a fact was updated, the newest statement
+# answers it.
+_LATEST = re.compile(
+    r"\b(?:most\s++recent(?:ly)?|latest|currently|current|nowadays|these\s++days|"
+    r"at\s++the\s++moment|right\s++now|any\s*more|still)\b",
     re.I,
 )
 _SWITCH = re.compile(
@@ -103,10 +133,62 @@ def memory_reference(text: str, ctx: TriggerContext) -> str | None:
         return None if ctx.search_pending else reason
     if clear(ctx.signals, ctx.config):
         return None
+    return f"{reason} and {_not_clear(ctx)}"
+
+
+def personal_cue(text: str) -> str | None:
+    """Why ``text`` asks for something the user's own memory shapes, or None: a request for
+    advice, a recommendation or suggestions ("Can you suggest ...", "Any tips for ..."), or a
+    question about the user's own life in the first person ("I noticed my bike ... Could there
+    be a reason?"). Such a message consults memory even when its consult confidence is low
+    (``ConsultConfig.personal_floor``); small talk ("thanks!", "ok") is neither."""
+    m = _ADVICE.search(text)
+    if m:
+        return f"personal_request: advice '{m.group(0).strip()[:40]}'"
+    if _ASKS.search(text) is None:
+        return None
+    # the first person in a question or in the sentence that sets it up ("I noticed my bike
+    # ... Could there be a reason?"), not in an aside after it ("Any news? I owe Sam 50 euros.")
+    before = ""
+    for sentence in split_sentences(text):
+        if _ASKS.search(sentence):
+            own = _OWN.search(sentence) or _OWN.search(before)
+            if own:
+                return f"personal_request: about the user's own life '{own.group(0)[:40]}'"
+        before = sentence
+    return None
+
+
+def latest_cue(text: str) -> str | None:
+    """Why a question asks for the current value of something ("latest: 'most recent'"), or
+    None; a statement ("I still have it") asks nothing."""
+    if _ASKS.search(text) is None:
+        return None
+    m = _LATEST.search(text)
+    return f"latest: '{m.group(0)}'" if m else None
+
+
+def personal_request(text: str, ctx: TriggerContext) -> str | None:
+    """A personal request (``personal_cue``) widens to a deep search when the light search found
+    no clear topic: what the user said about themselves may be filed under a topic the message
+    does not name. Like the past-tense question, it waits for the signals before the search."""
+    cue = personal_cue(text)
+    if cue is None:
+        return None
+    if ctx.signals is None:
+        return None if ctx.search_pending else cue
+    if clear(ctx.signals, ctx.config):
+        return None
+    return f"{cue} and {_not_clear(ctx)}"
+
+
+def _not_clear(ctx: TriggerContext) -> str:
+    """The explanation of a weak cue's firing: the light search vouched for no topic."""
+    assert ctx.signals is not None
     values = ", ".join(f"{k} {v:.3f}" for k, v in ctx.signals.as_dict().items())
     cfg = ctx.config
     return (
-        f"{reason} and no clear topic (best_cosine < {cfg.cosine_clear} and best_text < "
+        f"no clear topic (best_cosine < {cfg.cosine_clear} and best_text < "
         f"{cfg.text_floor}: {values})"
     )
 
@@ -184,12 +266,14 @@ def debug_recurrence(text: str, ctx: TriggerContext) -> str | None:
 
 def after_search(text: str, ctx: TriggerContext) -> str | None:
     """The triggers that judge the light search's signals (``ctx.signals``), run when none fired
-    before it: a past-tense question with no clear topic, then low confidence."""
-    return memory_reference(text, ctx) or low_confidence(text, ctx)
+    before it: a past-tense question with no clear topic, low confidence, then a personal
+    request with no clear topic (low confidence names the vaguest searches itself)."""
+    return memory_reference(text, ctx) or low_confidence(text, ctx) or personal_request(text, ctx)
 
 
 TOPIC_TRIGGERS: tuple[Callable[[str, TriggerContext], str | None], ...] = (
     memory_reference,
+    personal_request,
     relative_time,
     reintroduced_entity,
     low_confidence,

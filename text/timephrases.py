@@ -296,14 +296,25 @@ def _vague(match: re.Match[str], ctx: _Ctx) -> _Span:
 # "my Sunday group rides", "our Friday standup": a weekday owned like this names a recurring
 # thing, not a day (a window of last Sunday would hide every ride but one)
 _OWNED = re.compile(r"\b(?:my|our|your|his|her|their)\s+$", re.I)
+# "every Saturday", "on Saturday mornings": a habit as well ("What time do I wake up on Saturday
+# mornings?" asks about every Saturday, not the last one)
+_EVERY = re.compile(r"\b(?:every|each)\s+$", re.I)
+_PART_OF_DAYS = re.compile(r"\s{1,3}(?:mornings|afternoons|evenings|nights)\b", re.I)
 
 
 def _weekday(match: re.Match[str], ctx: _Ctx) -> _Span | None:
     """A named weekday: the most recent past one; 'this X' = this calendar week; 'next X';
-    none for a weekday owned by someone ("my Sunday rides")."""
+    none for a habit: a weekday owned by someone ("my Sunday rides"), "every Sunday", "on
+    Sunday mornings"."""
     target = WEEKDAYS.index(match.group("wd").lower())
     modifier = (match.group("mod") or "").lower()
-    if not modifier and _OWNED.search(match.string, max(0, match.start() - 8), match.start()):
+    before = max(0, match.start() - 8)
+    if not modifier and _OWNED.search(match.string, before, match.start()):
+        return None
+    if modifier in {"", "on"} and (
+        _EVERY.search(match.string, before, match.start())
+        or _PART_OF_DAYS.match(match.string, match.end())
+    ):
         return None
     if modifier == "this":
         return ctx.day(_monday(ctx.today) + timedelta(days=target))

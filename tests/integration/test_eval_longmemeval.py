@@ -9,6 +9,7 @@ from neo4j import Driver
 from api.container import Container
 from api.eval_longmemeval import evaluate, to_question
 from api.settings import Settings
+from graph.db import drop_namespace
 from retrieval.embedding import MiniLMEmbedder
 from skills.config import SkillSettings
 from sleepwake.policy import SleepPolicy
@@ -58,3 +59,31 @@ def test_a_question_is_ingested_over_http_scored_and_cleaned_up(
         "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS n", ns=row["namespace"]
     )
     assert left[0]["n"] == 0  # messages, topics and the question's API key are gone
+
+
+def test_a_kept_namespace_is_scored_again_without_ingesting(
+    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, tmp_path: Path
+) -> None:
+    container = Container(
+        settings,
+        skill_settings=SkillSettings(workspaces_dir=tmp_path),
+        driver=driver,
+        embedder=embedder,
+        policy=SleepPolicy(tail_turns=1),
+    )
+    question = to_question(HAYSTACK)
+    first = evaluate(container, [question], [1000], keep=True).summary()["per_question"][0]
+    ns = first["namespace"]
+    try:
+        assert first["context@1000"]["cited_evidence"] == ["dog:0"]
+        count = "MATCH (m:Message) WHERE m.namespace = $ns RETURN count(m) AS n"
+        stored = driver.execute_query(count, ns=ns)[0][0]["n"]
+        again = evaluate(
+            container, [question], [1000], keep=True, reuse={question.question_id: first}
+        )
+        (row,) = again.summary()["per_question"]
+        assert row["namespace"] == ns and row["ingest_s"] == first["ingest_s"]
+        assert row["recall@1000"] == 1.0 and row["context@1000"]["missing_evidence"] == []
+        assert driver.execute_query(count, ns=ns)[0][0]["n"] == stored  # nothing appended
+    finally:
+        drop_namespace(driver, ns, settings.neo4j_database)

@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from api.eval_longmemeval import Scores, bm25_sources, load_questions, parse_date, to_question
+from api.eval_longmemeval import (
+    Scores,
+    _progress_line,
+    bm25_sources,
+    describe_context,
+    load_questions,
+    load_reuse,
+    parse_date,
+    to_question,
+)
 from graph.errors import ValidationFailed
 
 
@@ -80,3 +89,36 @@ def test_recall_and_r_all_per_type() -> None:
     assert summary["recall"] == 0.5  # (0.5 + 1 + 0) / 3
     assert summary["r_all"] == pytest.approx(0.3333, abs=1e-4)
     assert summary["per_type"]["multi-session"] == {"recall": 0.75, "r_all": 0.5, "questions": 2}
+
+
+def test_a_context_is_described_by_what_it_held_and_missed() -> None:
+    ctx = {
+        "items": [{"provenance": {"source_ids": ["s1:0", "s9:2"]}}],
+        "request_class": "B",
+        "deep": True,
+        "triggers": ["personal_request: advice 'any tips'"],
+        "consult": {"band": "normal", "confidence": 0.41},
+        "used_tokens": 120,
+    }
+    row = describe_context(ctx, {"s1:0", "s2:4"})
+    assert row["cited_evidence"] == ["s1:0"] and row["missing_evidence"] == ["s2:4"]
+    assert (row["request_class"], row["band"], row["items"]) == ("B", "normal", 1)
+    assert row["triggers"] == ["personal_request: advice 'any tips'"]
+
+
+def test_reuse_reads_the_kept_namespaces_of_an_earlier_run(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    rows = [{"question_id": "q1", "namespace": "lme-q1-abc"}, {"question_id": "q2"}]
+    path.write_text(json.dumps({"per_question": rows}), encoding="utf-8")
+    assert list(load_reuse(path)) == ["q1"]  # q2 kept no namespace: it is ingested again
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValidationFailed, match="not the --json output"):
+        load_reuse(path)
+
+
+def test_the_progress_line_shows_recalls_not_the_context_descriptions() -> None:
+    row = {"question_id": "q1", "question_type": "multi-session", "messages": 10, "sleeps": 2,
+           "messages_per_s": 5.0, "topics": 3, "recall@1000": 0.5, "bm25@1000": 1.0,
+           "context@1000": {"items": 2}}  # fmt: skip
+    line = _progress_line(row)
+    assert line.endswith("recall@1000 0.50  bm25@1000 1.00") and "items" not in line

@@ -318,3 +318,15 @@ def test_a_weekday_someone_owns_is_a_habit_not_a_day() -> None:
         z("2026-11-15T00:00"), z("2026-11-16T00:00"), "on Sunday", "weekday"
     )
     assert resolve("my last Sunday ride", NOW) is not None  # "last" names the day
+
+
+def test_every_weekday_and_weekday_mornings_are_habits_not_days() -> None:
+    """ "What time do I wake up on Saturday mornings?" (a LongMemEval knowledge-update
+    question) asks about every Saturday: a window of last Saturday hid both answers."""
+    assert resolve("What time do I wake up on Saturday mornings?", NOW) is None
+    assert resolve("I jog every Saturday.", NOW) is None
+    assert resolve("We have band practice on Tuesday evenings.", NOW) is None
+    assert resolve("What did we do on Sunday morning?", NOW) == TimeWindow(
+        z("2026-11-15T00:00"), z("2026-11-16T00:00"), "on Sunday", "weekday"
+    )  # one morning: that day
+    assert resolve("last Sunday evenings were fun", NOW) is not None  # "last" names the day
