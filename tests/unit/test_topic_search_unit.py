@@ -92,9 +92,8 @@ def ids(hits: Sequence[Any]) -> list[str]:
 def test_rrf_adds_one_over_k_plus_rank_per_list(
     rankings: list[list[str]], expected: dict[str, float]
 ) -> None:
-    fused = rrf(rankings, SearchConfig().rrf_k)
+    fused = rrf(rankings, 60.0)
     assert fused == pytest.approx(expected)
-    assert SearchConfig().rrf_k == 60.0
 
 
 @pytest.mark.parametrize(
@@ -113,7 +112,8 @@ def test_final_score_multiplies_the_section_8_2_boosts(
     utility: float, age_days: int, in_window: bool, factor: float
 ) -> None:
     topic = make("t", "T", "", age_days, stats={"utility_score": utility})
-    parts = final_score(2.0, topic, NOW, in_window, SearchConfig())
+    # the formula with a floor of 0.5 (the default, 1.0, leaves recency out: retrieval.config)
+    parts = final_score(2.0, topic, NOW, in_window, SearchConfig(recency_floor=0.5))
     assert parts["score"] == pytest.approx(2.0 * factor)
     assert parts["relevance"] == 2.0
 
