@@ -68,6 +68,7 @@ FRIENDS_2 = [
     ("Caroline", "Oh nice! What colour did you pick for the glaze?"),
     ("Melanie", "The glaze came out deep blue and the teacher loved my bowl."),
     ("Caroline", "A deep blue bowl sounds gorgeous, Mel."),
+    ("Caroline", "Wow, Mel, your teacher must be proud of you!"),
     ("Melanie", "Next pottery class we are making mugs on the wheel."),
     ("Caroline", "Mugs are a nice next step after the bowls."),
 ]
@@ -140,6 +141,8 @@ def test_two_friends_topics_are_named_as_theirs_and_found_by_any_of_their_facts(
     assert len(events) == 3, names  # one per session it came back in
     assert pig[0].time.first_seen_at.date() == DAY1.date()
     assert pig[0].time.last_seen_at.date() == (DAY1 + timedelta(days=20)).date()
+    # applause for the other's news is no fact (sleepwake.episodes.is_exclamation_at_listener)
+    assert not any("must be proud" in f.text for t in topics for f in t.facts)
     # the glaze is not what the one-liner says, yet a question about it finds the class
     glaze = "What colour did the glaze come out?"
     assert "glaze" not in pottery[0].one_liner.lower()

@@ -330,3 +330,21 @@ def test_the_one_liner_is_the_fact_nearest_the_topics_turns() -> None:
     assert cand.one_liner() == texts[1]
     assert summary_fact(topic("kiln"), vectors) == texts[2]  # a fact naming the topic
     assert summary_fact(Candidate(key="x"), vectors) is None
+
+
+def test_an_exclamation_at_the_listener_is_no_fact() -> None:
+    """Applause for the other person's news names nothing worth keeping; the statement beside
+    it, or the speaker's own exclamation, is kept."""
+    for said in (
+        "Wow, Caroline, that looks amazing!",
+        "Wow, Caroline, your group sounds awesome!",
+        "That painting of yours is so vivid!",
+    ):
+        assert sentence_weight(said) == 0.0, said
+    assert sentence_weight("Wow, I finished my first marathon!") > 0
+    assert sentence_weight("Paris was lovely in the spring.") > 0
+    turn = [
+        "Wow, Caroline, sounds like the parade was an awesome experience!",
+        "It's great to see the love and support for the LGBTQ+ community.",
+    ]
+    assert select_sentences(turn) == turn[1:]

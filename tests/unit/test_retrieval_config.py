@@ -12,7 +12,11 @@ from sleepwake.matching import MergeConfig
 
 
 def test_defaults_are_the_documented_numbers() -> None:
-    assert DEFAULT.search.rrf_k == 60.0 and DEFAULT.search.tau.days == 30
+    assert (
+        DEFAULT.search.rrf_k == 10.0
+        and DEFAULT.search.recency_floor == 1.0
+        and DEFAULT.search.tau.days == 30
+    )
     assert (DEFAULT.context.light_topics, DEFAULT.context.deep_topics) == (8, 20)
     assert (DEFAULT.consult.skip_below, DEFAULT.consult.normal_from) == (0.55, 0.72)
     assert sum(DEFAULT.consult.weights.values()) == pytest.approx(1.0)
