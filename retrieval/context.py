@@ -34,7 +34,7 @@ from graph.protocols import (
 )
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
-from retrieval.facts import rank_facts
+from retrieval.facts import asks_decision, fact_relevance, rank_facts
 from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
 from retrieval.search import TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
@@ -375,7 +375,8 @@ class ContextBuilder:
             boost = 1 + self.cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
             snippets[m.message_id] = self._snippet(m, base * boost, homes, qterms, window)
         for topic in full:
-            for snip in self._fact_snippets(topic, qterms, strength.get(topic.topic_id, 0.0)):
+            strong = strength.get(topic.topic_id, 0.0)
+            for snip in self._fact_snippets(topic, qterms, strong, asks_decision(req.message)):
                 if snip.message_id not in snippets:
                     snippets[snip.message_id] = snip
         candidates = [
@@ -441,14 +442,15 @@ class ContextBuilder:
         )
 
     def _fact_snippets(
-        self, topic: Topic, qterms: frozenset[str], strength: float
+        self, topic: Topic, qterms: frozenset[str], strength: float, decision: bool = False
     ) -> list[Snippet]:
-        """Facts of a semantically retrieved topic that share terms with the request, the most
-        relevant and then the newest first (``retrieval.facts.rank_facts``)."""
+        """Facts of a semantically retrieved topic that share terms with the request (or state
+        a choice, ``decision``: the request asks what was decided), the most relevant and then
+        the newest first (``retrieval.facts.rank_facts``)."""
         out = []
         # best first (relevance, then recency): equal scores keep this order in the packer
-        for fact in rank_facts(topic.facts[-self.cfg.facts_scanned :], qterms):
-            share = overlap(fact.text, qterms)
+        for fact in rank_facts(topic.facts[-self.cfg.facts_scanned :], qterms, decision=decision):
+            share = fact_relevance(fact.text, qterms, decision)
             if share <= 0:
                 break  # ranked: nothing after this shares a term either
             if not fact.source_message_ids:
@@ -484,8 +486,9 @@ class ContextBuilder:
             stored = [whole] if whole else self.topics.get(req.namespace, [best.record_id])
             for topic in stored:
                 _full_record(
-                    best, topic.view(req.as_of), self.cfg.full_record_facts, terms(req.message)
-                )
+                    best, topic.view(req.as_of), self.cfg.full_record_facts, terms(req.message),
+                    asks_decision(req.message),
+                )  # fmt: skip
 
     def _cite(self, namespace: str, snippets: list[Snippet], candidates: list[Candidate]) -> None:
         """Cite messages by the id the caller knows them by (external id when there is one):
@@ -616,10 +619,12 @@ def _describe(c: Candidate, topic: Topic, one_liner_sources: list[str]) -> None:
     c.one_liner_sources = list(one_liner_sources)
 
 
-def _full_record(c: Candidate, topic: Topic, facts: int, qterms: frozenset[str]) -> None:
+def _full_record(
+    c: Candidate, topic: Topic, facts: int, qterms: frozenset[str], decision: bool = False
+) -> None:
     """The L2 rendering of a topic: its ``facts`` facts best for the request (relevance, then
     recency), numbers, open loops and events."""
-    chosen = rank_facts(topic.facts, qterms, facts)
+    chosen = rank_facts(topic.facts, qterms, facts, decision)
     lines = [
         f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, "
         f"last seen {topic.time.last_seen_at:%-d %b %Y})"

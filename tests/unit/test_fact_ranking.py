@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from graph.models import Fact, Topic, TopicTime
 from retrieval.context import ContextRequest
-from retrieval.facts import rank_facts
+from retrieval.facts import asks_decision, rank_facts
 from retrieval.snippets import terms
 from tests.fakes.pipelines import T0, Memory, wire
 
@@ -86,3 +86,17 @@ def test_the_full_record_keeps_the_relevant_facts_not_just_the_newest() -> None:
     assert "pottery class session 59 notes" in text  # then the newest relevant notes
     assert "glaze" not in text  # the 40 newer unrelated facts no longer crowd out the notes
     assert "session 0 notes" not in text  # 20 facts: the oldest notes are the ones left out
+
+
+def test_a_question_about_a_decision_ranks_the_stated_choice_first() -> None:
+    """ "We chose Postgres over MongoDB" answers "what did we decide about the database?"
+    without sharing a word with it; an ordinary question keeps the plain ranking."""
+    question = "What did we decide about the database for billing?"
+    assert asks_decision(question) and not asks_decision("How is the billing database doing?")
+    q = terms(question)
+    disk = _fact("The billing database runs on Postgres 16 with a 50 GB disk.", 3, "m1")
+    chose = _fact("We chose Postgres over MongoDB because we need joins.", 1, "m2")
+    compared = _fact("For the billing service we compared Postgres and MongoDB.", 2, "m3")
+    facts = [compared, chose, disk]
+    assert rank_facts(facts, q, decision=True)[0] is chose
+    assert rank_facts(facts, q)[0] is disk and rank_facts(facts, q)[-1] is chose
