@@ -58,7 +58,7 @@ def evaluate_topics(
         )
         report["ingest_and_sleep_s"] = round(wall, 1)
         if rows:
-            report["topics"] = topic_rows(topics, external)
+            report["topic_list"] = topic_rows(topics, external)  # "topics" stays the count
         return report
     finally:
         if not keep:
