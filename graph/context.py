@@ -6,7 +6,8 @@ needs the conversation's last turns (for triggers), the namespace's sleep and wa
 reintroduced entity). Four stores hold them (messages, wake state, wake packets, topics); asked
 one by one they cost four round trips per message, so this store reads them in one query
 (``read_context_start.cypher``), with the same answers as ``MessageStore.tail``,
-``SleepStore.wake_state`` / ``wake_packets`` and ``TopicStore.known_names``.
+``SleepStore.wake_state`` / ``wake_packets``, ``TopicStore.known_names`` and
+``MessageStore.speakers_named``.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ MAX_NAMES = 50  # phrases looked up per message at most (as TopicStore.known_nam
 
 @dataclass(frozen=True)
 class ContextStart:
-    """The last turns (oldest first), the sleep history, the known names (lower-cased)."""
+    """The last turns (oldest first), the sleep history, the known names (lower-cased): the
+    phrases naming a live topic, and those naming a participant of the conversation."""
 
     tail: list[Message] = field(default_factory=list)
     history: SleepHistory = field(default_factory=SleepHistory)
     known: set[str] = field(default_factory=set)
+    speakers: set[str] = field(default_factory=set)
 
 
 def wanted_names(names: Sequence[str]) -> list[str]:
@@ -52,23 +55,32 @@ def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepH
 class ContextStore(Store):
     """The reads of a context request that span stores, one query each (read-only)."""
 
-    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
-        """The last ``tail_turns`` messages, the sleep history and which of ``names`` are a
-        live topic's name or alias, in one round trip."""
+    def start(
+        self,
+        namespace: str,
+        tail_turns: int,
+        names: Sequence[str],
+        people: Sequence[str] | None = None,
+    ) -> ContextStart:
+        """The last ``tail_turns`` messages, the sleep history, which of ``names`` are a live
+        topic's name or alias and which of ``people`` (default ``names``) name a message's
+        speaker, in one round trip."""
         wanted = wanted_names(names)
         params = {
             "namespace": namespace,
             "n": max(0, tail_turns),
             "names": wanted,
+            "people": wanted if people is None else wanted_names(people),
             "lucene": in_namespace(namespace, phrase_query(wanted)),
         }
         row = self._run(query("read_context_start"), params, read=True)[0]
         tail = [message_from_props(m) for m in reversed(row["tail"])]
         woke_at = as_datetime(row["woke_at"])
         slept_at = as_datetime(row["slept_at"])
+        known, speakers = set(row["known"]), set(row["speakers"])
         if slept_at is None:
-            return ContextStart(tail, SleepHistory(woke_at=woke_at), set(row["known"]))
+            return ContextStart(tail, SleepHistory(woke_at=woke_at), known, speakers)
         turns = json.loads(row["conversation_tail_json"] or "[]")
         last = TailTurn.model_validate(turns[-1]).at if turns else None
         history = SleepHistory(slept_at=slept_at, woke_at=woke_at, previous_session_end=last)
-        return ContextStart(tail, history, set(row["known"]))
+        return ContextStart(tail, history, known, speakers)

@@ -180,7 +180,15 @@ def message_props(message: Message) -> dict[str, Any]:
     data = message.model_dump(exclude={"tool_calls"})
     data["tool_calls_json"] = json.dumps(message.tool_calls)
     data["ns_token"] = namespace_token(message.namespace)
+    # the participant lookup of the context path (find_speakers_named.cypher) compares it
+    data["speaker_lc"] = speaker_key(message.speaker) if message.speaker else None
     return data
+
+
+def speaker_key(speaker: str) -> str:
+    """How a speaker's name is looked up: stripped and lower-cased, as the context path's
+    phrases are (``graph.context.wanted_names``) and as migration 014 backfilled it."""
+    return speaker.strip().lower()
 
 
 _MESSAGE_TIMES = ("at", "compacted_at")
@@ -192,7 +200,7 @@ def message_from_props(props: dict[str, Any]) -> Message:
     p = {
         k: iso_time(v) if k in _MESSAGE_TIMES else native(v)
         for k, v in props.items()
-        if k != "ns_token"
+        if k not in ("ns_token", "speaker_lc")
     }
     p["tool_calls"] = _readable_tool_calls(p.pop("tool_calls_json", None))
     return Message.model_validate(p)

@@ -11,6 +11,7 @@ from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
+from graph.context import wanted_names
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import Conflict, ValidationFailed
@@ -178,6 +179,17 @@ class MessageStore(Store):
     def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
         """Messages not yet compacted by a sleep, oldest first."""
         return self._read("buffer_messages", namespace=namespace, limit=limit)
+
+    def speakers_named(self, namespace: str, names: Sequence[str]) -> set[str]:
+        """The phrases (lower-cased) that name a speaker of one of the namespace's messages
+        (the (namespace, speaker_lc) index; at most ``graph.context.MAX_NAMES`` phrases)."""
+        wanted = wanted_names(names)
+        if not wanted:
+            return set()
+        rows = self._run(
+            query("find_speakers_named"), {"namespace": namespace, "names": wanted}, read=True
+        )
+        return {r["name"] for r in rows}
 
     def buffer_stats(self, namespace: str) -> BufferStats:
         """Size, tokens and newest time of the buffer (one row, no message bodies)."""

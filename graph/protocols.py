@@ -54,6 +54,10 @@ class MessageStoreProtocol(Protocol):
         """Messages not yet compacted by a sleep, oldest first."""
         ...
 
+    def speakers_named(self, namespace: str, names: Sequence[str]) -> set[str]:
+        """The phrases (lower-cased) that name a speaker of one of the namespace's messages."""
+        ...
+
     def buffer_stats(self, namespace: str) -> BufferStats:
         """Size, token estimate and newest time of the buffer."""
         ...
@@ -166,10 +170,18 @@ class ContextStoreProtocol(Protocol):
     """The reads a memory context makes before it searches, in one round trip
     (``graph.context.ContextStore``)."""
 
-    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
-        """The last ``tail_turns`` messages (oldest first), the sleep history and which of
-        ``names`` are a live topic's name or alias (lower-cased), as ``MessageStore.tail``,
-        ``WindowResolver.history`` and ``TopicStore.known_names`` give them."""
+    def start(
+        self,
+        namespace: str,
+        tail_turns: int,
+        names: Sequence[str],
+        people: Sequence[str] | None = None,
+    ) -> ContextStart:
+        """The last ``tail_turns`` messages (oldest first), the sleep history, which of
+        ``names`` are a live topic's name or alias and which of ``people`` (default
+        ``names``) name a message's speaker
+        (lower-cased), as ``MessageStore.tail``, ``WindowResolver.history``,
+        ``TopicStore.known_names`` and ``MessageStore.speakers_named`` give them."""
         ...
 
 

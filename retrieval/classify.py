@@ -73,7 +73,8 @@ class ConsultDecision:
 
 def classify(text: str, memory_triggers: list[str], names_known: bool = False) -> RequestClass:
     """A when the user asks memory explicitly, a memory-reference trigger fired, or the message
-    is a question about something the memory knows by name; C for small talk; else B."""
+    is a question about something or someone the memory knows by name (a topic, a participant
+    of the conversation); C for small talk; else B."""
     if MEMORY_CUE.search(text) or any(t.startswith("memory_reference") for t in memory_triggers):
         return RequestClass.EXPLICIT
     if names_known and _QUESTION.search(text):

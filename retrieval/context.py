@@ -48,7 +48,7 @@ from retrieval.triggers import (
     past_question,
     personal_cue,
 )
-from text.english import noun_phrases
+from text.english import name_candidates, noun_phrases
 from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
@@ -125,12 +125,19 @@ class _SeparateReads:
     ) -> None:
         self.topics, self.messages, self.sleep_history = topics, messages, sleep_history
 
-    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
+    def start(
+        self,
+        namespace: str,
+        tail_turns: int,
+        names: Sequence[str],
+        people: Sequence[str] | None = None,
+    ) -> ContextStart:
         history = self.sleep_history(namespace) if self.sleep_history else SleepHistory()
         return ContextStart(
             self.messages.tail(namespace, tail_turns),
             history,
             self.topics.known_names(namespace, names),
+            self.messages.speakers_named(namespace, names if people is None else people),
         )
 
 
@@ -239,7 +246,12 @@ class ContextBuilder:
 
     def _plan(self, req: ContextRequest, now: datetime) -> _Plan:
         """The triggers that can be read off the message before searching, and its class."""
-        begun = self.reads.start(req.namespace, self.cfg.tail_turns, noun_phrases(req.message))
+        begun = self.reads.start(
+            req.namespace,
+            self.cfg.tail_turns,
+            noun_phrases(req.message),
+            name_candidates(req.message),
+        )
         tail, history, known = begun.tail, begun.history, begun.known
         window = resolve(req.message, now, self.tz, history)
         ctx = TriggerContext(
@@ -254,7 +266,10 @@ class ContextBuilder:
             if past_question(req.message)
             else triggers
         )
-        cls = RequestClass.EXPLICIT if req.explicit else classify(req.message, cues, bool(known))
+        # a question naming a known topic or a participant of the conversation asks memory
+        # (people are a topic's entities, not topics: "When did Caroline ...?" names no topic)
+        named = bool(known or begun.speakers)
+        cls = RequestClass.EXPLICIT if req.explicit else classify(req.message, cues, named)
         # deep only when a trigger names why (or the caller asked for an explicit search): a
         # class-A question the light search answers clearly stays light
         deep = bool(triggers) or req.explicit

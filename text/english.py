@@ -463,6 +463,19 @@ def noun_phrases(text: str) -> list[str]:
     return list(_noun_phrases(text))
 
 
+MAX_NAME_WORDS = 50  # a participant lookup asks about this many phrases of a message at most
+
+
+def name_candidates(text: str) -> list[str]:
+    """What in ``text`` may be a person's name: its noun phrases, then every other word that is
+    no function word (possessive stripped), distinct case-insensitively, in order, at most
+    :data:`MAX_NAME_WORDS`. A participant of a chat is often written in lower case ("what does
+    caroline like?"), which :func:`noun_phrases` does not take for a name."""
+    words = (strip_possessive(t.text) for t in _tokens(normalise(text)))
+    plain = (w for w in words if w.isalpha() and w.lower() not in _FUNCTION_WORDS)
+    return dedupe([*noun_phrases(text), *plain])[:MAX_NAME_WORDS]
+
+
 @lru_cache(maxsize=16)
 def _noun_phrases(text: str) -> tuple[str, ...]:
     masked = _REDACTION_MARKER.sub(", ", normalise(text))

@@ -1,16 +1,19 @@
 // What a context needs before it searches, in one round trip (it was four: tail_messages,
 // get_wake_state, latest_wake_packets, find_known_names; docs/performance.md): the last $n
 // messages, when the namespace last woke and last slept (for "since you woke", "before you
-// slept"), and which of some phrases name a live topic (a reintroduced entity).
+// slept"), which of some phrases name a live topic (a reintroduced entity) and which name a
+// participant of the conversation (a message's speaker: a question about them asks memory).
 // The tail is read as tail_messages reads it (the (namespace, seq) index backwards, $n entries);
 // known names as find_known_names finds them (full-text phrase lookup, then exact comparison),
 // only when $names is not empty.
-// params: $namespace, $n: int, $names: list<string> (lower-cased),
+// params: $namespace, $n: int, $names: list<string> (lower-cased), $people: list<string>
+//         (lower-cased: the phrases that may name a participant),
 //         $lucene (phrase query over name and alias_text, namespace-confined; any valid query
 //         when $names is empty)
 // returns one row: tail (list<map>, newest first; times as ISO text, as graph/mapping.py reads them), woke_at (datetime | null),
 //          slept_at (datetime | null: the newest wake packet's), conversation_tail_json
-//          (string | null: that packet's tail), known (list<string>: each known phrase once)
+//          (string | null: that packet's tail), known (list<string>: each known phrase once),
+//          speakers (list<string>: each phrase naming a participant once, as find_speakers_named)
 CALL () {
   MATCH (m:Message)
   WHERE m.namespace = $namespace AND m.seq IS NOT NULL
@@ -36,4 +39,10 @@ RETURN tail, woke_at, slept_at, conversation_tail_json,
     WITH name, t
     WHERE t.name_lc = name OR name IN t.aliases_lc
     RETURN DISTINCT name
-  } END AS known
+  } END AS known,
+  COLLECT {
+    UNWIND $people AS name
+    WITH DISTINCT name
+    WHERE EXISTS { MATCH (m:Message) WHERE m.namespace = $namespace AND m.speaker_lc = name }
+    RETURN name
+  } AS speakers

@@ -19,7 +19,13 @@ class FakeContextStore:
         self.topics = FakeTopicStore(self.graph)
         self.sleep = FakeSleepStore(self.graph)
 
-    def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
+    def start(
+        self,
+        namespace: str,
+        tail_turns: int,
+        names: Sequence[str],
+        people: Sequence[str] | None = None,
+    ) -> ContextStart:
         """The last ``tail_turns`` messages, the sleep history and the known names."""
         state = self.sleep.wake_state(namespace)
         packets = self.sleep.wake_packets(namespace, limit=1)
@@ -27,4 +33,5 @@ class FakeContextStore:
             self.messages.tail(namespace, tail_turns),
             sleep_history(packets[0] if packets else None, state.woke_at if state else None),
             self.topics.known_names(namespace, names),
+            self.messages.speakers_named(namespace, names if people is None else people),
         )

@@ -6,7 +6,9 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from graph.clock import ensure_utc
+from graph.context import wanted_names
 from graph.errors import ValidationFailed
+from graph.mapping import speaker_key
 from graph.messages import BufferStats, MessageHit, plan_append
 from graph.models import Message
 from tests.fakes.graph import FakeGraph, content_words, english_terms, term_score
@@ -61,6 +63,11 @@ class FakeMessageStore:
         """The last ``n`` messages, oldest first."""
         ordered = self._ordered(namespace)
         return ordered[max(0, len(ordered) - n) :] if n > 0 else []
+
+    def speakers_named(self, namespace: str, names: Sequence[str]) -> set[str]:
+        """The phrases (lower-cased) that name a speaker of the namespace's messages."""
+        speakers = {speaker_key(m.speaker) for m in self._ordered(namespace) if m.speaker}
+        return {n for n in wanted_names(names) if n in speakers}
 
     def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
         """Messages not yet compacted by a sleep, oldest first."""

@@ -715,13 +715,37 @@ def a_commit_writes_everything_or_nothing(s: Side, ns: str, other: str) -> Any:
     }
 
 
+def participants_are_found_by_name(s: Side, ns: str, other: str) -> Any:
+    """``MessageStore.speakers_named``: which phrases name a speaker of this namespace's
+    messages (case and spaces aside), never another namespace's."""
+    s.messages.append(
+        ns,
+        [
+            message(ns, 0, "I went to the support group.", speaker="Caroline"),
+            message(ns, 1, "That's great!", speaker=" Melanie "),
+            message(ns, 2, "Agent answer.", role="assistant"),
+        ],
+    )
+    s.messages.append(other, [message(other, 0, "hello", speaker="Gina")])
+    names = ["CAROLINE", "melanie", " Gina", "support group", "", "caroline"]
+    return {
+        "named": s.messages.speakers_named(ns, names),
+        "theirs": s.messages.speakers_named(other, names),
+        "none": s.messages.speakers_named(ns, []),
+        "round_trip": [m.speaker for m in s.messages.tail(ns, 3)],
+    }
+
+
 def the_reads_before_a_search_come_in_one(s: Side, ns: str, other: str) -> Any:
-    """``ContextStore.start``: the tail, the sleep history and the known names, as the separate
-    reads give them (before anything is stored, after a sleep, after a wake)."""
-    names = ["New One", " old topic ", "new two", "gone", "nothing", ""]
+    """``ContextStore.start``: the tail, the sleep history and the known names (topics and
+    participants), as the separate reads give them (before anything is stored, after a sleep,
+    after a wake)."""
+    names = ["New One", " old topic ", "new two", "gone", "nothing", "", "Anna", "bo"]
     empty = s.context.start(ns, 3, names)
-    s.messages.append(ns, [message(ns, i, f"turn {i}") for i in range(5)])
-    s.messages.append(other, [message(other, 0, "elsewhere")])
+    s.messages.append(
+        ns, [message(ns, i, f"turn {i}", speaker="Anna" if i else None) for i in range(5)]
+    )
+    s.messages.append(other, [message(other, 0, "elsewhere", speaker="Bo")])
     seed_topics(s, ns, [topic(ns, "old", "Old Topic", "was here", days=-20)])
     seed_topics(s, ns, [topic(ns, "g", "Gone", days=-5)])
     seed_topics(s, other, [topic(other, "x", "Nothing")])
@@ -739,6 +763,8 @@ def the_reads_before_a_search_come_in_one(s: Side, ns: str, other: str) -> Any:
         "same_tail": [m.message_id for m in woke.tail]
         == [m.message_id for m in s.messages.tail(ns, 2)],
         "same_known": woke.known == s.topics.known_names(ns, names),
+        "same_speakers": woke.speakers == s.messages.speakers_named(ns, names) == {"anna"},
+        "people": s.context.start(ns, 1, names, [" ANNA", "bo", "turn"]).speakers,
         "no_tail": s.context.start(ns, 0, []),
         "other": s.context.start(other, 3, names),
     }
@@ -825,6 +851,7 @@ SCENARIOS: list[Scenario] = [
     the_sleep_queue_claims_retries_and_records_runs,
     match_pool_nearest_and_named,
     a_commit_writes_everything_or_nothing,
+    participants_are_found_by_name,
     the_reads_before_a_search_come_in_one,
     sleep_twice,
 ]

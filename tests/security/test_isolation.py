@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 from neo4j import Driver
 
 from api.settings import Settings
+from graph.context import ContextStore
 from graph.fulltext import namespace_token
 from graph.messages import MessageStore
 from graph.models import Message, Topic, parse
@@ -120,6 +121,22 @@ def test_known_names_are_found_behind_a_neighbour_s_identical_names(
         "zanzibar merger plan"
     }
     assert store.known_names(alice, ["Lunch options"]) == set()
+
+
+def test_a_neighbour_s_participants_are_no_known_names(
+    driver: Driver, namespace: str, other_namespace: str
+) -> None:
+    # a question naming someone makes it a memory question only in the namespace they spoke in
+    bob, alice = namespace, other_namespace
+    said = parse(
+        Message,
+        {"message_id": f"{alice}-z", "namespace": alice, "role": "user", "speaker": "Zed",
+         "content": "I moved to Lisbon.", "at": T0, "token_estimate": 4},
+    )  # fmt: skip
+    MessageStore(driver).append(alice, [said])
+    assert MessageStore(driver).speakers_named(bob, ["Zed"]) == set()
+    assert ContextStore(driver).start(bob, 3, ["Zed"], ["zed"]).speakers == set()
+    assert ContextStore(driver).start(alice, 3, ["Zed"], ["zed"]).speakers == {"zed"}
 
 
 def test_the_api_ranks_bob_s_topics_the_same_with_a_noisy_neighbour(

@@ -16,6 +16,7 @@ import pytest
 
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.search import TopicSearch
+from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
 from tests.fakes import DownEmbedder
 from tests.fakes.pipelines import T0, Memory, sleep_history, wire
@@ -250,3 +251,31 @@ def test_skills_ride_along_and_a_broken_router_leaves_the_memory_intact(
     assert result.skill_routing["mode"] == mode and result.skills == skills
     assert "ignored" not in result.skill_routing
     assert result.items  # the memory context is there whatever the router did
+
+
+# -- questions about the people of a conversation ------------------------------------------------
+def test_a_question_naming_a_participant_asks_memory_though_no_topic_is_named_after_them() -> None:
+    # people are a topic's entities, not topics of their own, so "Caroline" names no topic; she is
+    # a speaker of this conversation, so a question about her is a question to memory (class A,
+    # the full budget), and naming her is not a reintroduced entity (no deep search for it)
+    m = wire(SleepPolicy(tail_turns=2))
+    turns = [
+        ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+        ("Melanie", "That's great! I signed up for a pottery class last week."),
+        ("Caroline", "The support group made me feel accepted."),
+    ]
+    items = [
+        IncomingMessage.model_validate(
+            {"role": "user", "speaker": who, "content": text, "at": T0 + timedelta(minutes=i)}
+        )
+        for i, (who, text) in enumerate(turns)
+    ]
+    m.conversation.append(m.namespace, items)
+    m.sleeper.sleep(m.namespace, T0 + timedelta(hours=2))
+    # present tense: no past-tense cue makes it a memory question by itself
+    question = build(m, "What does caroline like most?")
+    assert question.request_class == "A", question.consult
+    assert not any(t.startswith("reintroduced_entity") for t in question.triggers)
+    # not a question, or a name nobody in this conversation goes by: no reason to ask memory
+    assert build(m, "Caroline says hi to everyone").request_class == "B"
+    assert build(m, "What does Rosalind like most?").request_class == "B"
