@@ -223,15 +223,27 @@ INJECTION = "x'}) MATCH (n) DETACH DELETE n //\" OR 1=1; DROP INDEX topic_embedd
 def test_cypher_injection_is_stored_as_inert_text(
     store: TopicStore, embedder: MiniLMEmbedder, namespace: str, driver: Driver
 ) -> None:
-    before, _, _ = driver.execute_query("MATCH (n) RETURN count(n) AS c")
+    # counted in this namespace and by a bystander node, not over the whole database: other
+    # tests write while this one runs (a global count failed under concurrent writers)
+    bystander, _, _ = driver.execute_query(
+        "CREATE (b:InjectionBystander {namespace: $ns + '-b'}) RETURN elementId(b) AS id",
+        ns=namespace,
+    )
     topic = make_topic(namespace, INJECTION[:200], INJECTION, aliases=[INJECTION[:200]])
     store.create([topic], embedder.embed([topic.semantic_text()]), T0)
     got = store.get_one(namespace, topic.topic_id)
     assert got.name == INJECTION[:200] and got.one_liner == INJECTION
     assert store.find_by_alias(namespace, INJECTION[:200])[0].topic_id == topic.topic_id
     store.search_text(namespace, INJECTION)  # escaped, runs, returns whatever matches
-    after, _, _ = driver.execute_query("MATCH (n) RETURN count(n) AS c")
-    assert after[0]["c"] == before[0]["c"] + 1
+    mine, _, _ = driver.execute_query(
+        "MATCH (n) WHERE n.namespace = $ns RETURN count(n) AS c", ns=namespace
+    )
+    assert mine[0]["c"] == 1  # the topic, nothing else created, nothing deleted
+    still, _, _ = driver.execute_query(
+        "MATCH (b:InjectionBystander) WHERE elementId(b) = $id DETACH DELETE b RETURN count(*) AS c",
+        id=bystander[0]["id"],
+    )
+    assert still[0]["c"] == 1  # the text deleted nothing outside the namespace either
     indexes, _, _ = driver.execute_query("SHOW INDEXES YIELD name RETURN collect(name) AS n")
     assert "topic_embedding" in indexes[0]["n"]
 
