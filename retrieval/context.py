@@ -48,7 +48,7 @@ from retrieval.triggers import (
     past_question,
     personal_cue,
 )
-from text.english import name_candidates, noun_phrases
+from text.english import drop_names, name_candidates, noun_phrases
 from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,11 @@ class _Plan:
     cls: RequestClass
     deep: bool
     personal: str | None = None  # why an implicit message consults memory whatever the score
+    # the message as the sentences of what the search found are picked and scored: without the
+    # names of the conversation's participants, which every greeting matches ("When did Audrey
+    # see a hummingbird?" packed "Hey Audrey!" lines). The search itself keeps them: a speaker's
+    # own turns are often the evidence of a question about them (it matches the speaker field).
+    evidence_text: str = ""
 
 
 @dataclass
@@ -182,7 +187,7 @@ class ContextBuilder:
         quiet = plan.cls is RequestClass.NONE and not plan.deep
         got = _Gathered() if quiet else self._gather(req, now, plan)
         clock["retrieve"] = _lap(mark) - clock["triggers"]
-        qterms = terms(req.message)
+        qterms = terms(plan.evidence_text or req.message)
         candidates, snippets = self._candidates(req, got, qterms, plan.window)
         if latest_cue(req.message):  # "most recent", "currently": an update outranks the old
             snippets = prefer_newest(snippets, self.cfg.latest_gain)
@@ -276,7 +281,8 @@ class ContextBuilder:
         # advice, a recommendation, a question about the user's own life: consulted even when
         # the consult confidence is low (the trigger widens it to deep after a vague search)
         personal = personal_cue(req.message) if cls is RequestClass.IMPLICIT else None
-        return _Plan(tail, window, triggers, cls, deep, personal)
+        evidence_text = drop_names(req.message, begun.speakers)
+        return _Plan(tail, window, triggers, cls, deep, personal, evidence_text)
 
     def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
         """The session's suppression state, or None (no session, or the store failed: the

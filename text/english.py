@@ -464,6 +464,7 @@ def noun_phrases(text: str) -> list[str]:
 
 
 MAX_NAME_WORDS = 50  # a participant lookup asks about this many phrases of a message at most
+_NO_NAME = _FUNCTION_WORDS | _DETERMINERS
 
 
 def name_candidates(text: str) -> list[str]:
@@ -472,8 +473,17 @@ def name_candidates(text: str) -> list[str]:
     :data:`MAX_NAME_WORDS`. A participant of a chat is often written in lower case ("what does
     caroline like?"), which :func:`noun_phrases` does not take for a name."""
     words = (strip_possessive(t.text) for t in _tokens(normalise(text)))
-    plain = (w for w in words if w.isalpha() and w.lower() not in _FUNCTION_WORDS)
+    plain = (w for w in words if w.isalpha() and w.lower() not in _NO_NAME)
     return dedupe([*noun_phrases(text), *plain])[:MAX_NAME_WORDS]
+
+
+def drop_names(text: str, names: Iterable[str]) -> str:
+    """``text`` without the given names (case-insensitive, whole words, a possessive "'s"
+    with them); ``text`` itself when nothing else would be left."""
+    out = text
+    for name in sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True):
+        out = re.sub(rf"(?<!\w){re.escape(name)}(?:'s)?(?!\w)", " ", out, flags=re.I)
+    return out if any(ch.isalnum() for ch in out) else text
 
 
 @lru_cache(maxsize=16)
