@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from graph.messages import BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit
     from graph.sleep_queue import Claim, SleepRun
-    from graph.suppression import Retention, SessionState
+    from graph.suppression import Retention, SessionState, SessionTurn
     from graph.topics import Neighbour, ScoredTopic
 
 
@@ -163,13 +163,27 @@ class EventStoreProtocol(Protocol):
 
 
 class ContextStoreProtocol(Protocol):
-    """The reads a memory context makes before it searches, in one round trip
-    (``graph.context.ContextStore``)."""
+    """The reads a memory context makes before it searches, in one round trip, and its writes
+    after packing, in one transaction (``graph.context.ContextStore``)."""
 
     def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
         """The last ``tail_turns`` messages (oldest first), the sleep history and which of
         ``names`` are a live topic's name or alias (lower-cased), as ``MessageStore.tail``,
         ``WindowResolver.history`` and ``TopicStore.known_names`` give them."""
+        ...
+
+    @property
+    def suppression(self) -> SuppressionStoreProtocol:
+        """The session suppression state ``finish`` counts turns in."""
+        ...
+
+    def finish(
+        self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
+    ) -> None:
+        """The writes after packing: the topics ``used`` marked used (``TopicStore.mark_used``)
+        and, with a session ``turn``, the turn counted with ``used`` as its injections
+        (``suppression.record``). A failure of the turn is logged, never raised (the use mark
+        is still written); a failure of the use mark is raised."""
         ...
 
 

@@ -32,6 +32,7 @@ from graph.protocols import (
     SuppressionStoreProtocol,
     TopicStoreProtocol,
 )
+from graph.suppression import SessionTurn
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
@@ -117,13 +118,19 @@ class _Gathered:
 
 
 class _SeparateReads:
-    """The reads before the search from the separate stores, one round trip each (a builder
-    given no ``ContextStore``: what it reads in one, ``graph/context.py``)."""
+    """The reads before the search and the writes after packing from the separate stores, one
+    round trip each (a builder given no ``ContextStore``: what it does in one,
+    ``graph/context.py``)."""
 
     def __init__(
-        self, topics: TopicStoreProtocol, messages: MessageStoreProtocol, sleep_history: Any
+        self,
+        topics: TopicStoreProtocol,
+        messages: MessageStoreProtocol,
+        sleep_history: Any,
+        suppression: SuppressionStoreProtocol,
     ) -> None:
         self.topics, self.messages, self.sleep_history = topics, messages, sleep_history
+        self.suppression = suppression
 
     def start(self, namespace: str, tail_turns: int, names: Sequence[str]) -> ContextStart:
         history = self.sleep_history(namespace) if self.sleep_history else SleepHistory()
@@ -132,6 +139,22 @@ class _SeparateReads:
             history,
             self.topics.known_names(namespace, names),
         )
+
+    def finish(
+        self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
+    ) -> None:
+        """The use mark (its failure is the request's), then the session's turn (never fatal:
+        the context is answered all the same)."""
+        self.topics.mark_used(namespace, used, now)
+        if turn is None:
+            return
+        try:
+            self.suppression.record(
+                namespace, turn.session_id, used, now, turn.confidence, turn.fingerprint,
+                turn.retention,
+            )  # fmt: skip
+        except Exception as exc:
+            log.warning("suppression state not recorded: %s", exc)
 
 
 class ContextBuilder:
@@ -155,11 +178,15 @@ class ContextBuilder:
         self.config = config or RetrievalConfig()
         self.cfg = self.config.context
         self.skill_router = skill_router  # (message, last tool output, vector) -> route dict
-        # shared by every worker (Neo4j) when the composition root passes it; else this process's
-        self.suppression = suppression if suppression is not None else LocalSuppression()
-        # the reads before the search (tail, sleep history, known names): one round trip when
-        # the composition root passes a ContextStore
-        self.reads = start or _SeparateReads(topics, messages, sleep_history)
+        # shared by every worker (Neo4j) when the composition root passes it (or a ContextStore,
+        # whose ``finish`` counts the turns in its own); else this process's
+        if suppression is None:
+            suppression = start.suppression if start is not None else LocalSuppression()
+        self.suppression = suppression
+        # the reads before the search (tail, sleep history, known names) in one round trip and
+        # the writes after packing in one transaction when the composition root passes a
+        # ContextStore (its ``suppression`` must be the one given here, or none be given)
+        self.reads = start or _SeparateReads(topics, messages, sleep_history, suppression)
 
     def build(self, req: ContextRequest) -> ContextResult:
         """The memory context for one message: triggers, one light search (deep when a trigger
@@ -233,8 +260,8 @@ class ContextBuilder:
             full_records=1 if req.full_records else 0,
         )
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
-        self.topics.mark_used(req.namespace, used_topics, now)
-        self._remember(req, now, decision.confidence, used_topics)
+        # the use mark and the session's turn (in the shared store): one write transaction
+        self.reads.finish(req.namespace, used_topics, now, self._turn(req, decision.confidence))
         return packed
 
     def _plan(self, req: ContextRequest, now: datetime) -> _Plan:
@@ -534,20 +561,12 @@ class ContextBuilder:
                 c.record_id, now, decision.confidence, fingerprint, False
             )
 
-    def _remember(
-        self, req: ContextRequest, now: datetime, confidence: float, used: list[str]
-    ) -> None:
-        """Count the session's turn and the records it was shown (in the shared store)."""
+    def _turn(self, req: ContextRequest, confidence: float) -> SessionTurn | None:
+        """The session's turn this request counts (None without a session)."""
         if req.session_id is None:
-            return
+            return None
         keep = retention(self.config.suppression)
-        fingerprint = task_fingerprint(req.message)
-        try:
-            self.suppression.record(
-                req.namespace, req.session_id, used, now, confidence, fingerprint, keep
-            )
-        except Exception as exc:  # as in _session: the context is answered all the same
-            log.warning("suppression state not recorded: %s", exc)
+        return SessionTurn(req.session_id, confidence, task_fingerprint(req.message), keep)
 
 
 def _after(as_of: datetime | None) -> datetime | None:
