@@ -54,6 +54,7 @@ from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
 _SKILL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skill-routing")
+_EVIDENCE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evidence-search")
 
 
 class SkillRouter(Protocol):
@@ -330,6 +331,9 @@ class ContextBuilder:
             if self.skill_router is not None:
                 got.skills = _SKILL_POOL.submit(self._route_skills, req, None)
             return got
+        # the conversation's evidence needs no vector: it is searched while the message is
+        # embedded and the topics are searched (again, deep, if a late trigger widens the search)
+        evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, plan.deep)
         query = req.message
         if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in plan.tail[-2:]), query])
@@ -346,6 +350,8 @@ class ContextBuilder:
             if late:
                 plan.triggers.append(late)
                 plan.deep = True
+                evidence.cancel()  # the light evidence (if not started yet): deep instead
+                evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True)
                 if plan.window is not None:  # a window no trigger named (rare): search in it
                     pool = self.search.pool(
                         req.namespace, query, now, self.cfg.deep_topics, plan.window, vector
@@ -353,26 +359,28 @@ class ContextBuilder:
         k = self.cfg.deep_topics if plan.deep else self.cfg.light_topics
         found = self.search.rank(pool, k, expand=plan.deep)
         got.topic_hits, got.degraded = found.hits, found.degraded
-        self._evidence(req, plan, got)
+        known_by = _after(req.as_of)  # as_of: no topic first seen later
+        if known_by is not None:
+            got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
+        got.evidence = evidence.result()
         for hit in got.topic_hits:
             got.topics[hit.topic.topic_id] = hit.topic
         return got
 
-    def _evidence(self, req: ContextRequest, plan: _Plan, got: _Gathered) -> None:
+    def _evidence(
+        self, req: ContextRequest, window: TimeWindow | None, deep: bool
+    ) -> list[MessageHit]:
         """Messages matching the request (and, in a deep search with a window, the window's
         own matches, so old hits cannot crowd it out)."""
-        window, deep = plan.window, plan.deep
         since, until = (window.start, window.end) if window and deep else (None, None)
         known_by = _after(req.as_of)  # as_of: nothing said later is evidence
         if known_by is not None:
-            got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
             until = min(until, known_by) if until else known_by
         k = self.cfg.deep_evidence if deep else self.cfg.light_evidence
-        got.evidence = self.messages.search_text(req.namespace, req.message, k, until=known_by)
+        found = self.messages.search_text(req.namespace, req.message, k, until=known_by)
         if since or until != known_by:
-            got.evidence += self.messages.search_text(
-                req.namespace, req.message, k // 2, since, until
-            )
+            found += self.messages.search_text(req.namespace, req.message, k // 2, since, until)
+        return found
 
     def _candidates(
         self,
@@ -550,7 +558,9 @@ class ContextBuilder:
                     "implicit resurfacing skipped"
                 )
             return
-        if request_class is RequestClass.EXPLICIT:
+        # an explicit search is never suppressed; small talk injects nothing, so its session's
+        # state need not be read (a round trip per such message)
+        if request_class in (RequestClass.EXPLICIT, RequestClass.NONE):
             return
         cache = self._session(req, now)
         if cache is None:
