@@ -1,4 +1,5 @@
-"""ContextStore: the reads a memory context makes before it searches, in one round trip.
+"""ContextStore: the reads a memory context makes before it searches, in one round trip, and
+its writes after packing, in one transaction.
 
 Every user message goes through ``retrieval.context.ContextBuilder``; before its topic search it
 needs the conversation's last turns (for triggers), the namespace's sleep and wake times (for
@@ -7,22 +8,30 @@ reintroduced entity). Four stores hold them (messages, wake state, wake packets,
 one by one they cost four round trips per message, so this store reads them in one query
 (``read_context_start.cypher``), with the same answers as ``MessageStore.tail``,
 ``SleepStore.wake_state`` / ``wake_packets``, ``TopicStore.known_names`` and
-``MessageStore.speakers_named``.
+``MessageStore.speakers_named``. After packing it writes twice, the topics it showed marked used
+and the session's suppression turn counted; each was its own write transaction (a commit and a
+log flush each), ``finish`` makes them one.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
+from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.fulltext import in_namespace, phrase_query
 from graph.mapping import as_datetime, message_from_props
 from graph.models import Message, TailTurn, WakePacket
+from graph.suppression import SessionTurn, SuppressionStore, turn_params
 from text.timephrases import SleepHistory
+
+log = logging.getLogger(__name__)
 
 MAX_NAMES = 50  # phrases looked up per message at most (as TopicStore.known_names)
 
@@ -53,7 +62,13 @@ def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepH
 
 
 class ContextStore(Store):
-    """The reads of a context request that span stores, one query each (read-only)."""
+    """The reads of a context request that span stores, one query each, and its writes, one
+    transaction."""
+
+    @property
+    def suppression(self) -> SuppressionStore:
+        """The suppression store ``finish`` counts session turns in (the same Neo4j nodes)."""
+        return SuppressionStore(self._driver, self._db)
 
     def start(
         self,
@@ -84,3 +99,27 @@ class ContextStore(Store):
         last = TailTurn.model_validate(turns[-1]).at if turns else None
         history = SleepHistory(slept_at=slept_at, woke_at=woke_at, previous_session_end=last)
         return ContextStart(tail, history, known, speakers)
+
+    def finish(
+        self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
+    ) -> None:
+        """The writes of one context request in one transaction: the topics ``used`` (packed
+        into the context) marked used, as ``TopicStore.mark_used``, and ``turn`` counted with
+        ``used`` as its injections, as ``SuppressionStore.record`` (no turn: no session)."""
+        steps: list[tuple[str, dict[str, Any]]] = []
+        if used:
+            marked = {"namespace": namespace, "topic_ids": list(used), "now": ensure_utc(now)}
+            steps.append((query("mark_topics_used"), marked))
+        if turn is not None:
+            steps.append(
+                (query("record_suppression_turn"), turn_params(namespace, turn, used, now))
+            )
+        if len(steps) < 2:  # one query (or none): its own transaction, as execute_query runs it
+            for text, params in steps:
+                self._run(text, params)
+            return
+        try:
+            self._write_all(steps)
+        except Exception as exc:  # the suppression turn is never fatal (retrieval/context.py)
+            log.warning("suppression state not recorded: %s", exc)
+            self._run(*steps[0])  # the use mark alone: its failure is the request's

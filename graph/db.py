@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from neo4j import Driver, GraphDatabase, Record
+from neo4j import Driver, GraphDatabase, ManagedTransaction, Record
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from graph.errors import Neo4jUnavailable
@@ -97,6 +98,18 @@ class Store:
             text, parameters_=params, database_=self._db, routing_="r" if read else "w"
         )
         return list(records)
+
+    def _write_all(self, steps: Sequence[tuple[str, dict[str, Any]]]) -> list[list[Record]]:
+        """Several write queries in one transaction (one commit, so one log flush; all or
+        none), retried as ``execute_query`` retries; the rows of each, in order. The session
+        shares ``execute_query``'s bookmarks, so a later read sees these writes."""
+
+        def work(tx: ManagedTransaction) -> list[list[Record]]:
+            return [list(tx.run(text, params)) for text, params in steps]
+
+        bookmarks = self._driver.execute_query_bookmark_manager
+        with self._driver.session(database=self._db, bookmark_manager=bookmarks) as session:
+            return session.execute_write(work)
 
 
 def drop_namespace(driver: Driver, namespace: str, database: str = "neo4j") -> None:

@@ -46,10 +46,21 @@ _NUMBERS = TypeAdapter(list[TypedNumber])
 _EVENTS = TypeAdapter(list[NotableEvent])
 
 
+_PLAIN = frozenset({str, int, float, bool, list, type(None)})  # what Bolt gives as itself
+
+
 def native(value: Any) -> Any:
     """Neo4j temporal values -> Python datetimes; everything else unchanged."""
+    if type(value) in _PLAIN:  # most values: no attribute lookup (a topic has ~25 of them)
+        return value
     to_native = getattr(value, "to_native", None)
     return to_native() if callable(to_native) else value
+
+
+def _json_list(adapter: TypeAdapter[Any], text: str | None) -> Any:
+    """A ``*_json`` list property as models ([] without parsing when empty: a light read's
+    topics mostly hold "[]", and a context maps ~250 topics)."""
+    return adapter.validate_json(text) if text and text != "[]" else []
 
 
 def topic_props(topic: Topic) -> dict[str, Any]:
@@ -138,14 +149,14 @@ def topic_from_props(props: dict[str, Any], related: list[str] | None = None) ->
         namespace=p["namespace"],
         name=p["name"],
         one_liner=p.get("one_liner") or "",
-        facts=_FACTS.validate_json(p.get("facts_json") or "[]"),
-        numbers=_NUMBERS.validate_json(p.get("numbers_json") or "[]"),
-        open_loops=_LOOPS.validate_json(p.get("open_loops_json") or "[]"),
+        facts=_json_list(_FACTS, p.get("facts_json")),
+        numbers=_json_list(_NUMBERS, p.get("numbers_json")),
+        open_loops=_json_list(_LOOPS, p.get("open_loops_json")),
         aliases=list(p.get("aliases") or []),
         time=TopicTime.model_construct(
             first_seen_at=p["first_seen_at"],
             last_seen_at=p["last_seen_at"],
-            notable_events=_EVENTS.validate_json(p.get("notable_events_json") or "[]"),
+            notable_events=_json_list(_EVENTS, p.get("notable_events_json")),
         ),
         links=TopicLinks.model_construct(
             related_topic_ids=sorted(related or []),

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from graph.messages import BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit
     from graph.sleep_queue import Claim, SleepRun
-    from graph.suppression import Retention, SessionState
+    from graph.suppression import Retention, SessionState, SessionTurn
     from graph.topics import Neighbour, ScoredTopic
 
 
@@ -167,8 +167,8 @@ class EventStoreProtocol(Protocol):
 
 
 class ContextStoreProtocol(Protocol):
-    """The reads a memory context makes before it searches, in one round trip
-    (``graph.context.ContextStore``)."""
+    """The reads a memory context makes before it searches, in one round trip, and its writes
+    after packing, in one transaction (``graph.context.ContextStore``)."""
 
     def start(
         self,
@@ -182,6 +182,20 @@ class ContextStoreProtocol(Protocol):
         ``names``) name a message's speaker
         (lower-cased), as ``MessageStore.tail``, ``WindowResolver.history``,
         ``TopicStore.known_names`` and ``MessageStore.speakers_named`` give them."""
+        ...
+
+    @property
+    def suppression(self) -> SuppressionStoreProtocol:
+        """The session suppression state ``finish`` counts turns in."""
+        ...
+
+    def finish(
+        self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
+    ) -> None:
+        """The writes after packing: the topics ``used`` marked used (``TopicStore.mark_used``)
+        and, with a session ``turn``, the turn counted with ``used`` as its injections
+        (``suppression.record``). A failure of the turn is logged, never raised (the use mark
+        is still written); a failure of the use mark is raised."""
         ...
 
 

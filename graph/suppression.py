@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from graph.clock import ensure_utc
 from graph.cypher import query
@@ -60,6 +61,32 @@ class Retention:
         return turn - entry.turn < self.cool_turns or entry.at > now - self.cool_time
 
 
+@dataclass(frozen=True)
+class SessionTurn:
+    """One turn of a session to count: its id, the consult confidence and task fingerprint the
+    records injected at it carry, and how long the state is kept."""
+
+    session_id: str
+    confidence: float
+    fingerprint: str
+    retention: Retention
+
+
+def turn_params(
+    namespace: str, turn: SessionTurn, record_ids: Sequence[str], now: datetime
+) -> dict[str, Any]:
+    """The parameters of ``record_suppression_turn.cypher`` for ``turn`` injecting
+    ``record_ids`` (each once, the newest ``max_entries``) at ``now``."""
+    now, keep = ensure_utc(now), turn.retention
+    return {
+        "namespace": namespace, "session_id": turn.session_id,
+        "record_ids": list(dict.fromkeys(record_ids))[-keep.max_entries :], "now": now,
+        "confidence": turn.confidence, "fingerprint": turn.fingerprint,
+        "cool_turns": keep.cool_turns, "cooled_before": now - keep.cool_time,
+        "expires_at": now + keep.ttl, "max_entries": keep.max_entries, "sweep": SWEEP,
+    }  # fmt: skip
+
+
 class SuppressionStore(Store):
     def load(self, namespace: str, session_id: str, now: datetime) -> SessionState:
         """The session's state at ``now`` (a new, empty one when unknown or expired)."""
@@ -92,18 +119,10 @@ class SuppressionStore(Store):
     ) -> int:
         """Count one turn of the session and store ``record_ids`` as injected at it; returns
         the session's new turn."""
-        now = ensure_utc(now)
-        ids = list(dict.fromkeys(record_ids))[-retention.max_entries :]
+        turn = SessionTurn(session_id, confidence, fingerprint, retention)
         rows = self._run(
-            query("record_suppression_turn"),
-            {
-                "namespace": namespace, "session_id": session_id, "record_ids": ids, "now": now,
-                "confidence": confidence, "fingerprint": fingerprint,
-                "cool_turns": retention.cool_turns, "cooled_before": now - retention.cool_time,
-                "expires_at": now + retention.ttl, "max_entries": retention.max_entries,
-                "sweep": SWEEP,
-            },
-        )  # fmt: skip
+            query("record_suppression_turn"), turn_params(namespace, turn, record_ids, now)
+        )
         return int(rows[0]["turn"])
 
     def forget(self, namespace: str, record_ids: Sequence[str], *, whole: bool = False) -> int:

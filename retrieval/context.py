@@ -32,6 +32,7 @@ from graph.protocols import (
     SuppressionStoreProtocol,
     TopicStoreProtocol,
 )
+from graph.suppression import SessionTurn
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
@@ -53,6 +54,7 @@ from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
 _SKILL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skill-routing")
+_EVIDENCE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evidence-search")
 
 
 class SkillRouter(Protocol):
@@ -122,13 +124,19 @@ class _Gathered:
 
 
 class _SeparateReads:
-    """The reads before the search from the separate stores, one round trip each (a builder
-    given no ``ContextStore``: what it reads in one, ``graph/context.py``)."""
+    """The reads before the search and the writes after packing from the separate stores, one
+    round trip each (a builder given no ``ContextStore``: what it does in one,
+    ``graph/context.py``)."""
 
     def __init__(
-        self, topics: TopicStoreProtocol, messages: MessageStoreProtocol, sleep_history: Any
+        self,
+        topics: TopicStoreProtocol,
+        messages: MessageStoreProtocol,
+        sleep_history: Any,
+        suppression: SuppressionStoreProtocol,
     ) -> None:
         self.topics, self.messages, self.sleep_history = topics, messages, sleep_history
+        self.suppression = suppression
 
     def start(
         self,
@@ -144,6 +152,22 @@ class _SeparateReads:
             self.topics.known_names(namespace, names),
             self.messages.speakers_named(namespace, names if people is None else people),
         )
+
+    def finish(
+        self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
+    ) -> None:
+        """The use mark (its failure is the request's), then the session's turn (never fatal:
+        the context is answered all the same)."""
+        self.topics.mark_used(namespace, used, now)
+        if turn is None:
+            return
+        try:
+            self.suppression.record(
+                namespace, turn.session_id, used, now, turn.confidence, turn.fingerprint,
+                turn.retention,
+            )  # fmt: skip
+        except Exception as exc:
+            log.warning("suppression state not recorded: %s", exc)
 
 
 class ContextBuilder:
@@ -167,11 +191,15 @@ class ContextBuilder:
         self.config = config or RetrievalConfig()
         self.cfg = self.config.context
         self.skill_router = skill_router  # (message, last tool output, vector) -> route dict
-        # shared by every worker (Neo4j) when the composition root passes it; else this process's
-        self.suppression = suppression if suppression is not None else LocalSuppression()
-        # the reads before the search (tail, sleep history, known names): one round trip when
-        # the composition root passes a ContextStore
-        self.reads = start or _SeparateReads(topics, messages, sleep_history)
+        # shared by every worker (Neo4j) when the composition root passes it (or a ContextStore,
+        # whose ``finish`` counts the turns in its own); else this process's
+        if suppression is None:
+            suppression = start.suppression if start is not None else LocalSuppression()
+        self.suppression = suppression
+        # the reads before the search (tail, sleep history, known names) in one round trip and
+        # the writes after packing in one transaction when the composition root passes a
+        # ContextStore (its ``suppression`` must be the one given here, or none be given)
+        self.reads = start or _SeparateReads(topics, messages, sleep_history, suppression)
 
     def build(self, req: ContextRequest) -> ContextResult:
         """The memory context for one message: triggers, one light search (deep when a trigger
@@ -245,8 +273,8 @@ class ContextBuilder:
             full_records=1 if req.full_records else 0,
         )
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]
-        self.topics.mark_used(req.namespace, used_topics, now)
-        self._remember(req, now, decision.confidence, used_topics)
+        # the use mark and the session's turn (in the shared store): one write transaction
+        self.reads.finish(req.namespace, used_topics, now, self._turn(req, decision.confidence))
         return packed
 
     def _plan(self, req: ContextRequest, now: datetime) -> _Plan:
@@ -324,6 +352,9 @@ class ContextBuilder:
             if self.skill_router is not None:
                 got.skills = _SKILL_POOL.submit(self._route_skills, req, None)
             return got
+        # the conversation's evidence needs no vector: it is searched while the message is
+        # embedded and the topics are searched (again, deep, if a late trigger widens the search)
+        evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, plan.deep)
         query = req.message
         if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in plan.tail[-2:]), query])
@@ -340,6 +371,8 @@ class ContextBuilder:
             if late:
                 plan.triggers.append(late)
                 plan.deep = True
+                evidence.cancel()  # the light evidence (if not started yet): deep instead
+                evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True)
                 if plan.window is not None:  # a window no trigger named (rare): search in it
                     pool = self.search.pool(
                         req.namespace, query, now, self.cfg.deep_topics, plan.window, vector
@@ -347,26 +380,28 @@ class ContextBuilder:
         k = self.cfg.deep_topics if plan.deep else self.cfg.light_topics
         found = self.search.rank(pool, k, expand=plan.deep)
         got.topic_hits, got.degraded = found.hits, found.degraded
-        self._evidence(req, plan, got)
+        known_by = _after(req.as_of)  # as_of: no topic first seen later
+        if known_by is not None:
+            got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
+        got.evidence = evidence.result()
         for hit in got.topic_hits:
             got.topics[hit.topic.topic_id] = hit.topic
         return got
 
-    def _evidence(self, req: ContextRequest, plan: _Plan, got: _Gathered) -> None:
+    def _evidence(
+        self, req: ContextRequest, window: TimeWindow | None, deep: bool
+    ) -> list[MessageHit]:
         """Messages matching the request (and, in a deep search with a window, the window's
         own matches, so old hits cannot crowd it out)."""
-        window, deep = plan.window, plan.deep
         since, until = (window.start, window.end) if window and deep else (None, None)
         known_by = _after(req.as_of)  # as_of: nothing said later is evidence
         if known_by is not None:
-            got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
             until = min(until, known_by) if until else known_by
         k = self.cfg.deep_evidence if deep else self.cfg.light_evidence
-        got.evidence = self.messages.search_text(req.namespace, req.message, k, until=known_by)
+        found = self.messages.search_text(req.namespace, req.message, k, until=known_by)
         if since or until != known_by:
-            got.evidence += self.messages.search_text(
-                req.namespace, req.message, k // 2, since, until
-            )
+            found += self.messages.search_text(req.namespace, req.message, k // 2, since, until)
+        return found
 
     def _candidates(
         self,
@@ -544,7 +579,9 @@ class ContextBuilder:
                     "implicit resurfacing skipped"
                 )
             return
-        if request_class is RequestClass.EXPLICIT:
+        # an explicit search is never suppressed; small talk injects nothing, so its session's
+        # state need not be read (a round trip per such message)
+        if request_class in (RequestClass.EXPLICIT, RequestClass.NONE):
             return
         cache = self._session(req, now)
         if cache is None:
@@ -555,20 +592,12 @@ class ContextBuilder:
                 c.record_id, now, decision.confidence, fingerprint, False
             )
 
-    def _remember(
-        self, req: ContextRequest, now: datetime, confidence: float, used: list[str]
-    ) -> None:
-        """Count the session's turn and the records it was shown (in the shared store)."""
+    def _turn(self, req: ContextRequest, confidence: float) -> SessionTurn | None:
+        """The session's turn this request counts (None without a session)."""
         if req.session_id is None:
-            return
+            return None
         keep = retention(self.config.suppression)
-        fingerprint = task_fingerprint(req.message)
-        try:
-            self.suppression.record(
-                req.namespace, req.session_id, used, now, confidence, fingerprint, keep
-            )
-        except Exception as exc:  # as in _session: the context is answered all the same
-            log.warning("suppression state not recorded: %s", exc)
+        return SessionTurn(req.session_id, confidence, task_fingerprint(req.message), keep)
 
 
 def _after(as_of: datetime | None) -> datetime | None:

@@ -151,12 +151,14 @@ class TopicSearch:
         query's embedding, None when there is none: degraded to the lexical path)."""
         pool = CandidatePool(namespace, now, window)
         fetch = max(k * self.cfg.fetch_factor, self.cfg.min_fetch)
+        # the window's event topics need no candidate: read beside the searches
+        events = _POOL.submit(self._event_topics, namespace, window) if window else None
         for label, hits in self._candidates(namespace, text, fetch, window, vector, pool):
             pool.rankings.append([h.topic_id for h in hits])
             for t in hits:
                 pool.topics.setdefault(t.topic_id, t)
                 pool.sources.setdefault(t.topic_id, []).append(label)
-        pool.event_topic_ids = self._event_topics(namespace, window)
+        pool.event_topic_ids = events.result() if events else set()
         return pool
 
     def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:

@@ -27,6 +27,7 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (w:WakePacket {namespace: $namespace})
+  WHERE w.slept_at IS NOT NULL  // always true; lets the (namespace, slept_at) index answer
   WITH w ORDER BY w.slept_at DESC LIMIT 1
   RETURN w.slept_at AS slept_at, w.conversation_tail_json AS conversation_tail_json
 }

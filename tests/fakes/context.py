@@ -1,11 +1,15 @@
 """In-memory fake of ``graph.context.ContextStore``: the reads before a context's search, from
-the fake stores of the same graph (the real store reads the same nodes in one query)."""
+the fake stores of the same graph (the real store reads the same nodes in one query), and the
+writes after packing (the real store makes them one transaction)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from graph.context import ContextStart, sleep_history
+from graph.suppression import SessionTurn
+from retrieval.suppression import LocalSuppression
 from tests.fakes.graph import FakeGraph
 from tests.fakes.messages import FakeMessageStore
 from tests.fakes.sleep import FakeSleepStore
@@ -18,6 +22,7 @@ class FakeContextStore:
         self.messages = FakeMessageStore(self.graph)
         self.topics = FakeTopicStore(self.graph)
         self.sleep = FakeSleepStore(self.graph)
+        self.suppression = LocalSuppression()
 
     def start(
         self,
@@ -35,3 +40,14 @@ class FakeContextStore:
             self.topics.known_names(namespace, names),
             self.messages.speakers_named(namespace, names if people is None else people),
         )
+
+    def finish(
+        self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
+    ) -> None:
+        """The topics ``used`` marked used and the session's ``turn`` counted."""
+        self.topics.mark_used(namespace, used, now)
+        if turn is not None:
+            self.suppression.record(
+                namespace, turn.session_id, used, now, turn.confidence, turn.fingerprint,
+                turn.retention,
+            )  # fmt: skip

@@ -37,6 +37,7 @@ from graph.models import (
 )
 from graph.sleep import DecayParams, SleepCommit, SleepStore, TopicWrite
 from graph.sleep_queue import SleepQueueStore, SleepRun
+from graph.suppression import Retention, SessionTurn
 from graph.topics import LinkRequest, TopicStore
 from sleepwake import tiers
 from sleepwake.policy import SleepPolicy
@@ -770,6 +771,26 @@ def the_reads_before_a_search_come_in_one(s: Side, ns: str, other: str) -> Any:
     }
 
 
+def the_writes_after_packing_come_in_one(s: Side, ns: str, other: str) -> Any:
+    """``ContextStore.finish``: the topics used marked as ``mark_used`` marks them, the session's
+    turn counted as ``SuppressionStore.record`` counts it (a session's second turn, a request
+    without a session, nothing used)."""
+    seed_topics(s, ns, [topic(ns, "a", "A"), topic(ns, "b", "B"), topic(ns, "c", "C")])
+    keep = Retention(5, timedelta(minutes=15), timedelta(hours=24), 256)
+    first, later = T0 + timedelta(days=1), T0 + timedelta(days=1, minutes=1)
+    s.context.finish(ns, [f"{ns}-a", f"{ns}-b"], first, SessionTurn("s1", 0.6, "fp", keep))
+    s.context.finish(ns, [f"{ns}-a"], later, SessionTurn("s1", 0.8, "fp2", keep))
+    s.context.finish(ns, [f"{ns}-c"], later, None)
+    s.context.finish(ns, [], later, SessionTurn("s2", 0.5, "fp", keep))
+    stats = {t.topic_id: t.stats for t in s.topics.get(ns, [f"{ns}-{k}" for k in "abc"])}
+    return {
+        "usage": {tid: (st.usage_count, st.last_used_at) for tid, st in stats.items()},
+        "s1": s.context.suppression.load(ns, "s1", later),
+        "s2": s.context.suppression.load(ns, "s2", later),
+        "elsewhere": s.context.suppression.load(other, "s1", later),
+    }
+
+
 PLANNING = [
     ("user", "We're planning Mel's surprise party at the lake house for Saturday with Anna."),
     ("assistant", "Nice! How many guests are you expecting for the party?"),
@@ -853,6 +874,7 @@ SCENARIOS: list[Scenario] = [
     a_commit_writes_everything_or_nothing,
     participants_are_found_by_name,
     the_reads_before_a_search_come_in_one,
+    the_writes_after_packing_come_in_one,
     sleep_twice,
 ]
 

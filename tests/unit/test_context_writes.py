@@ -1,0 +1,116 @@
+"""The writes after packing (issue #13): the topics shown are marked used and the session's
+suppression turn is counted; in Neo4j both go in one transaction (``ContextStore.finish``). A
+failing suppression turn never fails the request and never loses the use mark; a failing use
+mark is the request's failure.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from graph.context import ContextStore
+from graph.cypher import query
+from graph.suppression import Retention, SessionState, SessionTurn
+from retrieval.context import ContextBuilder
+from tests.fakes.pipelines import sleep_history
+from tests.unit.test_context_unit import IMPLICIT, NOW, build, remembered, topic_ids
+
+KEEP = Retention(5, timedelta(minutes=15), timedelta(hours=24), 256)
+TURN = SessionTurn("s1", 0.7, "fp", KEEP)
+
+
+class BrokenSuppression:
+    """A suppression store whose writes fail (Neo4j timed out on the session's node)."""
+
+    def load(self, namespace: str, session_id: str, now: datetime) -> SessionState:
+        return SessionState()
+
+    def record(self, *args: Any) -> int:
+        raise TimeoutError("suppression store timed out")
+
+    def forget(self, namespace: str, record_ids: Sequence[str], *, whole: bool = False) -> int:
+        return 0
+
+
+def test_a_failing_suppression_turn_keeps_the_context_and_the_use_mark(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    m = remembered()
+    stores = m.stores
+    m.context = ContextBuilder(
+        stores.topics, stores.messages, m.search, sleep_history(stores),
+        suppression=BrokenSuppression(),
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING, logger="retrieval.context"):
+        result = build(m, IMPLICIT, session_id="s1")
+    shown = topic_ids(result)
+    assert shown and "suppression state not recorded" in caplog.text
+    stats = {t.topic_id: t.stats for t in m.topics.get(m.namespace, shown)}
+    assert all(s.usage_count == 1 and s.last_used_at == NOW for s in stats.values())
+
+
+class StubDriver:
+    """Records the queries a ContextStore sends; its transactions fail when ``broken``."""
+
+    def __init__(self, broken: bool = False) -> None:
+        self.broken = broken
+        self.alone: list[str] = []  # queries run as their own transaction
+        self.together: list[list[str]] = []  # queries run in one transaction
+        self.execute_query_bookmark_manager = object()
+
+    def execute_query(self, text: str, parameters_: dict[str, Any], **_: Any) -> Any:
+        self.alone.append(text)
+        return [{"marked": len(parameters_.get("topic_ids", [])), "turn": 1}], None, None
+
+    @contextmanager
+    def session(self, **_: Any) -> Iterator[StubDriver]:
+        yield self
+
+    def execute_write(self, work: Any) -> Any:
+        texts: list[str] = []
+        work(_StubTx(texts))
+        if self.broken:
+            raise TimeoutError("the transaction timed out")
+        self.together.append(texts)
+
+
+class _StubTx:
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+
+    def run(self, text: str, params: dict[str, Any]) -> list[Any]:
+        self.texts.append(text)
+        return []
+
+
+MARK, TURN_Q = query("mark_topics_used"), query("record_suppression_turn")
+
+
+def test_with_a_session_both_writes_are_one_transaction() -> None:
+    driver = StubDriver()
+    ContextStore(driver).finish("ns", ["t1", "t2"], NOW, TURN)  # type: ignore[arg-type]
+    assert driver.together == [[MARK, TURN_Q]] and driver.alone == []
+
+
+def test_without_a_session_or_topics_one_write_is_its_own_transaction() -> None:
+    driver = StubDriver()
+    store = ContextStore(driver)  # type: ignore[arg-type]
+    store.finish("ns", ["t1"], NOW, None)
+    store.finish("ns", [], NOW, TURN)  # the turn still counts: nothing was shown
+    store.finish("ns", [], NOW, None)
+    assert driver.alone == [MARK, TURN_Q] and driver.together == []
+
+
+def test_when_the_transaction_fails_the_use_mark_is_written_alone(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    driver = StubDriver(broken=True)
+    with caplog.at_level(logging.WARNING, logger="graph.context"):
+        ContextStore(driver).finish("ns", ["t1"], NOW, TURN)  # type: ignore[arg-type]
+    assert driver.alone == [MARK] and "suppression state not recorded" in caplog.text
