@@ -29,7 +29,7 @@ from retrieval.embedding import text_hash
 from sleepwake.candidates import MAX_ONE_LINER, Candidate
 from sleepwake.episodes import compose_one_liner
 from sleepwake.supersede import supersede, supersede_numbers
-from text.gist import one_liner_part
+from text.gist import lead_fact, one_liner_part
 
 UTILITY_CORRECTED = 5.0
 UTILITY_CONSTRAINED = 3.0
@@ -128,7 +128,9 @@ def _next_one_liner(topic: Topic, facts: list[Fact], cand: Candidate) -> str:
         return cand.one_liner()
     if len(facts) > len(topic.facts) and topic.facts and _composed(topic.one_liner, topic.facts):
         current = [f.text for f in facts if f.invalid_at is None]
-        composed = compose_one_liner(topic.name, current)
+        # the fact that summed the topic up stays its first part while it holds
+        lead = lead_fact(topic.one_liner, current)
+        composed = compose_one_liner(topic.name, current, lead)
         if composed:
             return composed[:MAX_ONE_LINER]
     return _current_one_liner(topic.one_liner, facts)

@@ -86,13 +86,11 @@ def one_liner_part(fact: str) -> str:
     return first[: PART_CHARS - 3].rsplit(" ", 1)[0] + "..."
 
 
-def unspoken_one_liner(one_liner: str, facts: Sequence[str]) -> str:
-    """A one-liner without the speaker prefix of any of its parts (the speakers are those of
-    ``facts``, the topic's facts; a one-liner someone wrote loses at most a leading prefix)."""
-    text = unspoken(one_liner)
-    for who in sorted({speaker_of(f) for f in facts} - {""}, key=len, reverse=True):
-        text = text.replace(f" {who}: ", " ")
-    return text
+def lead_fact(one_liner: str, facts: Sequence[str]) -> str | None:
+    """The fact a composed one-liner's first part quotes (the one that sums the topic up);
+    None for a one-liner someone wrote."""
+    starts = [f for f in facts if quoted(f, one_liner) and one_liner.startswith(one_liner_part(f))]
+    return max(starts, key=len) if starts else None
 
 
 def quoted(fact: str, one_liner: str) -> bool:
@@ -113,7 +111,9 @@ def semantic_text(name: str, one_liner: str, facts: Sequence[str]) -> str:
     """What a topic's vector embeds: "name: one-liner" and its ``VECTOR_FACTS`` most central
     facts (the one-liner's not twice), without speaker prefixes: with them every topic of a
     conversation between two people reads alike to the model."""
-    said = unspoken_one_liner(one_liner, facts)
+    # the lead fact whole, not the other parts: they are facts of their own, below, and with
+    # them the vector of every topic of two friends leaned to the mean of their talk
+    said = unspoken(lead_fact(one_liner, facts) or one_liner)[:FACT_CHARS]
     head = f"{name}: {said}" if one_liner and one_liner != name else name
     chosen = [f for f in central_facts(facts, name, VECTOR_FACTS + 2) if not quoted(f, one_liner)]
     return " ".join([head, *(unspoken(f[:FACT_CHARS]) for f in chosen[:VECTOR_FACTS])])
