@@ -583,7 +583,8 @@ def compose_one_liner(name: str, facts: Sequence[str], lead: str | None = None) 
     people, the one with most facts first), a ``one_liner_part`` per piece of news
     (``person_news``), first one piece of each person's, then a second, distinct one (sharing
     at most one content word with their first), up to ``PARTS_PER_PERSON`` each and
-    ``MAX_ONE_LINER_CHARS`` in all. ``lead`` (the fact ``summary_fact`` chose) is its
+    ``MAX_ONE_LINER_CHARS`` in all (facts without a speaker's name, a user's chat with an
+    assistant, give one part: the lead, as before). ``lead`` (the fact ``summary_fact`` chose) is its
     speaker's first part and comes first. On LoCoMo an episode holds both friends' news ("I
     went to a support group" / "I painted that lake sunrise"), and a one-liner of one fact
     left the rest unsaid: topic search and a reader saw a quarter of what the topic holds.
@@ -597,6 +598,8 @@ def compose_one_liner(name: str, facts: Sequence[str], lead: str | None = None) 
     parts: list[str] = []
     for round_ in range(PARTS_PER_PERSON):
         for who in chosen:
+            if round_ and not who:
+                continue  # turns without a speaker's name (a user and an assistant): one part
             best = _next_news(groups[who], chosen[who], name, own=bool(parts))
             if round_ == 0 and lead and who == first:
                 best = lead

@@ -113,7 +113,9 @@ def semantic_text(name: str, one_liner: str, facts: Sequence[str]) -> str:
     conversation between two people reads alike to the model."""
     # the lead fact whole, not the other parts: they are facts of their own, below, and with
     # them the vector of every topic of two friends leaned to the mean of their talk
-    said = unspoken(lead_fact(one_liner, facts) or one_liner)[:FACT_CHARS]
+    lead = lead_fact(one_liner, facts)
+    said = unspoken(lead or one_liner)[:FACT_CHARS]
     head = f"{name}: {said}" if one_liner and one_liner != name else name
-    chosen = [f for f in central_facts(facts, name, VECTOR_FACTS + 2) if not quoted(f, one_liner)]
+    # the facts below the head: any but the lead (the other parts are not in the head)
+    chosen = [f for f in central_facts(facts, name, VECTOR_FACTS + 1) if f not in (lead, one_liner)]
     return " ".join([head, *(unspoken(f[:FACT_CHARS]) for f in chosen[:VECTOR_FACTS])])

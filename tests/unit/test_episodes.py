@@ -376,6 +376,9 @@ def test_the_one_liner_gives_each_persons_news_a_part() -> None:
     assert person_news(FRIENDS[1:2]) is None  # applause only: no news
     assert person_news([FRIENDS[4], FRIENDS[2]], "support group") == FRIENDS[2]
     assert compose_one_liner("x", [FRIENDS[1]]) == ""
+    # a user's chat with an assistant (no speakers' names): the lead alone, as before
+    chat = ["The tax return is due on the 15th.", "I will collect all the receipts myself."]
+    assert compose_one_liner("tax return", chat, chat[0]) == chat[0]
     # another person's part is their own news, not a remark on the first one's
     remark = "Melanie: Ha, a lopsided bowl still counts as a bowl."
     assert compose_one_liner("bowl", [lead, remark], lead) == lead
