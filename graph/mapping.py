@@ -75,9 +75,7 @@ def topic_props(topic: Topic) -> dict[str, Any]:
         "name_lc": topic.name.lower(),
         "one_liner": topic.one_liner,
         "gist": topic.gist(),  # full-text: the topic's central facts (text.gist)
-        "one_liner_source_ids": next(
-            (f.source_message_ids for f in topic.facts if f.text == topic.one_liner), []
-        ),
+        "one_liner_source_ids": topic.one_liner_sources(),
         "facts": [f.text for f in topic.facts],
         # validity fields are left out while null, so old and new records are the same size
         "facts_json": _FACTS.dump_json(topic.facts, exclude_none=True).decode(),

@@ -199,6 +199,14 @@ class Topic(_Model):
         """The topic's full-text entry beside name, aliases and one-liner (``text.gist``)."""
         return _gist.gist(self.name, self.one_liner, self._current_fact_texts())
 
+    def one_liner_sources(self) -> list[str]:
+        """The message ids of the facts the one-liner quotes (a composed one-liner quotes a fact
+        per part, ``text.gist.quoted``); none for a one-liner someone wrote."""
+        if not self.one_liner:
+            return []
+        said = [f for f in self.facts if _gist.quoted(f.text, self.one_liner)]
+        return list(dict.fromkeys(m for f in said for m in f.source_message_ids))
+
     def _current_fact_texts(self) -> list[str]:
         return [f.text for f in self.facts if f.invalid_at is None]
 

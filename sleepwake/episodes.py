@@ -39,7 +39,7 @@ from sleepwake.candidates import (
 from sleepwake.extract import Extraction
 from sleepwake.policy import ANSWER_ROLES
 from text.english import STOPWORDS, is_filler, time_spans
-from text.gist import central_facts
+from text.gist import central_facts, one_liner_part, speaker_of, unspoken
 from text.tokens import stem
 
 Embed = Callable[[list[str]], list[list[float]]]
@@ -71,6 +71,10 @@ DECISION_BONUS = 0.15  # a turn with a decision or a number sums a topic up bett
 CENTRAL_BONUS = 0.25  # the fact sharing most words with the topic's others (text.gist), this much
 REACTION_PENALTY = 0.15  # "Love how you got the horse's grace!": about the listener's thing
 SHOWN_ONLY = 0.3  # a phrase said only inside an attachment's [description] costs this much
+ONE_LINER_PEOPLE = 2  # a one-liner gives the news of at most this many people
+PARTS_PER_PERSON = 2  # ... at most this many pieces of news each
+MAX_ONE_LINER_CHARS = 300  # ... in at most this many characters (candidates.MAX_ONE_LINER)
+NEWS_WEIGHT = 0.2  # choosing a person's part: per point of sentence_weight, against centrality
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.I)
@@ -336,7 +340,9 @@ def form_topics(
     by_key = {c.key: c for c in cands.candidates}
     said = {m.message_id: _BRACKETS.sub(" ", m.content).lower() for m in piece}
     users = {m.message_id for m in piece if m.role == "user"}
-    _gather_phrases(episodes, cands, _structural_keys(cands, extractions, users), said, users)
+    people = {m.speaker for m in piece if m.role == "user" and m.speaker}
+    structural = _structural_keys(cands, extractions, users, among_people=len(people) > 1)
+    _gather_phrases(episodes, cands, structural, said, users)
     _choose_heads(episodes, by_key, embed)
     return _assemble(episodes, by_key, extractions, cands, tz)
 
@@ -348,12 +354,17 @@ def _min_turns(n: int) -> int:
 
 
 def _structural_keys(
-    cands: SliceCandidates, extractions: dict[str, Extraction], users: set[str]
+    cands: SliceCandidates,
+    extractions: dict[str, Extraction],
+    users: set[str],
+    among_people: bool = False,
 ) -> set[str]:
     """Phrases that head a topic of their own: the parties of a dependency and, for each rule,
     its longest phrase (what the rule is about), as the user (``users``: the user's message
     ids) stated them. An assistant's answer is full of imperatives ("Make sure to book ahead",
-    "Avoid heavy meals"): advice, not rules anyone set, so they head nothing."""
+    "Avoid heavy meals"): advice, not rules anyone set, so they head nothing. Nor, in a talk
+    among people (``among_people``: two or more named speakers), does a rule one says to the
+    other (``is_said_to_listener``)."""
     said = [e for mid, e in extractions.items() if mid in users]
     keys = {
         normalise_key(p) for e in said for d in e.dependencies for p in (d.dependent, d.dependency)
@@ -362,10 +373,23 @@ def _structural_keys(
     parties = {k for k in known if any(k == d or (k and k in d) for d in keys)}
     for extraction in said:
         for rule in extraction.constraints:
+            if among_people and is_said_to_listener(rule):
+                continue
             inside = [k for k in known if k and re.search(rf"\b{re.escape(k)}\b", rule.lower())]
             if inside:
                 parties.add(max(inside, key=lambda k: (len(k.split()), len(k), k)))
     return parties
+
+
+def is_said_to_listener(rule: str) -> bool:
+    """ "Keep on trying and believe in yourself!", "Make sure you watch other videos first",
+    "Must feel so liberating!": a rule-shaped sentence that speaks to the listener, or an
+    exclamation saying nothing in the first person. Between friends it is encouragement or
+    advice for the other, not a rule either set; on LoCoMo such sentences made a third of the
+    topics citing one message ("trying", "going", "fingers")."""
+    if _SECOND_PERSON.search(rule):
+        return True
+    return rule.rstrip().endswith("!") and not _FIRST_PERSON.search(rule)
 
 
 def _gather_phrases(
@@ -506,7 +530,9 @@ def _assemble(
     echoes = {m.message_id for ep in episodes for m in ep.messages if m.role != "user"}
     decided = {mid for mid, e in extractions.items() if e.decisions or e.numbers}
     for cand in out.values():
-        cand.summary = summary_fact(cand, turn_vectors, echoes, decided)
+        lead = summary_fact(cand, turn_vectors, echoes, decided)
+        facts = [f.text for f in cand.facts]
+        cand.summary = compose_one_liner(cand.name, facts, lead) or lead
     ordered = sorted(out.values(), key=lambda c: (c.first_seq or 0, c.key))
     return SliceCandidates(
         ordered, cands.dependencies, cands.in_progress, per_message, cands.extractions
@@ -550,6 +576,69 @@ def summary_fact(
         return near - echo - reaction + weight + named + central.get(fact.text, 0.0)
 
     return max(facts, key=fit).text
+
+
+def compose_one_liner(name: str, facts: Sequence[str], lead: str | None = None) -> str:
+    """A topic's one-liner from its facts: each person's news (at most ``ONE_LINER_PEOPLE``
+    people, the one with most facts first), a ``one_liner_part`` per piece of news
+    (``person_news``), first one piece of each person's, then a second, distinct one (sharing
+    at most one content word with their first), up to ``PARTS_PER_PERSON`` each and
+    ``MAX_ONE_LINER_CHARS`` in all (facts without a speaker's name, a user's chat with an
+    assistant, give one part: the lead, as before). ``lead`` (the fact ``summary_fact`` chose) is its
+    speaker's first part and comes first. On LoCoMo an episode holds both friends' news ("I
+    went to a support group" / "I painted that lake sunrise"), and a one-liner of one fact
+    left the rest unsaid: topic search and a reader saw a quarter of what the topic holds.
+    "" when no fact is news (all reactions and remarks)."""
+    groups: dict[str, list[str]] = {}
+    for fact in dict.fromkeys(facts):
+        groups.setdefault(speaker_of(fact), []).append(fact)
+    first = speaker_of(lead) if lead else None
+    people = sorted(groups, key=lambda who: (who != first, -len(groups[who])))
+    chosen: dict[str, list[str]] = {who: [] for who in people[:ONE_LINER_PEOPLE]}
+    parts: list[str] = []
+    for round_ in range(PARTS_PER_PERSON):
+        for who in chosen:
+            if round_ and not who:
+                continue  # turns without a speaker's name (a user and an assistant): one part
+            best = _next_news(groups[who], chosen[who], name, own=bool(parts))
+            if round_ == 0 and lead and who == first:
+                best = lead
+            if best is None:
+                continue
+            part = one_liner_part(best)
+            if len(" ".join([*parts, part])) > MAX_ONE_LINER_CHARS:
+                return " ".join(parts)
+            chosen[who].append(best)
+            parts.append(part)
+    return " ".join(parts)
+
+
+def _next_news(facts: list[str], said: list[str], name: str, own: bool) -> str | None:
+    """A person's next piece of news: of their facts unlike what ``said`` already holds."""
+    seen = {s for fact in said for s in content_stems(unspoken(fact))}
+    rest = [f for f in facts if f not in said and len(content_stems(unspoken(f)) & seen) <= 1]
+    # the first person's first part sums the topic up; any other must be news of their own
+    return person_news(rest, name, own or bool(said)) if rest else None
+
+
+def person_news(facts: Sequence[str], name: str = "", own: bool = False) -> str | None:
+    """Of one person's facts, the one that best says their news: central among them
+    (``text.gist.central_facts``) and a statement worth keeping (``sentence_weight``: first
+    person, plans, numbers), never a reaction to the listener's news; with ``own``, only a
+    statement in the first person ("Ha, a lopsided bowl still counts" is a remark on the
+    other's news, not news). None when there is none."""
+    order = central_facts(facts, name, len(facts))
+    rank = {fact: i / max(len(order), 1) for i, fact in enumerate(order)}
+    parts = {f: one_liner_part(unspoken(f)) for f in order}
+    weights = {f: sentence_weight(parts[f]) for f in order}
+    news = [
+        f
+        for f in order
+        if weights[f] > 0
+        and not is_reaction(f)
+        and (not own or _FIRST_PERSON.search(parts[f]) is not None)
+    ]
+    return min(news, key=lambda f: rank[f] - NEWS_WEIGHT * weights[f], default=None)
 
 
 def is_reaction(text: str) -> bool:

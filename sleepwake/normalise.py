@@ -1,6 +1,9 @@
 """Sleep steps 5 and 7: fold a candidate into a topic, the event that records it, and utility.
 
-One-liners change minimally (kept once set), facts and open loops are de-duplicated, numbers are
+A one-liner the sleep composed from the topic's facts (``sleepwake.episodes.compose_one_liner``)
+follows them: when a merge adds facts it is composed again from the current ones, so a topic
+that grew over many sessions says what it holds now, not what its first episode said. One a
+person or a model wrote (it quotes no fact of the topic) is kept. Facts and open loops are de-duplicated, numbers are
 typed and de-duplicated on (key, value, unit), aliases come from the user's own words, and every
 item keeps the message ids it came from. Utility follows spec §8.3; decay and tiers are in
 ``sleepwake.tiers``. Pure.
@@ -23,8 +26,10 @@ from graph.models import (
     TypedNumber,
 )
 from retrieval.embedding import text_hash
-from sleepwake.candidates import Candidate
+from sleepwake.candidates import MAX_ONE_LINER, Candidate
+from sleepwake.episodes import compose_one_liner
 from sleepwake.supersede import supersede, supersede_numbers
+from text.gist import lead_fact, one_liner_part
 
 UTILITY_CORRECTED = 5.0
 UTILITY_CONSTRAINED = 3.0
@@ -109,10 +114,35 @@ def merge_candidate(topic: Topic, cand: Candidate) -> tuple[Topic, str]:
             "aliases": aliases,
             "time": time,
             "stats": stats,
-            "one_liner": _current_one_liner(topic.one_liner, facts) or cand.one_liner(),
+            "one_liner": _next_one_liner(topic, facts, cand),
         }
     )
     return merged, _summary(cand, added, facts[len(topic.facts) :])
+
+
+def _next_one_liner(topic: Topic, facts: list[Fact], cand: Candidate) -> str:
+    """The one-liner after a merge: a topic's first one is the candidate's; a composed one
+    (its parts quote the topic's facts) is composed again when facts were added; one someone
+    wrote is kept (following the fact it quotes when that was superseded)."""
+    if not topic.one_liner:
+        return cand.one_liner()
+    if len(facts) > len(topic.facts) and topic.facts and _composed(topic.one_liner, topic.facts):
+        current = [f.text for f in facts if f.invalid_at is None]
+        # the fact that summed the topic up stays its first part while it holds
+        lead = lead_fact(topic.one_liner, current)
+        composed = compose_one_liner(topic.name, current, lead)
+        if composed:
+            return composed[:MAX_ONE_LINER]
+    return _current_one_liner(topic.one_liner, facts)
+
+
+def _composed(one_liner: str, facts: list[Fact]) -> bool:
+    """Whether the sleep composed ``one_liner`` from ``facts``: it starts with one of them
+    (whole, as stored before one-liners had parts, or as a part)."""
+    return any(
+        one_liner == f.text[:MAX_ONE_LINER] or one_liner.startswith(one_liner_part(f.text))
+        for f in facts
+    )
 
 
 def _current_one_liner(one_liner: str, facts: list[Fact]) -> str:

@@ -8,6 +8,10 @@ and its most *central* facts: those sharing the most content words with the topi
 and its name (a lexical centroid, so it is computed from the topic alone, with no vectors and
 the same on every sleep). The vector takes the first ``VECTOR_FACTS`` of them, the full-text
 index ``GIST_FACTS``.
+
+A one-liner the sleep composed is made of *parts*, one fact each (``one_liner_part``), one per
+person whose news the topic holds ("Caroline: I went to a support group yesterday. Melanie: I
+painted that lake sunrise last year!"); both texts here leave every speaker prefix out of it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ GIST_CHARS = 2000  # ... at most this many characters of them
 FACT_CHARS = 300  # a long fact counts by its lead
 MIN_CONTENT_WORDS = 2  # a fact with fewer content words says too little to stand for a topic
 NAME_WEIGHT = 2.0  # a content word of the topic's name counts this much more than another
-_SPEAKER = re.compile(r"^[^:\n]{1,40}:\s+")
+PART_CHARS = 100  # a fact as part of a one-liner: at most this long (three fit in 300 characters)
+_SPEAKER = re.compile(r"^([^:\n]{1,40}):\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[a-z]{3,}")
 
 
@@ -63,19 +69,53 @@ def unspoken(fact: str) -> str:
     return _SPEAKER.sub("", fact)
 
 
+def speaker_of(fact: str) -> str:
+    """The speaker prefix of a fact ("Melanie: I ran a race." -> "Melanie"), "" without one."""
+    match = _SPEAKER.match(fact)
+    return match.group(1) if match else ""
+
+
+def one_liner_part(fact: str) -> str:
+    """A fact as one part of a one-liner, verbatim: whole when short, else its first sentence,
+    else that sentence's lead cut at a word (with "...")."""
+    if len(fact) <= PART_CHARS:
+        return fact
+    first = _SENTENCE_END.split(fact, 1)[0]
+    if len(first) <= PART_CHARS:
+        return first
+    return first[: PART_CHARS - 3].rsplit(" ", 1)[0] + "..."
+
+
+def lead_fact(one_liner: str, facts: Sequence[str]) -> str | None:
+    """The fact a composed one-liner's first part quotes (the one that sums the topic up);
+    None for a one-liner someone wrote."""
+    starts = [f for f in facts if quoted(f, one_liner) and one_liner.startswith(one_liner_part(f))]
+    return max(starts, key=len) if starts else None
+
+
+def quoted(fact: str, one_liner: str) -> bool:
+    """Whether ``one_liner`` says ``fact`` (as one of its parts, or whole)."""
+    return fact == one_liner or one_liner_part(fact) in one_liner
+
+
 def gist(name: str, one_liner: str, facts: Sequence[str]) -> str:
     """The full-text entry of a topic beside its name, aliases and one-liner: its central facts
     (not the one-liner again) without their speaker prefixes (the people talking are in every
     topic: "caroline" would match them all), joined, at most ``GIST_CHARS`` characters."""
-    chosen = [f for f in central_facts(facts, name, GIST_FACTS + 1) if f != one_liner]
+    chosen = [f for f in central_facts(facts, name, GIST_FACTS + 2) if not quoted(f, one_liner)]
     text = " ".join(unspoken(f[:FACT_CHARS]) for f in chosen[:GIST_FACTS])
     return text[:GIST_CHARS]
 
 
 def semantic_text(name: str, one_liner: str, facts: Sequence[str]) -> str:
     """What a topic's vector embeds: "name: one-liner" and its ``VECTOR_FACTS`` most central
-    facts (the one-liner not twice), without speaker prefixes: with them every topic of a
+    facts (the one-liner's not twice), without speaker prefixes: with them every topic of a
     conversation between two people reads alike to the model."""
-    head = f"{name}: {unspoken(one_liner)}" if one_liner and one_liner != name else name
-    chosen = [f for f in central_facts(facts, name, VECTOR_FACTS + 1) if f != one_liner]
+    # the lead fact whole, not the other parts: they are facts of their own, below, and with
+    # them the vector of every topic of two friends leaned to the mean of their talk
+    lead = lead_fact(one_liner, facts)
+    said = unspoken(lead or one_liner)[:FACT_CHARS]
+    head = f"{name}: {said}" if one_liner and one_liner != name else name
+    # the facts below the head: any but the lead (the other parts are not in the head)
+    chosen = [f for f in central_facts(facts, name, VECTOR_FACTS + 1) if f not in (lead, one_liner)]
     return " ".join([head, *(unspoken(f[:FACT_CHARS]) for f in chosen[:VECTOR_FACTS])])

@@ -143,11 +143,19 @@ def test_two_friends_topics_are_named_as_theirs_and_found_by_any_of_their_facts(
     assert pig[0].time.last_seen_at.date() == (DAY1 + timedelta(days=20)).date()
     # applause for the other's news is no fact (sleepwake.episodes.is_exclamation_at_listener)
     assert not any("must be proud" in f.text for t in topics for f in t.facts)
-    # the glaze is not what the one-liner says, yet a question about it finds the class
-    glaze = "What colour did the glaze come out?"
-    assert "glaze" not in pottery[0].one_liner.lower()
+    # the one-liner gives Melanie's news (Caroline's remarks on it are not news of hers)
+    assert pottery[0].one_liner.startswith("Melanie: "), pottery[0].one_liner
+    assert "Caroline:" not in pottery[0].one_liner, pottery[0].one_liner
+    assert pig[0].one_liner.startswith("Caroline: "), pig[0].one_liner
+    for topic in topics:  # a one-liner quotes its topic's facts, and cites them
+        lead = [f for f in topic.facts if topic.one_liner.startswith(f.text[:40])]
+        assert lead, topic.one_liner
+        assert set(topic.one_liner_sources()) >= set(lead[0].source_message_ids)
+    # the mugs are not what the one-liner says, yet a question about them finds the class
+    mugs = "How many mugs did Melanie bring home?"
+    assert "mugs" not in pottery[0].one_liner.lower()
     search = TopicSearch(memory.topics, memory.events, embedder)
-    hits = search.search(namespace, glaze, DAY1 + timedelta(days=21), k=3)
+    hits = search.search(namespace, mugs, DAY1 + timedelta(days=21), k=3)
     assert hits[0].topic.topic_id == pottery[0].topic_id, [h.topic.name for h in hits]
 
 

@@ -18,12 +18,15 @@ from sleepwake.candidates import (
 )
 from sleepwake.episodes import (
     PhraseStats,
+    compose_one_liner,
     eligible,
     form_topics,
     happened_at,
     has_content,
     is_reaction,
+    is_said_to_listener,
     owned_name,
+    person_news,
     phrase_score,
     segment,
     select_sentences,
@@ -348,3 +351,60 @@ def test_an_exclamation_at_the_listener_is_no_fact() -> None:
         "It's great to see the love and support for the LGBTQ+ community.",
     ]
     assert select_sentences(turn) == turn[1:]
+
+
+FRIENDS = [
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Melanie: Wow, Caroline, that sounds like a lovely group!",  # applause: no part
+    "Caroline: The support group has made me feel accepted and given me courage.",
+    "Melanie: Yeah, I painted that lake sunrise last year! It's special to me.",
+    "Caroline: Thanks, Melanie, you're always so kind to me and you listen.",
+    "Melanie: Painting's a fun way to express my feelings and get creative.",
+]
+
+
+def test_the_one_liner_gives_each_persons_news_a_part() -> None:
+    """An episode where both friends share news sums up both: the lead (summary_fact's) first,
+    then the other person's news fact, never their applause or a remark to the listener."""
+    lead = FRIENDS[0]
+    one_liner = compose_one_liner("support group", FRIENDS, lead)
+    assert one_liner.startswith(lead + " Melanie: ")
+    assert "lake sunrise" in one_liner or "Painting's a fun way" in one_liner
+    assert "lovely group" not in one_liner and len(one_liner) <= 300
+    # without a lead: the person with most facts first, each by their most central news
+    assert compose_one_liner("support group", FRIENDS).startswith("Caroline: ")
+    assert person_news(FRIENDS[1:2]) is None  # applause only: no news
+    assert person_news([FRIENDS[4], FRIENDS[2]], "support group") == FRIENDS[2]
+    assert compose_one_liner("x", [FRIENDS[1]]) == ""
+    # a user's chat with an assistant (no speakers' names): the lead alone, as before
+    chat = ["The tax return is due on the 15th.", "I will collect all the receipts myself."]
+    assert compose_one_liner("tax return", chat, chat[0]) == chat[0]
+    # another person's part is their own news, not a remark on the first one's
+    remark = "Melanie: Ha, a lopsided bowl still counts as a bowl."
+    assert compose_one_liner("bowl", [lead, remark], lead) == lead
+    # a long fact is cut to its first sentence, verbatim
+    long = "Melanie: " + "I ran a charity race for mental health last Saturday. " * 4
+    assert compose_one_liner("race", [long]) == long.split(". ")[0] + "."
+
+
+def test_a_topic_of_two_friends_names_both_in_its_one_liner_but_embeds_neither() -> None:
+    candidate = Candidate(key="support group", label="support group")
+    for i, text in enumerate(FRIENDS):
+        candidate.add_fact(Fact(text=text, at=T0, source_message_ids=[f"m{i}"]))
+    candidate.summary = compose_one_liner(candidate.name, [f.text for f in candidate.facts])
+    semantic = candidate.semantic_text()
+    assert "Melanie" in candidate.one_liner() and "Caroline" in candidate.one_liner()
+    assert "Melanie:" not in semantic and "Caroline:" not in semantic
+
+
+def test_encouragement_between_friends_heads_no_topic_of_its_own() -> None:
+    """Between two people "Keep on trying!" and "Make sure you watch other videos first" are
+    for the listener, not rules; a user's rule to an assistant still heads its topic."""
+    for said in (
+        "Keep on trying and believe in yourself!",
+        "Make sure you watch other peoples videos first.",
+        "Must feel so liberating!",
+    ):
+        assert is_said_to_listener(said), said
+    assert not is_said_to_listener("Never use plastic plates at the party.")
+    assert not is_said_to_listener("I always keep my turtles' tank at 25 degrees!")

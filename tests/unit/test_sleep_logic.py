@@ -505,6 +505,22 @@ def test_merge_keeps_a_one_liner_once_set_and_fills_an_empty_one() -> None:
     assert filled.one_liner == "We are moving the billing tables to Postgres."
 
 
+def test_a_composed_one_liner_follows_the_facts_a_merge_adds() -> None:
+    """A topic that grew over sessions says what it holds now: its composed one-liner (parts
+    quoting its facts) is composed again when a merge adds facts, from the current ones."""
+    first = "Melanie: I signed up for a pottery class at the studio."
+    base = topic(name="pottery class", one_liner=first, facts=[first])
+    news = [
+        "Caroline: I adopted a guinea pig and I love him.",
+        "Melanie: My pottery class made six bowls and my pottery teacher loved them.",
+        "Melanie: In pottery class we made bowls on the wheel for my kids.",
+    ]
+    merged, _ = merge_candidate(base, cand("pottery class", facts=news))
+    assert merged.one_liner.startswith("Melanie: ") and " Caroline: I adopted" in merged.one_liner
+    unchanged, _ = merge_candidate(merged, cand("pottery class", facts=news[1:]))
+    assert unchanged.one_liner == merged.one_liner  # nothing added: nothing recomposed
+
+
 def test_merge_adds_the_users_words_as_aliases_but_not_the_assistants() -> None:
     new = cand(
         "billing migration",
