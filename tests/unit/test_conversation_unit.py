@@ -9,7 +9,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from pydantic import ValidationError
 
+from api.settings import Settings
 from graph.errors import ValidationFailed
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
@@ -219,6 +221,15 @@ def test_chat_assistant_turns_sleep_once_per_dozen_messages() -> None:
     packets = m.stores.sleep.wake_packets(m.namespace, limit=100)
     # two exchanges (1,200 tokens), and the question of an answer the cut would orphan
     assert packets and all(len(p.conversation_tail) <= 5 for p in packets)
+
+
+def test_the_tail_share_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().sleep_policy().tail_share == 0.25
+    monkeypatch.setenv("SHERIFF_TAIL_SHARE", "0.5")
+    assert Settings().sleep_policy().tail_share == 0.5
+    monkeypatch.setenv("SHERIFF_TAIL_SHARE", "0")
+    with pytest.raises(ValidationError, match="tail_share"):
+        Settings()
 
 
 def test_a_batch_is_stored_in_one_write_and_its_sleeps_compact_only_what_came_before_them(
