@@ -194,12 +194,14 @@ def test_a_long_assistant_answer_makes_a_handful_of_topics() -> None:
 
 
 def test_an_answer_takes_its_questions_vector_and_is_not_embedded() -> None:
-    """Segmentation embeds the user's turns only: an answer right after its question shares
-    the question's vector (an answer's opening is "Great question! ..."); an answer that
-    follows another answer, or opens the slice, is embedded by its own lead."""
+    """A long answer right after its question shares the question's vector (its opening is
+    "Great question! ..."); a short answer, an answer that follows another answer, or one that
+    opens the slice is embedded by its own lead."""
+    long = "Great question! Here is how. " + "Water it weekly and keep it out of the sun. " * 12
     turns = [("assistant", "Welcome back."), ("user", "How do I repot a peace lily?"),
-             ("assistant", "Great question! Here is how."), ("tool", "search: peace lily"),
-             ("user", "And my cactus?"), ("assistant", "Cacti need gritty soil.")]  # fmt: skip
+             ("assistant", long), ("tool", "search: peace lily"),
+             ("user", "And my cactus?"), ("assistant", long.replace("how", "why")),
+             ("user", "Thanks."), ("assistant", "Cacti need gritty soil.")]  # fmt: skip
     messages = _messages(turns)
     embedded: list[str] = []
 
@@ -208,8 +210,8 @@ def test_an_answer_takes_its_questions_vector_and_is_not_embedded() -> None:
         return HashEmbedder().embed(texts)
 
     vectors = episodes.turn_vectors(messages, embed)
-    assert embedded == [turns[i][1] for i in (0, 1, 3, 4)]
-    assert vectors.shape[0] == 6
+    assert embedded == [turns[i][1] for i in (0, 1, 3, 4, 6, 7)]
+    assert vectors.shape[0] == 8
     assert np.allclose(vectors[2], vectors[1]) and np.allclose(vectors[5], vectors[4])
     assert not np.allclose(vectors[3], vectors[1])
 
