@@ -2,16 +2,18 @@
 
     .venv/bin/python benchmarks/bench_lme_ingest.py --question 853b0a1d \
         [--data LONGMEMEVAL.json] [--sessions N] \
-        [--profile OUT.pstats] [--topics] [--keep] [--neo4j-pid PID]
+        [--mode inline|background] [--profile OUT.pstats] [--topics] [--keep] \
+        [--neo4j-pid PID]
 
 In process (no HTTP), against the Neo4j the settings name: the haystack's sessions are
-appended in date order with ``Conversation.append`` (production policy, the container's sleep
-mode) and each queued sleep is run by a sleep worker before the next session, as
-``sheriff eval longmemeval`` does. Prints messages/s, sleeps, topics per 100 messages, the
-sleeps' step times summed (``SleepSummary.step_ms``), CPU seconds of this process and (with
-``--neo4j-pid``, a private server's) of Neo4j, the embedding calls and texts, and with
-``--topics`` the topic list a user would see (name, messages, first and last seen). With
-``--profile`` the run is under cProfile and the 25 costliest functions (cumulative) are printed.
+appended in date order with ``Conversation.append`` (production policy), the sleeps run inside
+the appends (``--mode inline``, what ``sheriff eval longmemeval`` does) or queued and run by a
+sleep worker before the next session (``--mode background``). Prints messages/s, sleeps,
+topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
+seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
+calls, texts and characters by caller, and with ``--topics`` the topic list a user would see
+(name, facts, touches, first and last seen). With ``--profile`` the run is under cProfile and
+the 25 costliest functions (cumulative) are printed.
 MiniLM is loaded before the clock starts. The machine is shared: compare runs taken together.
 """
 
@@ -133,11 +135,17 @@ def main() -> None:
     parser.add_argument("--topics", action="store_true", help="list the topics")
     parser.add_argument("--keep", action="store_true", help="keep the namespace")
     parser.add_argument(
+        "--mode",
+        choices=["inline", "background"],
+        default="inline",
+        help="sleep mode: inline (as `sheriff eval longmemeval` runs) or background",
+    )
+    parser.add_argument(
         "--neo4j-pid", type=int, default=None, help="also count this Neo4j server's CPU"
     )
     args = parser.parse_args()
     (question,) = load_questions(args.data, only=[args.question])
-    container = Container(Settings())
+    container = Container(Settings(sleep_mode=args.mode))
     container.migrate()
     counting = CountingEmbedder(container.embedder)
     container.__dict__["embedder"] = counting  # before the sleeper is built: it counts too
