@@ -149,6 +149,13 @@ class Settings(BaseSettings):
     context_budget_tokens: int = 8000
     sleep_buffer_share: float = 0.6
     tail_turns: int = 12
+    tail_share: float = Field(
+        default=0.25,
+        gt=0.0,
+        le=1.0,
+        description="the tail holds at most this share of the buffer threshold in tokens "
+        "(never fewer than the last two turns): long turns leave a short tail",
+    )
     idle_gap_hours: float = 6.0
     fresh_window_hours: float = 12.0
     wake_silence_hours: float = Field(default=6.0, gt=0)
@@ -168,6 +175,7 @@ class Settings(BaseSettings):
             context_budget_tokens=self.context_budget_tokens,
             buffer_share=self.sleep_buffer_share,
             tail_turns=self.tail_turns,
+            tail_share=self.tail_share,
             idle_gap=timedelta(hours=self.idle_gap_hours),
             fresh_window=timedelta(hours=self.fresh_window_hours),
             wake_silence=timedelta(hours=self.wake_silence_hours),

@@ -26,7 +26,13 @@ from graph.models import Message, describe_errors
 from graph.protocols import MessageStoreProtocol
 from graph.redaction import Redactor
 from graph.validation import check_time
-from sleepwake.policy import SleepPolicy, SleepReason, budget_sleep_due, estimate_tokens
+from sleepwake.policy import (
+    SleepPolicy,
+    SleepReason,
+    budget_sleep_due,
+    estimate_tokens,
+    tail_length,
+)
 from sleepwake.sleep import Sleeper, SleepSummary
 
 log = logging.getLogger(__name__)
@@ -73,6 +79,10 @@ class _BufferView:
         self.messages += 1
         self.tokens += tokens
         self.tail.append(tokens)
+
+    def kept(self, policy: SleepPolicy) -> int:
+        """How many of the buffer's last turns a sleep now would keep as its tail."""
+        return min(self.messages, tail_length(list(self.tail), policy))
 
 
 @dataclass
@@ -193,12 +203,14 @@ class Conversation:
             if run.buf is None:
                 return
             silent = last_at is not None and message.at - last_at >= self.policy.idle_gap
-            if last_at is not None and silent and run.buf.messages > self.policy.tail_turns:
+            if last_at is not None and silent and run.buf.messages > run.buf.kept(self.policy):
                 self._policy_sleep(namespace, last_at + self.policy.idle_gap, "idle", run, last_at)
             run.buf.add(message.token_estimate)
             last_at = message.at
-            slice_messages = run.buf.messages - len(run.buf.tail)
-            if budget_sleep_due(run.buf.tokens, sum(run.buf.tail), slice_messages, self.policy):
+            kept = run.buf.kept(self.policy)
+            tail_tokens = sum(list(run.buf.tail)[len(run.buf.tail) - kept :])
+            slice_messages = run.buf.messages - kept
+            if budget_sleep_due(run.buf.tokens, tail_tokens, slice_messages, self.policy):
                 self._policy_sleep(namespace, message.at, "budget", run, message.at)
 
     def _policy_sleep(

@@ -49,6 +49,7 @@ TURN_LEAD_CHARS = 400  # a turn is embedded by its lead: cost follows text, capp
 # leaves: sleepwake.policy.ANSWER_ROLES); the rest of a long answer is steps and lists, and
 # long answers were two thirds of what a chat-assistant sleep embedded
 ANSWER_LEAD_CHARS = 160
+LONG_ANSWER_CHARS = 500  # ... and a longer answer by its question's vector (``turn_vectors``)
 WINDOW = 2  # turns either side of a gap in the gap score
 MIN_TURNS = 4
 MAX_TURNS = 14
@@ -328,7 +329,7 @@ def form_topics(
     (made twice: the turns, then the phrases worth ranking)."""
     if not piece or not cands.candidates:
         return cands
-    vectors = _unit(embed([turn_text(m) for m in piece]))
+    vectors = turn_vectors(piece, embed)
     # a short slice (a few turns of a quick exchange) changes subject within two or three turns
     words = [content_stems(m.content[:TURN_LEAD_CHARS]) for m in piece]
     links = [len(a & b) for a, b in itertools.pairwise(words)]
@@ -345,6 +346,28 @@ def form_topics(
     _gather_phrases(episodes, cands, structural, said, users)
     _choose_heads(episodes, by_key, embed)
     return _assemble(episodes, by_key, extractions, cands, tz)
+
+
+def turn_vectors(piece: Sequence[Message], embed: Embed) -> np.ndarray:
+    """One unit vector per turn, by its lead (``turn_text``); a long answer (over
+    ``LONG_ANSWER_CHARS``) that follows the turn it answers takes that turn's vector instead of
+    one of its own. An answer never starts an episode (``segment``) and is about its question;
+    a long chat-assistant answer's opening ("Great question! Here are some ideas") says less of
+    the subject than the question, and embedding it was two fifths of what a sleep of
+    chat-assistant turns embedded for segmentation. A short answer is embedded whole: it may
+    carry the subject ("How many guests are you expecting for the party?") and costs little."""
+    own = [i for i, m in enumerate(piece) if not _answers_previous(piece, i)]
+    embedded = _unit(embed([turn_text(piece[i]) for i in own]))
+    rows = np.cumsum([not _answers_previous(piece, i) for i in range(len(piece))]) - 1
+    vectors: np.ndarray = embedded[rows]
+    return vectors
+
+
+def _answers_previous(piece: Sequence[Message], i: int) -> bool:
+    """Turn ``i`` is a long answer (``ANSWER_ROLES``) to the turn before it (not an answer)."""
+    if i == 0 or len(piece[i].content) <= LONG_ANSWER_CHARS:
+        return False
+    return piece[i].role in ANSWER_ROLES and piece[i - 1].role not in ANSWER_ROLES
 
 
 def _min_turns(n: int) -> int:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from pydantic import ValidationError
 
+from api.settings import Settings
 from graph.errors import ValidationFailed
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
@@ -195,6 +197,39 @@ def test_long_turns_do_not_make_one_sleep_per_message() -> None:
     assert len(sleeps) / len(turns) <= 0.25
     assert sleeps and all(s.messages_compacted > 0 for s in sleeps)
     assert len(m.stores.sleep.wake_packets(m.namespace, limit=100)) == len(sleeps)
+
+
+def test_chat_assistant_turns_sleep_once_per_dozen_messages() -> None:
+    """Questions of ~400 characters and answers of ~2,000 (LongMemEval's shape), one append
+    per message: the tail keeps a quarter of the threshold in tokens, not twelve long turns,
+    so each sleep compacts three quarters of it (a sleep came every four messages before)."""
+    m = wire(SleepPolicy())
+    answer = "Here is a plan: water the peace lily weekly and keep it out of direct sun. " * 30
+    turns = [
+        IncomingMessage(
+            role="user" if i % 2 == 0 else "assistant",
+            content=text(100) if i % 2 == 0 else answer[:2000],
+            at=T0 + timedelta(minutes=i),
+        )
+        for i in range(96)
+    ]
+    sleeps = []
+    for item in turns:
+        sleeps += m.conversation.append(m.namespace, [item]).sleeps
+    assert 0 < len(sleeps) <= len(turns) / 10
+    assert all(s.messages_compacted >= 10 for s in sleeps)
+    packets = m.stores.sleep.wake_packets(m.namespace, limit=100)
+    # two exchanges (1,200 tokens), and the question of an answer the cut would orphan
+    assert packets and all(len(p.conversation_tail) <= 5 for p in packets)
+
+
+def test_the_tail_share_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().sleep_policy().tail_share == 0.25
+    monkeypatch.setenv("SHERIFF_TAIL_SHARE", "0.5")
+    assert Settings().sleep_policy().tail_share == 0.5
+    monkeypatch.setenv("SHERIFF_TAIL_SHARE", "0")
+    with pytest.raises(ValidationError, match="tail_share"):
+        Settings()
 
 
 def test_a_batch_is_stored_in_one_write_and_its_sleeps_compact_only_what_came_before_them(

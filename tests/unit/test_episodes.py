@@ -196,6 +196,29 @@ def test_a_long_assistant_answer_makes_a_handful_of_topics() -> None:
     assert sum(len(c.facts) for c in topics.candidates) <= 2  # one per turn at most
 
 
+def test_an_answer_takes_its_questions_vector_and_is_not_embedded() -> None:
+    """A long answer right after its question shares the question's vector (its opening is
+    "Great question! ..."); a short answer, an answer that follows another answer, or one that
+    opens the slice is embedded by its own lead."""
+    long = "Great question! Here is how. " + "Water it weekly and keep it out of the sun. " * 12
+    turns = [("assistant", "Welcome back."), ("user", "How do I repot a peace lily?"),
+             ("assistant", long), ("tool", "search: peace lily"),
+             ("user", "And my cactus?"), ("assistant", long.replace("how", "why")),
+             ("user", "Thanks."), ("assistant", "Cacti need gritty soil.")]  # fmt: skip
+    messages = _messages(turns)
+    embedded: list[str] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return HashEmbedder().embed(texts)
+
+    vectors = episodes.turn_vectors(messages, embed)
+    assert embedded == [turns[i][1] for i in (0, 1, 3, 4, 6, 7)]
+    assert vectors.shape[0] == 8
+    assert np.allclose(vectors[2], vectors[1]) and np.allclose(vectors[5], vectors[4])
+    assert not np.allclose(vectors[3], vectors[1])
+
+
 def test_an_answer_is_never_cut_from_its_question() -> None:
     # turns 0-2 on one subject, then a question (3) whose answer (4) opens on a new one, and
     # two more turns on it: the cut falls before the question, not between it and its answer

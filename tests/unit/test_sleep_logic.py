@@ -52,6 +52,7 @@ from sleepwake.policy import (
     estimate_tokens,
     idle_since,
     select_slice,
+    tail_length,
 )
 from sleepwake.replay import locomo_sessions, parse_session_date
 from sleepwake.subjects import compute_subjects
@@ -187,6 +188,27 @@ def test_select_slice_keeps_the_last_tail_turns_verbatim() -> None:
     buffer = [msg(i, f"turn {i}") for i in range(10)]
     piece = select_slice(buffer, SleepPolicy(tail_turns=4))
     assert [m.seq for m in piece] == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_tail_of_long_turns_keeps_only_its_token_share() -> None:
+    """Chat-assistant turns of ~2,000 characters: twelve of them would hold two thirds of the
+    buffer threshold (4,800 tokens), so the tail keeps what fits a quarter of it (1,200)."""
+    roles: list[Role] = ["user", "assistant"] * 10
+    buffer = [msg(i, f"turn {i}", role, tokens=100 if role == "user" else 500)
+              for i, role in enumerate(roles)]  # fmt: skip
+    piece = select_slice(buffer, SleepPolicy())
+    assert len(piece) == 16  # the last two exchanges (1,200 tokens) stay verbatim
+    huge = [msg(i, "x", tokens=3000) for i in range(5)]
+    assert len(select_slice(huge, SleepPolicy())) == 3  # never fewer than min_tail_turns
+
+
+def test_a_token_cut_tail_never_starts_with_an_answer() -> None:
+    # q1 300, a1 700, q2 300 tokens: 1,000 fit, so the cut would fall between q1 and a1
+    tokens, roles = [200, 300, 700, 300], ["assistant", "user", "assistant", "user"]
+    assert tail_length(tokens, SleepPolicy(), roles) == 3  # a1 keeps its question q1
+    assert tail_length(tokens, SleepPolicy()) == 2  # without roles: tokens alone
+    short = [10] * 8  # short turns: the turn count rules, as before
+    assert tail_length(short, SleepPolicy(tail_turns=4), ["assistant", "user"] * 4) == 4
 
 
 def test_select_slice_caps_at_max_slice_messages_oldest_first() -> None:

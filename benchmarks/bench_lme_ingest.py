@@ -1,0 +1,188 @@
+"""Where the ingest time of one LongMemEval haystack goes (issue #12, EVALUATION.md §5).
+
+    .venv/bin/python benchmarks/bench_lme_ingest.py --question 853b0a1d \
+        [--data LONGMEMEVAL.json] [--sessions N] \
+        [--mode inline|background] [--profile OUT.pstats] [--topics] [--keep] \
+        [--neo4j-pid PID]
+
+In process (no HTTP), against the Neo4j the settings name: the haystack's sessions are
+appended in date order with ``Conversation.append`` (production policy), the sleeps run inside
+the appends (``--mode inline``, what ``sheriff eval longmemeval`` does) or queued and run by a
+sleep worker before the next session (``--mode background``). Prints messages/s, sleeps,
+topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
+seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
+calls, texts and characters by caller, and with ``--topics`` the topic list a user would see
+(name, facts, touches, first and last seen). With ``--profile`` the run is under cProfile and
+the 25 costliest functions (cumulative) are printed.
+MiniLM is loaded before the clock starts. The machine is shared: compare runs taken together.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from api.container import Container
+from api.eval_longmemeval import Question, load_questions
+from api.settings import Settings
+from graph.db import drop_namespace
+from sleepwake.conversation import IncomingMessage
+
+DATA = Path("/work/shared/data/longmemeval/longmemeval-s-dev36.json")
+
+
+class CountingEmbedder:
+    """Wraps the container's embedder: how many calls and texts (and characters) a run embeds."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name  # type: ignore[attr-defined]
+        self.dimensions = inner.dimensions  # type: ignore[attr-defined]
+        self.calls = 0
+        self.texts = 0
+        self.chars = 0
+        self.seconds = 0.0
+        self.by_caller: Counter[str] = Counter()  # "caller: texts" -> texts, chars, seconds
+
+    def reset(self) -> None:
+        self.calls = self.texts = self.chars = 0
+        self.seconds = 0.0
+        self.by_caller.clear()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        self.texts += len(texts)
+        chars = sum(len(t) for t in texts)
+        self.chars += chars
+        started = time.perf_counter()
+        vectors: list[list[float]] = self.inner.embed(texts)  # type: ignore[attr-defined]
+        seconds = time.perf_counter() - started
+        self.seconds += seconds
+        caller = sys._getframe(1).f_code.co_name
+        self.by_caller[f"{caller} texts"] += len(texts)
+        self.by_caller[f"{caller} chars"] += chars
+        self.by_caller[f"{caller} ms"] += round(seconds * 1000)
+        return vectors
+
+
+def process_cpu(pid: int | None) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux /proc); 0 if None."""
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ingest(
+    container: Container, ns: str, question: Question, sessions: int | None, neo4j_pid: int | None
+) -> dict:
+    """Append the haystack session by session, running queued sleeps; the figures."""
+    steps: Counter[str] = Counter()
+    sleeps = messages = 0
+    append_cpu = 0.0  # Neo4j's CPU during the appends (the rest: sleeps and their queue)
+    worker = container.sleep_worker(namespace=ns)
+    cpu, server_cpu = time.process_time(), process_cpu(neo4j_pid)
+    started = time.perf_counter()
+    for session in question.sessions[:sessions]:
+        items = [
+            IncomingMessage(role=t.role, content=t.content, at=t.at, external_id=t.external_id)  # type: ignore[arg-type]
+            for t in session
+        ]
+        before = process_cpu(neo4j_pid)
+        result = container.conversation.append(ns, items)
+        append_cpu += process_cpu(neo4j_pid) - before
+        messages += len(items)
+        for summary in result.sleeps:
+            sleeps += 1
+            steps.update(summary.step_ms)
+        while (run := worker.run_once()) is not None:
+            sleeps += 1
+            steps.update(run.step_ms or {})
+    seconds = time.perf_counter() - started
+    cpu, server_cpu = time.process_time() - cpu, process_cpu(neo4j_pid) - server_cpu
+    topics = container.topics.list_live(ns)
+    return {
+        "messages": messages,
+        "seconds": round(seconds, 1),
+        "msg_per_s": round(messages / seconds, 2),
+        "cpu_s": round(cpu, 1),
+        "neo4j_cpu_s": round(server_cpu, 1),
+        "neo4j_cpu_appends_s": round(append_cpu, 1),
+        # what one dedicated core running both would give, whatever the machine's load
+        "msg_per_cpu_s": round(messages / max(cpu + server_cpu, 1e-9), 2),
+        "sleeps": sleeps,
+        "topics": len(topics),
+        "topics_per_100": round(100 * len(topics) / max(messages, 1), 1),
+        "steps_s": {k: round(v / 1000, 2) for k, v in steps.most_common()},
+        "topic_list": topics,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--question", required=True)
+    parser.add_argument("--sessions", type=int, default=None, help="only the first N sessions")
+    parser.add_argument("--profile", type=Path, default=None)
+    parser.add_argument("--topics", action="store_true", help="list the topics")
+    parser.add_argument("--keep", action="store_true", help="keep the namespace")
+    parser.add_argument(
+        "--mode",
+        choices=["inline", "background"],
+        default="inline",
+        help="sleep mode: inline (as `sheriff eval longmemeval` runs) or background",
+    )
+    parser.add_argument(
+        "--neo4j-pid", type=int, default=None, help="also count this Neo4j server's CPU"
+    )
+    args = parser.parse_args()
+    (question,) = load_questions(args.data, only=[args.question])
+    container = Container(Settings(sleep_mode=args.mode))
+    container.migrate()
+    counting = CountingEmbedder(container.embedder)
+    container.__dict__["embedder"] = counting  # before the sleeper is built: it counts too
+    counting.embed(["warm-up"])
+    counting.reset()
+    ns = f"bench-lme-{question.question_id}-{uuid.uuid4().hex[:6]}"
+    profiler = cProfile.Profile() if args.profile else None
+    try:
+        if profiler:
+            profiler.enable()
+        figures = ingest(container, ns, question, args.sessions, args.neo4j_pid)
+        if profiler:
+            profiler.disable()
+    finally:
+        if not args.keep:
+            drop_namespace(container.driver, ns, container.settings.neo4j_database)
+        container.close()
+    topics = figures.pop("topic_list")
+    print(f"namespace {ns}{' (kept)' if args.keep else ''}")
+    for key, value in figures.items():
+        print(f"{key}: {value}")
+    print(
+        f"embed: {counting.calls} calls, {counting.texts} texts, {counting.chars} chars, "
+        f"{counting.seconds:.1f} s"
+    )
+    for key, value in sorted(counting.by_caller.items()):
+        print(f"  {key}: {value}")
+    if args.topics:
+        for t in sorted(topics, key=lambda t: t.time.first_seen_at):
+            print(
+                f"  {t.name[:50]:<50} {len(t.facts):>3} facts {t.stats.touch_count:>3} touches  "
+                f"{t.time.first_seen_at:%Y-%m-%d} .. {t.time.last_seen_at:%Y-%m-%d}"
+            )
+    if profiler and args.profile:
+        profiler.dump_stats(args.profile)
+        pstats.Stats(str(args.profile)).sort_stats("cumulative").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()
