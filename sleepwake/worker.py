@@ -19,6 +19,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from graph.clock import Clock
 from graph.errors import LeaseLost
@@ -94,30 +95,37 @@ class SleepWorker:
         )  # fmt: skip
         self.queue.start_run(run)
         log.info("sleep of %s: attempt %d (run %s)", claim.namespace, claim.attempt, run.run_id)
+        release: dict[str, Any] | None = {}  # how the claim is given back (None: it was lost)
         try:
             summary = self.sleeper.sleep(
                 claim.namespace, claim.slept_at, _reason(claim.reason), holder=holder
             )
         except LeaseLost as exc:  # another worker took the namespace over: its sleep counts
             _ended(run, self.clock.now(), "abandoned", str(exc))
+            release = None
         except Exception as exc:
             log.warning("sleep of %s failed (attempt %d)", claim.namespace, claim.attempt,
                         exc_info=True)  # fmt: skip
-            self._failed(claim, run, exc)
+            release = self._failed(claim, run, exc)
         else:
             _summarise(run, summary, self.clock.now())
-            self.queue.finish(claim)
+        # the run's record before the claim is given back: whoever sees the namespace neither
+        # due nor held (another worker, GET /v1/sleep/runs) finds every run recorded (released
+        # first, a committed sleep still read "running" for a moment under load)
         self.queue.finish_run(run)
+        if release is not None:
+            self.queue.finish(claim, **release)
         return run
 
-    def _failed(self, claim: Claim, run: SleepRun, exc: Exception) -> None:
-        """Give the lease back with the time of the next try (backoff, or the cooldown)."""
+    def _failed(self, claim: Claim, run: SleepRun, exc: Exception) -> dict[str, Any]:
+        """Record the failure and when the next try is (backoff, or the cooldown); how the
+        claim is given back."""
         now = self.clock.now()
         give_up = claim.attempt >= self.retry.max_attempts
         wait = self.retry.failure_cooldown if give_up else self.retry.delay(claim.attempt, self.rng)
         run.retry_at = now + wait
         _ended(run, now, "failed" if give_up else "retrying", f"{type(exc).__name__}: {exc}")
-        self.queue.finish(claim, retry_at=run.retry_at, reset_attempts=give_up)
+        return {"retry_at": run.retry_at, "reset_attempts": give_up}
 
     def run_forever(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
         """Drain the queue until ``stop`` is set; poll every ``poll_seconds`` when idle. An

@@ -75,7 +75,7 @@ def test_two_apis_and_two_workers_share_one_neo4j(
             runs = sorted(c.services.sleepwake.runs(ns, 100), key=lambda r: r.started_at)
             done = [r for r in runs if r.outcome == "done"]
             assert done and compacted, f"{ns} was never compacted: {runs}"
-            assert sum(r.messages_compacted for r in done) == len(compacted)  # none twice
+            assert sum(r.messages_compacted for r in done) == len(compacted), runs  # none twice
             for before, after in itertools.pairwise(runs):
                 assert before.finished_at is not None and before.finished_at <= after.started_at
             assert {r.holder.split("/")[0] for r in runs} <= {"worker-0", "worker-1"}

@@ -109,3 +109,31 @@ def test_a_lease_lost_after_the_commit_still_counts_the_sleep_as_done() -> None:
     compacted = 5 - len(m.stores.messages.buffer(m.namespace))
     assert run is not None and run.outcome == "done"
     assert compacted > 0 and run.messages_compacted == compacted
+
+
+@pytest.mark.parametrize("fails", [False, True], ids=["done", "failed"])
+def test_the_run_is_recorded_before_the_claim_is_given_back(fails: bool) -> None:
+    # whoever sees the namespace neither due nor held (another worker, a caller listing the
+    # runs, the two-machine test) must find the run recorded: released first, a committed
+    # sleep read "running" for a moment under load (CI: done runs counted 1 of 5 compacted)
+    m, worker = setup()
+    queue, order = m.stores.queue, []
+    finish, finish_run = queue.finish, queue.finish_run
+
+    def released(*args: object, **kw: object) -> bool:
+        order.append(("finish", [r.outcome for r in queue.list_runs(m.namespace)]))
+        return finish(*args, **kw)  # type: ignore[arg-type]
+
+    def recorded(run: object) -> None:
+        order.append(("finish_run", []))
+        finish_run(run)  # type: ignore[arg-type]
+
+    def boom(step: str) -> None:
+        if step == "extract":
+            raise RuntimeError("model down")
+
+    queue.finish, queue.finish_run = released, recorded  # type: ignore[method-assign]
+    m.sleeper.faults = boom if fails else None
+    run = worker.run_once()
+    assert run is not None and run.outcome == ("retrying" if fails else "done")
+    assert order == [("finish_run", []), ("finish", ["retrying" if fails else "done"])]
