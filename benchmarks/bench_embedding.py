@@ -15,6 +15,7 @@ Needs the ONNX graph (`sheriff embedder export`, run by scripts/setup). Figures,
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import resource
 import statistics
@@ -127,7 +128,11 @@ def main() -> None:
     """Parse arguments, run every (runtime, threads) in its own process, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, nargs="+", default=[1])
-    parser.add_argument("--runtimes", nargs="+", default=["onnx", "torch"])
+    # torch is optional (the [torch] extra); without it only the default runtime is measured.
+    have_torch = importlib.util.find_spec("sentence_transformers") is not None
+    parser.add_argument(
+        "--runtimes", nargs="+", default=["onnx", "torch"] if have_torch else ["onnx"]
+    )
     parser.add_argument("--texts", type=int, default=300)
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
