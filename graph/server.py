@@ -201,13 +201,7 @@ class LocalNeo4j:
         tmp_lib = self.home / "lib.partial"
         shutil.rmtree(tmp_lib, ignore_errors=True)
         log.info("fetching Neo4j %s from Maven Central into %s", NEO4J_VERSION, lib)
-        result = subprocess.run(
-            [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={tmp_lib}"],
-            cwd=build,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = _fetch_jars(mvn, build, tmp_lib)
         if result.returncode != 0:
             raise Neo4jUnavailable(f"mvn failed to fetch Neo4j:\n{result.stdout[-3000:]}")
         shutil.rmtree(lib, ignore_errors=True)
@@ -338,3 +332,34 @@ def _is_zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     except (FileNotFoundError, IndexError):
         return True
+
+
+FETCH_ATTEMPTS = 3
+
+
+def _fetch_jars(
+    mvn: str, build: Path, out: Path, attempts: int = FETCH_ATTEMPTS, pause: float = 5.0
+) -> subprocess.CompletedProcess[str]:
+    """``mvn dependency:copy-dependencies`` into ``out``, retried on a failed run.
+
+    Each HTTP request is retried by Maven itself (``retryHandler``); a run that still fails (a
+    dropped connection mid-file) is run again, and what it already fetched is in ``~/.m2``, so
+    a retry only fetches the rest."""
+    command = [
+        mvn,
+        "-q",
+        "-B",
+        "-Dmaven.wagon.http.retryHandler.count=5",
+        "-Dmaven.wagon.http.retryHandler.requestSentEnabled=true",
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={out}",
+    ]
+    result = subprocess.run(command, cwd=build, capture_output=True, text=True, check=False)
+    for attempt in range(2, attempts + 1):
+        if result.returncode == 0:
+            break
+        log.warning("mvn could not fetch Neo4j (attempt %d of %d); retrying", attempt - 1, attempts)
+        time.sleep(pause * attempt)
+        shutil.rmtree(out, ignore_errors=True)
+        result = subprocess.run(command, cwd=build, capture_output=True, text=True, check=False)
+    return result

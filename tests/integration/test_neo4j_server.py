@@ -108,3 +108,29 @@ def test_external_server_is_used_when_neo4j_uri_is_set(cli_env: dict[str, str]) 
     assert result.returncode == 0 and "NEO4J_URI is set" in result.stderr
     assert run(["neo4j", "status"], env).returncode != 0  # nothing answers on port 1
     assert "export NEO4J_URI=bolt://127.0.0.1:1" in run(["neo4j", "env"], env).stdout
+
+
+def test_a_failed_jar_fetch_is_run_again(tmp_path: Path) -> None:
+    # A stand-in for mvn that fails on its first run (as on a dropped connection) and then
+    # writes its output directory: the fetch retries and succeeds, and a third run is not needed.
+    from graph import server
+
+    runs = tmp_path / "runs"
+    fake = tmp_path / "mvn"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo run >> "{runs}"\n'
+        f'[ "$(wc -l < "{runs}")" -ge 2 ] || {{ echo "Connection reset"; exit 1; }}\n'
+        'for arg in "$@"; do case "$arg" in -DoutputDirectory=*) mkdir -p "${arg#*=}";; esac; done\n'
+    )
+    fake.chmod(0o755)
+    out = tmp_path / "lib.partial"
+    result = server._fetch_jars(str(fake), tmp_path, out, attempts=3, pause=0.0)
+    assert result.returncode == 0
+    assert runs.read_text().count("run") == 2
+    assert out.is_dir()
+
+    runs.unlink()
+    fake.write_text('#!/bin/sh\necho "Connection reset"\nexit 1\n')
+    failed = server._fetch_jars(str(fake), tmp_path, out, attempts=2, pause=0.0)
+    assert failed.returncode == 1 and "Connection reset" in failed.stdout
