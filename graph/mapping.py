@@ -201,16 +201,17 @@ def _plain_model(cls: type[BaseModel]) -> bool:
     )
 
 
-_PLAIN_MODELS = {
+_PLAIN_MODELS: dict[type[BaseModel], bool] = {
     c: _plain_model(c) for c in (Topic, TopicTime, TopicLinks, TopicStats, EmbeddingMeta)
 }
 
 
 def _built(cls: type[_Built], values: dict[str, Any]) -> _Built:
     """``cls.model_construct(**values)`` where ``values`` names every field of ``cls`` in
-    declaration order, at a fraction of its cost (~1 us against ~8 us: it walks every field's
-    alias and default even when all are given). Falls back to ``model_construct`` for a model
-    for which that does more than store the values (``_plain_model``)."""
+    declaration order, at a fifth of its cost (4.7 against 23.6 us for a ``Topic``, same run:
+    it walks every field's aliases and default even when all are given). Falls back to
+    ``model_construct`` for a model for which that does more than store the values
+    (``_plain_model``)."""
     if not _PLAIN_MODELS.get(cls, False):
         return cls.model_construct(**values)
     obj = cls.__new__(cls)
