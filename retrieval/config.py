@@ -55,6 +55,12 @@ class ContextConfig(BaseModel):
 
     light_topics: int = Field(default=8, ge=1)
     deep_topics: int = Field(default=20, ge=1)
+    light_pool: bool = Field(
+        default=True,
+        description="a light request fetches candidates for light_topics (a late low-confidence "
+        "trigger searches again for deep_topics); false: for deep_topics, so it needs no second "
+        "search (docs/performance.md, fourth pass)",
+    )
     light_evidence: int = Field(default=40, ge=1, description="matching messages (light)")
     deep_evidence: int = Field(default=80, ge=1, description="matching messages (deep)")
     tail_turns: int = Field(default=6, ge=0, description="recent turns read for triggers")

@@ -168,3 +168,30 @@ def test_small_talk_searches_nothing(
     assert searched == [], driver.calls
     assert "read_context_start" in driver.calls and "search_skills_vector" in driver.calls
     assert result.skill_routing.get("mode") in ("light", "deep"), result.skill_routing
+
+
+def test_a_light_search_fetches_for_its_own_k_and_a_late_trigger_searches_again(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    """A light request's candidates are fetched for the light k; when its own signals fire the
+    low-confidence trigger, the deep ranking gets a deep-sized pool (a second search); a request
+    deep from the start searches once."""
+    stack, _, _ = counted
+    builder = stack.container.context
+    asked: list[int] = []
+    pool = builder.search.pool
+
+    def spy(namespace: str, text: str, now: Any, k: int, *rest: Any) -> Any:
+        asked.append(k)
+        return pool(namespace, text, now, k, *rest)
+
+    builder.search.pool = spy  # type: ignore[method-assign]
+    light, deep = builder.cfg.light_topics, builder.cfg.deep_topics
+    clear = stack.context(LIGHT, now=NOW)
+    assert not clear.deep and asked == [light], (asked, clear.triggers)
+    asked.clear()
+    vague = stack.context(VAGUE)
+    assert vague.deep and len(_low(vague)) == 1, vague.triggers
+    assert asked == [light, deep], asked
+    explicit = stack.context(LIGHT, now=NOW, explicit=True)
+    assert explicit.deep and asked[2:] == [deep]  # deep from the start: one search
