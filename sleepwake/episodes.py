@@ -60,6 +60,8 @@ LINK_BONUS = 0.15  # per content word two neighbouring turns share (at most two 
 PHRASES_PER_EPISODE = 12  # phrases embedded per episode (the most repeated, longest first)
 MAX_HEADS = 3
 MAX_TOPIC_FACTS = 12  # a head holding this many facts in a slice heads no further episode
+ASIDE_FACTS = 2  # an episode of a long slice with this few facts is an aside of its neighbour
+LONG_SLICE = 16  # ... a slice of at least this many turns
 SECOND_HEAD_TURNS = 6  # an episode this long may have a second head
 SECOND_HEAD_GAP = 0.15  # ... scoring at most this much under the main one
 DISTINCT_HEADS = 0.5  # ... and less similar to it than this
@@ -75,8 +77,8 @@ CENTRAL_BONUS = 0.25  # the fact sharing most words with the topic's others (tex
 REACTION_PENALTY = 0.15  # "Love how you got the horse's grace!": about the listener's thing
 SHOWN_ONLY = 0.3  # a phrase said only inside an attachment's [description] costs this much
 ONE_LINER_PEOPLE = 2  # a one-liner gives the news of at most this many people
-PARTS_PER_PERSON = 2  # ... at most this many pieces of news each
-MAX_ONE_LINER_CHARS = 300  # ... in at most this many characters (candidates.MAX_ONE_LINER)
+PARTS_PER_PERSON = 3  # ... at most this many pieces of news each
+MAX_ONE_LINER_CHARS = 400  # ... in at most this many characters (candidates.MAX_ONE_LINER)
 NEWS_WEIGHT = 0.2  # choosing a person's part: per point of sentence_weight, against centrality
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
@@ -541,15 +543,19 @@ def _assemble(
     # topic of the conversation to every other one (and merge them across sessions)
     speakers = {normalise_key(m.speaker) for ep in episodes for m in ep.messages if m.speaker}
     previous: list[str] = []
-    for ep in episodes:
-        said = _fact_count(ep, extractions, tz)
+    counts = [_fact_count(ep, extractions, tz) for ep in episodes]
+    long = sum(len(ep.messages) for ep in episodes) >= LONG_SLICE
+    aside = ASIDE_FACTS if long else 0  # a short slice may change subject every turn or two
+    for i, ep in enumerate(episodes):
+        said = counts[i]
         if not said:
             continue  # greetings and sign-offs ("ok, that's all for today"): no topic, no fact
         heads = ep.heads or previous  # an episode naming nothing continues the one before
-        if said == 1 and previous:
-            # one remark between two subjects ("Nature": a photo and a "wow") is an aside of
-            # the talk before it, not a topic: on LoCoMo such topics were most singletons
-            heads = previous
+        if said <= aside:
+            # a remark or two between two subjects ("Nature": a photo and a "wow") is an aside
+            # of the talk before it (or, first in the slice, after it), not a topic: on LoCoMo
+            # such topics were most of those citing one message, and a tenth of all topics
+            heads = previous or _next_heads(episodes, counts, i, aside) or heads
         if not heads:
             continue
         heads = _room_for(ep, heads, out, by_key)
@@ -582,6 +588,14 @@ def _assemble(
     return SliceCandidates(
         ordered, cands.dependencies, cands.in_progress, per_message, cands.extractions
     )
+
+
+def _next_heads(episodes: list[_Episode], counts: list[int], i: int, aside: int) -> list[str]:
+    """The heads of the first episode after ``i`` that is more than an aside, [] if none."""
+    later = (
+        ep.heads for ep, n in zip(episodes[i + 1 :], counts[i + 1 :], strict=True) if n > aside
+    )
+    return next((h for h in later if h), [])
 
 
 def _room_for(

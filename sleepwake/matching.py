@@ -161,9 +161,21 @@ def full(facts: int, adding: int, w: MergeConfig) -> bool:
     context shows a found topic's facts best first: a topic of 30 or 40 facts (LoCoMo's
     "dairy-free chocolate cake" of 46, gathered over five sessions) is found for questions
     about any of them and then fills the budget alone, while the topic that answers, ranked
-    second, shows nothing. A subject talked about for months goes on in further topics,
-    named apart (``sleepwake.candidates.distinct_label``: "Aug 2023 game"), each of a few sessions."""
+    second, shows nothing. Those topics grew by taking in what was said under other names
+    ("dairy-free recipe", "recipe", "dairy-free vanilla"); past ``max_facts`` such a newcomer
+    makes a topic of its own (named apart, ``sleepwake.candidates.distinct_label``, when its
+    name is taken), while the subject called by the topic's own name (``named_as``: "pottery
+    class", then "advanced pottery class", in three sessions) still merges."""
     return facts > 0 and facts + adding > w.max_facts
+
+
+def named_as(cand: Candidate, topic: PoolTopic) -> bool:
+    """Whether ``cand`` is called by the topic's name or a kind of it: every word of the name
+    is in the candidate's ("pottery class", "advanced pottery class" for "pottery class"),
+    not only a word or an alias in common ("dairy-free vanilla" for "dairy-free chocolate
+    cake")."""
+    name = stems(topic.names[0]) if topic.names else set()
+    return bool(name) and name <= stems(cand.key)
 
 
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
@@ -184,8 +196,9 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     same_day = same_day and topic.facts < w.same_day_max_facts
     vetoed = vetoed or (cosine < required_cosine(topic.facts, w) and not same_day)
     # a topic past max_facts is found by every question near any of its facts and fills a
-    # context with its own (``full``): the subject goes on in a topic of its own
-    vetoed = vetoed or full(topic.facts, len(cand.facts), w)
+    # context with its own (``full``): what comes under another name goes to a topic of its
+    # own; the subject itself, called by the topic's name, still comes back to it
+    vetoed = vetoed or (full(topic.facts, len(cand.facts), w) and not named_as(cand, topic))
     return MatchScore(
         topic.topic_id,
         alias,

@@ -393,7 +393,7 @@ def test_the_one_liner_gives_each_persons_news_a_part() -> None:
     one_liner = compose_one_liner("support group", FRIENDS, lead)
     assert one_liner.startswith(lead + " Melanie: ")
     assert "lake sunrise" in one_liner or "Painting's a fun way" in one_liner
-    assert "lovely group" not in one_liner and len(one_liner) <= 300
+    assert "lovely group" not in one_liner and len(one_liner) <= episodes.MAX_ONE_LINER_CHARS
     # without a lead: the person with most facts first, each by their most central news
     assert compose_one_liner("support group", FRIENDS).startswith("Caroline: ")
     assert person_news(FRIENDS[1:2]) is None  # applause only: no news
@@ -465,32 +465,33 @@ def test_a_fact_is_one_statement_and_a_second_only_when_both_are_short() -> None
 
 
 def test_a_lone_remark_between_two_subjects_joins_the_talk_before_it() -> None:
-    """An episode of one fact (a photo and a "wow") is an aside of the episode before it, not
-    a topic: on LoCoMo such topics were most of those citing one message."""
+    """In a long slice, an episode of one or two facts (a photo and a "wow") is an aside of
+    the episode before it, not a topic: on LoCoMo such topics were most of those citing one
+    message. A short slice may change subject every turn or two: there it stays."""
+    counts = [str(n) for n in range(2, 16)]  # 14 turns of talk, then the aside: 17 turns
     talk = [
-        ("user", f"My pottery class made {n} bowls and I glazed the pottery bowl myself.")
-        for n in ("two", "three", "four", "five", "six", "seven")
+        ("user", f"My pottery class made {n} bowls and I glazed the pottery bowl.") for n in counts
     ]
     aside = [
         ("user", "Wow!"),
         ("user", "Here is the sunset over the harbor tonight."),
         ("user", "Cool!"),
     ]
-    messages = _messages([*talk, *aside])
-    phrases = build_candidates(messages)
-    extractions = phrases.extractions
-    ep = [
-        episodes._Episode(messages[:6], np.zeros((6, 2))),
-        episodes._Episode(messages[6:], np.zeros((3, 2))),
-    ]
-    assert episodes._fact_count(ep[1], extractions, "UTC") == 1
-    by_key = {c.key: c for c in phrases.candidates}
-    assert {"pottery class", "sunset"} <= set(by_key)  # each could name a topic
-    ep[0].heads = ["pottery class"]
-    ep[1].heads = ["sunset"]
-    out = episodes._assemble(ep, by_key, extractions, phrases, "UTC")
-    assert [c.key for c in out.candidates] == ["pottery class"]
-    assert len(out.candidates[0].facts) == 7
+    for size, expected in ((len(counts), ["pottery class"]), (3, ["pottery class", "sunset"])):
+        messages = _messages([*talk[:size], *aside])
+        phrases = build_candidates(messages)
+        extractions = phrases.extractions
+        by_key = {c.key: c for c in phrases.candidates}
+        assert {"pottery class", "sunset"} <= set(by_key)  # each could name a topic
+        ep = [
+            episodes._Episode(messages[:size], np.zeros((size, 2))),
+            episodes._Episode(messages[size:], np.zeros((3, 2))),
+        ]
+        assert episodes._fact_count(ep[1], extractions, "UTC") == 1
+        ep[0].heads, ep[1].heads = ["pottery class"], ["sunset"]
+        out = episodes._assemble(ep, by_key, extractions, phrases, "UTC")
+        assert sorted(c.key for c in out.candidates) == expected, size
+    assert len(messages) < episodes.LONG_SLICE <= len(counts) + len(aside)
 
 
 def test_a_second_head_needs_the_user_to_come_back_to_it() -> None:

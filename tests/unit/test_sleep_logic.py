@@ -321,20 +321,30 @@ def test_a_big_topic_takes_only_what_is_like_it() -> None:
     assert not score(same_day, small, w.min_cosine - 0.05, w).vetoed
 
 
-def test_a_topic_at_its_size_cap_takes_no_more_facts() -> None:
+def test_a_topic_at_its_size_cap_takes_no_more_facts_under_another_name() -> None:
     """A topic of dozens of facts is found for questions about any of them and fills a context
-    alone: past ``max_facts`` the subject goes on in a new topic, however alike."""
+    alone: past ``max_facts`` what was said under another name (a "beach picture" that also
+    goes by "photo") goes on in a new topic, however alike; the subject by the topic's own
+    name, or a kind of it ("sunset photo"), still merges (the same pottery class in three
+    sessions is one topic)."""
     text = "photo: a photo of the beach at sunset"
     room = PoolTopic("t1", ("photo",), text, T0, T0, facts=W.max_facts - 2)
-    later = cand("photo", hint=T0 + timedelta(hours=3), facts=["I took a photo.", "At dusk."])
-    later.hint_is_mention = True
-    assert not score(later, room, 0.95, W).vetoed  # fills it exactly
-    more = cand("photo", hint=T0 + timedelta(hours=3), facts=["a.", "b.", "c."])
-    more.hint_is_mention = True
-    assert score(more, room, 0.95, W).vetoed
+
+    def sunset(facts: list[str]) -> Candidate:
+        c = cand("beach picture", hint=T0 + timedelta(hours=3), facts=facts)
+        c.alias_keys = ["photo"]
+        c.hint_is_mention = True
+        return c
+
+    assert not score(sunset(["I took a photo.", "At dusk."]), room, 0.95, W).vetoed  # fills it
+    assert score(sunset(["a.", "b.", "c."]), room, 0.95, W).vetoed
     full_topic = PoolTopic("t2", ("photo",), text, T0, T0, facts=W.max_facts)
-    assert score(later, full_topic, 0.99, W).vetoed
-    assert best_match([score(later, full_topic, 0.99, W)], W) is None
+    assert score(sunset(["I took a photo."]), full_topic, 0.99, W).vetoed
+    assert best_match([score(sunset(["I took a photo."]), full_topic, 0.99, W)], W) is None
+    for name in ("photo", "sunset photo"):
+        same = cand(name, hint=T0 + timedelta(hours=3), facts=["I took another photo."])
+        same.hint_is_mention = True
+        assert not score(same, full_topic, 0.99, W).vetoed, name
     assert full(W.max_facts, 1, W) and not full(W.max_facts - 1, 1, W) and not full(0, 99, W)
 
 
