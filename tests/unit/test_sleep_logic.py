@@ -325,8 +325,8 @@ def test_a_topic_at_its_size_cap_takes_no_more_facts_under_another_name() -> Non
     """A topic of dozens of facts is found for questions about any of them and fills a context
     alone: past ``max_facts`` what was said under another name (a "beach picture" that also
     goes by "photo") goes on in a new topic, however alike; the subject by the topic's own
-    name, or a kind of it ("sunset photo"), still merges (the same pottery class in three
-    sessions is one topic)."""
+    name of two words or more, or a kind of it ("advanced pottery class"), still merges (the
+    same pottery class in three sessions is one topic)."""
     text = "photo: a photo of the beach at sunset"
     room = PoolTopic("t1", ("photo",), text, T0, T0, facts=W.max_facts - 2)
 
@@ -341,10 +341,16 @@ def test_a_topic_at_its_size_cap_takes_no_more_facts_under_another_name() -> Non
     full_topic = PoolTopic("t2", ("photo",), text, T0, T0, facts=W.max_facts)
     assert score(sunset(["I took a photo."]), full_topic, 0.99, W).vetoed
     assert best_match([score(sunset(["I took a photo."]), full_topic, 0.99, W)], W) is None
+    # a one-word name is in every kind of it ("sunset photo", "family photo"): no exemption
     for name in ("photo", "sunset photo"):
-        same = cand(name, hint=T0 + timedelta(hours=3), facts=["I took another photo."])
+        again = cand(name, hint=T0 + timedelta(hours=3), facts=["I took another photo."])
+        again.hint_is_mention = True
+        assert score(again, full_topic, 0.99, W).vetoed, name
+    pottery = PoolTopic("t3", ("pottery class",), "pottery class", T0, T0, facts=W.max_facts)
+    for name in ("pottery class", "advanced pottery class"):
+        same = cand(name, hint=T0 + timedelta(hours=3), facts=["I signed up again."])
         same.hint_is_mention = True
-        assert not score(same, full_topic, 0.99, W).vetoed, name
+        assert not score(same, pottery, 0.99, W).vetoed, name
     assert full(W.max_facts, 1, W) and not full(W.max_facts - 1, 1, W) and not full(0, 99, W)
 
 
