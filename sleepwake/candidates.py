@@ -34,7 +34,7 @@ EVENT_NOUNS = frozenset(
 )
 CONTINUATION_GAP = timedelta(minutes=30)
 MAX_FACT_CHARS = 1000
-MAX_ONE_LINER = 300
+MAX_ONE_LINER = 400
 # A message naming thousands of entities must not cost thousands squared: each candidate records
 # as co-entities only the first this-many entities of a message (a normal message names a few).
 MAX_CO_ENTITIES = 24

@@ -58,6 +58,11 @@ class MergeConfig(BaseModel):
     same_day_max_facts: int = Field(
         default=12, ge=0, description="a topic this big merges the same day only if alike"
     )
+    max_facts: int = Field(
+        default=12,
+        ge=1,
+        description="a merge never leaves a topic with more facts: the subject goes on in a new one",
+    )
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,31 @@ def required_cosine(facts: int, w: MergeConfig) -> float:
     return w.min_cosine + w.size_step * doublings
 
 
+def full(facts: int, adding: int, w: MergeConfig) -> bool:
+    """Whether a topic of ``facts`` facts is too big to take ``adding`` more (``max_facts``).
+    Topic search finds a topic by its name, its one-liner and a few central facts, and a
+    context shows a found topic's facts best first: a topic of 30 or 40 facts (LoCoMo's
+    "dairy-free chocolate cake" of 46, gathered over five sessions) is found for questions
+    about any of them and then fills the budget alone, while the topic that answers, ranked
+    second, shows nothing. Those topics grew by taking in what was said under other names
+    ("dairy-free recipe", "recipe", "dairy-free vanilla"); past ``max_facts`` such a newcomer
+    makes a topic of its own (named apart, ``sleepwake.candidates.distinct_label``, when its
+    name is taken), while the subject called by the topic's own name (``named_as``: "pottery
+    class", then "advanced pottery class", in three sessions) still merges."""
+    return facts > 0 and facts + adding > w.max_facts
+
+
+def named_as(cand: Candidate, topic: PoolTopic) -> bool:
+    """Whether ``cand`` is called by the topic's name or a kind of it: every word of the name
+    is in the candidate's ("pottery class", "advanced pottery class" for "pottery class"),
+    not only a word or an alias in common ("dairy-free vanilla" for "dairy-free chocolate
+    cake"). Only a name of two words or more is that specific: "painting" is in "horse
+    painting", "lake sunrise painting" and every other painting (one LoCoMo topic of that
+    name took 34 facts)."""
+    name = stems(topic.names[0]) if topic.names else set()
+    return len(name) >= 2 and name <= stems(cand.key)
+
+
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
     """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
     alias = candidate_alias_score(cand, topic.names, w)
@@ -167,6 +197,10 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     same_day = cand.hint_is_mention and time_part >= w.time
     same_day = same_day and topic.facts < w.same_day_max_facts
     vetoed = vetoed or (cosine < required_cosine(topic.facts, w) and not same_day)
+    # a topic past max_facts is found by every question near any of its facts and fills a
+    # context with its own (``full``): what comes under another name goes to a topic of its
+    # own; the subject itself, called by the topic's name, still comes back to it
+    vetoed = vetoed or (full(topic.facts, len(cand.facts), w) and not named_as(cand, topic))
     return MatchScore(
         topic.topic_id,
         alias,

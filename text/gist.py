@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from text.english import STOPWORDS
 from text.tokens import stem
 
-VECTOR_FACTS = 3  # central facts in the embedded text (with name and one-liner: ~200 words)
+# central facts in the embedded text: with a topic of at most a dozen facts
+# (sleepwake.matching.full) nearly all of it, within the model's 256 word pieces
+VECTOR_FACTS = 10
 GIST_FACTS = 8  # central facts in the full-text entry
 GIST_CHARS = 2000  # ... at most this many characters of them
 FACT_CHARS = 300  # a long fact counts by its lead

@@ -393,7 +393,7 @@ def test_the_one_liner_gives_each_persons_news_a_part() -> None:
     one_liner = compose_one_liner("support group", FRIENDS, lead)
     assert one_liner.startswith(lead + " Melanie: ")
     assert "lake sunrise" in one_liner or "Painting's a fun way" in one_liner
-    assert "lovely group" not in one_liner and len(one_liner) <= 300
+    assert "lovely group" not in one_liner and len(one_liner) <= episodes.MAX_ONE_LINER_CHARS
     # without a lead: the person with most facts first, each by their most central news
     assert compose_one_liner("support group", FRIENDS).startswith("Caroline: ")
     assert person_news(FRIENDS[1:2]) is None  # applause only: no news
@@ -431,3 +431,77 @@ def test_encouragement_between_friends_heads_no_topic_of_its_own() -> None:
         assert is_said_to_listener(said), said
     assert not is_said_to_listener("Never use plastic plates at the party.")
     assert not is_said_to_listener("I always keep my turtles' tank at 25 degrees!")
+
+
+def test_a_subject_talked_about_for_an_hour_is_not_one_topic_of_forty_facts() -> None:
+    """Episode after episode headed by "basketball game": once it holds ``MAX_TOPIC_FACTS``
+    facts, the next episode is named by its own best phrase (a topic of forty facts is found
+    by every question and fills a context alone)."""
+    places = ["park", "lake", "cafe", "library", "stadium", "beach", "garden", "museum"]
+    turns = [
+        ("user", f"I watched the basketball game with my cousin near the {places[i % 8]} {i}.")
+        for i in range(40)
+    ]
+    messages = _messages(turns)
+    phrases = build_candidates(messages)
+    topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
+    sizes = {c.name: len(c.facts) for c in topics.candidates}
+    assert sizes.get("basketball game", 0) >= episodes.MAX_TOPIC_FACTS, sizes
+    assert len(sizes) >= 3 and sum(sizes.values()) == 40, sizes
+    # a head is only ever filled past the cap by the one episode that reached it
+    assert max(sizes.values()) < episodes.MAX_TOPIC_FACTS + episodes.MAX_TURNS, sizes
+
+
+def test_a_fact_is_one_statement_and_a_second_only_when_both_are_short() -> None:
+    short = ["I joined a pottery class.", "It meets on Tuesdays at noon."]
+    assert select_sentences(short) == short
+    long = [
+        "I signed up for the advanced pottery class at the community studio downtown.",
+        "We are going to Tahoe on the 20th with the kids and my sister's family.",
+    ]
+    chosen = select_sentences(long)
+    assert len(chosen) == 1 and chosen[0] in long
+    assert sum(len(s) for s in short) < episodes.PAIR_CHARS < sum(len(s) for s in long)
+
+
+def test_a_lone_remark_between_two_subjects_joins_the_talk_before_it() -> None:
+    """In a long slice, an episode of one or two facts (a photo and a "wow") is an aside of
+    the episode before it, not a topic: on LoCoMo such topics were most of those citing one
+    message. A short slice may change subject every turn or two: there it stays."""
+    counts = [str(n) for n in range(2, 16)]  # 14 turns of talk, then the aside: 17 turns
+    talk = [
+        ("user", f"My pottery class made {n} bowls and I glazed the pottery bowl.") for n in counts
+    ]
+    aside = [
+        ("user", "Wow!"),
+        ("user", "Here is the sunset over the harbor tonight."),
+        ("user", "Cool!"),
+    ]
+    for size, expected in ((len(counts), ["pottery class"]), (3, ["pottery class", "sunset"])):
+        messages = _messages([*talk[:size], *aside])
+        phrases = build_candidates(messages)
+        extractions = phrases.extractions
+        by_key = {c.key: c for c in phrases.candidates}
+        assert {"pottery class", "sunset"} <= set(by_key)  # each could name a topic
+        ep = [
+            episodes._Episode(messages[:size], np.zeros((size, 2))),
+            episodes._Episode(messages[size:], np.zeros((3, 2))),
+        ]
+        assert episodes._fact_count(ep[1], extractions, "UTC") == 1
+        ep[0].heads, ep[1].heads = ["pottery class"], ["sunset"]
+        out = episodes._assemble(ep, by_key, extractions, phrases, "UTC")
+        assert sorted(c.key for c in out.candidates) == expected, size
+    assert len(messages) < episodes.LONG_SLICE <= len(counts) + len(aside)
+
+
+def test_a_second_head_needs_the_user_to_come_back_to_it() -> None:
+    """A phrase of a long episode heads a second topic only when the user named it in two
+    turns; said once beside a long answer that repeats it ("passport"), it is an aside."""
+    main = _stats("travel requirements", turns=4, user_turns=3)
+    vec = {"travel requirements": np.array([1.0, 0.0]), "passport": np.array([0.0, 1.0])}
+    centroid = np.array([1.0, 1.0]) / np.sqrt(2)
+    once = _stats("passport", turns=4, user_turns=1)
+    twice = _stats("passport", turns=4, user_turns=2)
+    turns = episodes.SECOND_HEAD_TURNS
+    assert episodes._second_head([main, once], main, vec, centroid, turns) == []
+    assert episodes._second_head([main, twice], main, vec, centroid, turns) == ["passport"]

@@ -39,7 +39,12 @@ def test_the_embedded_text_is_name_one_liner_and_the_central_facts() -> None:
     assert text.count("signed up") == 1  # the one-liner is not repeated
     central = [f for f in central_facts(FACTS, "pottery class") if f != one_liner]
     assert all(unspoken(f) in text for f in central[:VECTOR_FACTS])
-    assert unspoken(FACTS[2]) not in text and unspoken(FACTS[0]) not in text
+    # a topic of more facts than the vector takes: the least central ones stay out (the
+    # reaction and the aside, ranked last)
+    notes = [f"Melanie: pottery class note {i} at the studio." for i in range(VECTOR_FACTS)]
+    longer = semantic_text("pottery class", one_liner, [one_liner, *notes, FACTS[2], FACTS[0]])
+    assert all(unspoken(f) in longer for f in notes)
+    assert unspoken(FACTS[2]) not in longer and unspoken(FACTS[0]) not in longer
     assert semantic_text("pottery class", "", []) == "pottery class"
     full = gist("pottery class", one_liner, FACTS)
     assert unspoken(one_liner) not in full

@@ -42,6 +42,7 @@ from sleepwake.matching import (
     alias_score,
     best_match,
     embedding_score,
+    full,
     required_cosine,
     score,
 )
@@ -304,18 +305,53 @@ def test_a_big_topic_takes_only_what_is_like_it() -> None:
     assert required_cosine(4 * W.size_free_facts, W) == pytest.approx(
         W.min_cosine + 2 * W.size_step
     )
+    # (the size cap, ``max_facts``, is tested below; here it is out of the way)
+    w = W.model_copy(update={"max_facts": 100})
     small = pool_topic(("photo",), text="photo: a photo of the beach at sunset")
-    big = PoolTopic("t2", ("photo",), small.text, T0, T0, facts=4 * W.size_free_facts)
+    big = PoolTopic("t2", ("photo",), small.text, T0, T0, facts=4 * w.size_free_facts)
     later = cand("photo", hint=T0 + timedelta(days=40))
     later.hint_is_mention = True
-    middling = W.min_cosine + W.size_step
-    assert not score(later, small, middling, W).vetoed
-    assert score(later, big, middling, W).vetoed
-    assert not score(later, big, W.min_cosine + 3 * W.size_step, W).vetoed
+    middling = w.min_cosine + w.size_step
+    assert not score(later, small, middling, w).vetoed
+    assert score(later, big, middling, w).vetoed
+    assert not score(later, big, w.min_cosine + 3 * w.size_step, w).vetoed
     same_day = cand("photo", hint=T0 + timedelta(hours=3))
     same_day.hint_is_mention = True  # the same day no longer excuses an unlike newcomer
-    assert score(same_day, big, W.min_cosine - 0.05, W).vetoed
-    assert not score(same_day, small, W.min_cosine - 0.05, W).vetoed
+    assert score(same_day, big, w.min_cosine - 0.05, w).vetoed
+    assert not score(same_day, small, w.min_cosine - 0.05, w).vetoed
+
+
+def test_a_topic_at_its_size_cap_takes_no_more_facts_under_another_name() -> None:
+    """A topic of dozens of facts is found for questions about any of them and fills a context
+    alone: past ``max_facts`` what was said under another name (a "beach picture" that also
+    goes by "photo") goes on in a new topic, however alike; the subject by the topic's own
+    name of two words or more, or a kind of it ("advanced pottery class"), still merges (the
+    same pottery class in three sessions is one topic)."""
+    text = "photo: a photo of the beach at sunset"
+    room = PoolTopic("t1", ("photo",), text, T0, T0, facts=W.max_facts - 2)
+
+    def sunset(facts: list[str]) -> Candidate:
+        c = cand("beach picture", hint=T0 + timedelta(hours=3), facts=facts)
+        c.alias_keys = ["photo"]
+        c.hint_is_mention = True
+        return c
+
+    assert not score(sunset(["I took a photo.", "At dusk."]), room, 0.95, W).vetoed  # fills it
+    assert score(sunset(["a.", "b.", "c."]), room, 0.95, W).vetoed
+    full_topic = PoolTopic("t2", ("photo",), text, T0, T0, facts=W.max_facts)
+    assert score(sunset(["I took a photo."]), full_topic, 0.99, W).vetoed
+    assert best_match([score(sunset(["I took a photo."]), full_topic, 0.99, W)], W) is None
+    # a one-word name is in every kind of it ("sunset photo", "family photo"): no exemption
+    for name in ("photo", "sunset photo"):
+        again = cand(name, hint=T0 + timedelta(hours=3), facts=["I took another photo."])
+        again.hint_is_mention = True
+        assert score(again, full_topic, 0.99, W).vetoed, name
+    pottery = PoolTopic("t3", ("pottery class",), "pottery class", T0, T0, facts=W.max_facts)
+    for name in ("pottery class", "advanced pottery class"):
+        same = cand(name, hint=T0 + timedelta(hours=3), facts=["I signed up again."])
+        same.hint_is_mention = True
+        assert not score(same, pottery, 0.99, W).vetoed, name
+    assert full(W.max_facts, 1, W) and not full(W.max_facts - 1, 1, W) and not full(0, 99, W)
 
 
 def test_a_co_entity_only_counts_as_a_whole_word_of_the_topic() -> None:
