@@ -231,7 +231,8 @@ class Conversation:
         slept = self._sleep(namespace, now, reason, through)
         if slept is not None:
             run.sleeps.append(slept)
-            run.buf = self._buffer_view(namespace, through)
+            left = slept.buffer_left()  # what the sleep left: no need to read it again
+            run.buf = self._buffer_view(namespace, through) if left is None else self._view(left)
 
     def _buffer_view(self, namespace: str, through: datetime | None = None) -> _BufferView:
         """The buffer as the policy tracks it while appending: count, tokens, and the token
@@ -240,14 +241,18 @@ class Conversation:
         policy, have not arrived yet)."""
         turns = self.policy.tail_turns
         if through is not None:
-            kept = [m for m in self.messages.buffer(namespace) if m.at <= through]
-            window = deque((m.token_estimate for m in kept[-turns:]), maxlen=turns)
-            tokens = sum(m.token_estimate for m in kept)
-            return _BufferView(len(kept), tokens, window, kept[-1].at if kept else None)
+            return self._view([m for m in self.messages.buffer(namespace) if m.at <= through])
         stats = self.messages.buffer_stats(namespace)
         tail = [m for m in self.messages.tail(namespace, turns) if not m.compacted_at]
         window = deque((m.token_estimate for m in tail), maxlen=turns)
         return _BufferView(stats.messages, stats.tokens, window, stats.last_at)
+
+    def _view(self, kept: list[Message]) -> _BufferView:
+        """The policy's view of a buffer holding ``kept`` (oldest first)."""
+        turns = self.policy.tail_turns
+        window = deque((m.token_estimate for m in kept[-turns:]), maxlen=turns)
+        tokens = sum(m.token_estimate for m in kept)
+        return _BufferView(len(kept), tokens, window, kept[-1].at if kept else None)
 
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
         """Periodic maintenance: if the conversation has been idle for ``idle_gap`` and the
