@@ -21,7 +21,7 @@ from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePa
 
 if TYPE_CHECKING:
     from graph.context import ContextStart
-    from graph.messages import BufferStats, MessageHit
+    from graph.messages import AppendState, BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
     from graph.suppression import Retention, SessionState, SessionTurn
@@ -60,6 +60,12 @@ class MessageStoreProtocol(Protocol):
 
     def buffer_stats(self, namespace: str) -> BufferStats:
         """Size, token estimate and newest time of the buffer."""
+        ...
+
+    def append_state(
+        self, namespace: str, external_ids: Sequence[str], tail_turns: int
+    ) -> AppendState:
+        """``by_external_id``, ``newest_at``, ``buffer_stats`` and ``tail`` in one read."""
         ...
 
     def get(self, namespace: str, message_ids: Sequence[str]) -> list[Message]:

@@ -214,6 +214,29 @@ def get_and_range_stay_in_the_namespace_in_seq_order(s: Side, ns: str, other: st
     }
 
 
+def the_reads_before_an_append_come_in_one(s: Side, ns: str, other: str) -> Any:
+    empty = s.messages.append_state(ns, ["x-1"], 3)
+    s.messages.append(
+        ns, [message(ns, i, f"turn number {i}", external_id=f"x-{i}") for i in range(5)]
+    )
+    s.messages.append(other, [message(other, 9, "theirs", external_id="x-2")])
+    s.messages.mark_compacted(ns, [f"{ns}-m0", f"{ns}-m1"], T0 + timedelta(days=1))
+    state = s.messages.append_state(ns, ["x-2", "x-4", "x-9"], 3)
+    alone = (
+        s.messages.by_external_id(ns, ["x-2", "x-4", "x-9"]),
+        s.messages.newest_at(ns),
+        s.messages.buffer_stats(ns),
+        s.messages.tail(ns, 3),
+    )
+    return {
+        "empty": plain(empty),
+        "state": plain(state),
+        "same_as_alone": plain((state.stored, state.newest_at, state.stats, state.tail))
+        == plain(alone),
+        "no_ids_no_tail": plain(s.messages.append_state(ns, [], 0)),
+    }
+
+
 def source_ids_cite_by_external_id_within_the_namespace(s: Side, ns: str, other: str) -> Any:
     s.messages.append(
         ns, [message(ns, 0, "plain"), message(ns, 1, "imported", external_id="ext-1")]
@@ -918,6 +941,7 @@ SCENARIOS: list[Scenario] = [
     compaction_leaves_the_buffer_and_keeps_the_message,
     get_and_range_stay_in_the_namespace_in_seq_order,
     source_ids_cite_by_external_id_within_the_namespace,
+    the_reads_before_an_append_come_in_one,
     message_search_stems_filters_and_ranks,
     topics_by_id_in_the_order_asked_with_related,
     summaries_carry_the_one_liner_sources_not_the_lists,
