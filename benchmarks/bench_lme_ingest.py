@@ -11,7 +11,8 @@ the appends (``--mode inline``, what ``sheriff eval longmemeval`` does) or queue
 sleep worker before the next session (``--mode background``). Prints messages/s, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
-calls, texts and characters by caller, and with ``--topics`` the topic list a user would see
+calls, texts and characters by caller, the Cypher statements run (by query file) and the
+transactions committed, and with ``--topics`` the topic list a user would see
 (name, facts, touches, first and last seen). With ``--profile`` the run is under cProfile and
 the 25 costliest functions (cumulative) are printed.
 MiniLM is loaded before the clock starts. The machine is shared: compare runs taken together.
@@ -73,6 +74,47 @@ class CountingEmbedder:
         return vectors
 
 
+class QueryCounter:
+    """Counts the Cypher statements the run sends (by ``cypher/queries`` file) and the
+    transactions it commits, by wrapping the driver's ``run`` and ``commit`` (a benchmark only:
+    every round trip of the product goes through these)."""
+
+    def __init__(self) -> None:
+        folder = Path(__file__).resolve().parents[1] / "cypher" / "queries"
+        self.names = {p.read_text(encoding="utf-8"): p.stem for p in folder.glob("*.cypher")}
+        self.statements: Counter[str] = Counter()
+        self.commits = 0
+
+    def install(self) -> None:
+        """Wrap ``Transaction.run``, ``Session.run`` and the commit of a transaction."""
+        from neo4j._sync.work.session import Session
+        from neo4j._sync.work.transaction import TransactionBase
+
+        counter = self
+        tx_run, session_run, commit = TransactionBase.run, Session.run, TransactionBase._commit
+
+        def run_in_tx(tx: object, text: str, *args: object, **kwargs: object) -> object:
+            counter.statements[counter.names.get(str(text), "other")] += 1
+            return tx_run(tx, text, *args, **kwargs)  # type: ignore[arg-type]
+
+        def run_alone(session: object, text: str, *args: object, **kwargs: object) -> object:
+            counter.statements[counter.names.get(str(text), "other")] += 1
+            counter.commits += 1
+            return session_run(session, text, *args, **kwargs)  # type: ignore[arg-type]
+
+        def commit_tx(tx: object) -> object:
+            counter.commits += 1
+            return commit(tx)  # type: ignore[arg-type]
+
+        TransactionBase.run = run_in_tx  # type: ignore[method-assign,assignment]
+        Session.run = run_alone  # type: ignore[method-assign,assignment]
+        TransactionBase._commit = commit_tx  # type: ignore[method-assign]
+
+    def reset(self) -> None:
+        self.statements.clear()
+        self.commits = 0
+
+
 def process_cpu(pid: int | None) -> float:
     """CPU seconds (user + system) process ``pid`` has used so far (Linux /proc); 0 if None."""
     if pid is None:
@@ -88,7 +130,10 @@ def ingest(
     steps: Counter[str] = Counter()
     sleeps = messages = 0
     append_cpu = 0.0  # Neo4j's CPU during the appends (the rest: sleeps and their queue)
-    worker = container.sleep_worker(namespace=ns)
+    # inline, the sleeps run inside the appends and nothing is queued: no worker (what `sheriff
+    # eval longmemeval` runs), so its queue polls are not counted as the product's round trips
+    inline = container.settings.sleep_mode == "inline"
+    worker = None if inline else container.sleep_worker(namespace=ns)
     cpu, server_cpu = time.process_time(), process_cpu(neo4j_pid)
     started = time.perf_counter()
     for session in question.sessions[:sessions]:
@@ -103,7 +148,7 @@ def ingest(
         for summary in result.sleeps:
             sleeps += 1
             steps.update(summary.step_ms)
-        while (run := worker.run_once()) is not None:
+        while worker is not None and (run := worker.run_once()) is not None:
             sleeps += 1
             steps.update(run.step_ms or {})
     seconds = time.perf_counter() - started
@@ -151,20 +196,27 @@ def main() -> None:
     container.__dict__["embedder"] = counting  # before the sleeper is built: it counts too
     counting.embed(["warm-up"])
     counting.reset()
+    queries = QueryCounter()
+    queries.install()
     ns = f"bench-lme-{question.question_id}-{uuid.uuid4().hex[:6]}"
     profiler = cProfile.Profile() if args.profile else None
+    load = os.getloadavg()
     try:
+        queries.reset()
         if profiler:
             profiler.enable()
         figures = ingest(container, ns, question, args.sessions, args.neo4j_pid)
         if profiler:
             profiler.disable()
+        statements, commits = sum(queries.statements.values()), queries.commits
+        top = queries.statements.most_common()
     finally:
         if not args.keep:
             drop_namespace(container.driver, ns, container.settings.neo4j_database)
         container.close()
     topics = figures.pop("topic_list")
     print(f"namespace {ns}{' (kept)' if args.keep else ''}")
+    print(f"load average (1 min) before / after: {load[0]:.1f} / {os.getloadavg()[0]:.1f}")
     for key, value in figures.items():
         print(f"{key}: {value}")
     print(
@@ -173,6 +225,13 @@ def main() -> None:
     )
     for key, value in sorted(counting.by_caller.items()):
         print(f"  {key}: {value}")
+    sleeps = max(figures["sleeps"], 1)
+    print(
+        f"cypher: {statements} statements ({statements / sleeps:.1f} per sleep), "
+        f"{commits} transactions ({commits / sleeps:.1f} per sleep)"
+    )
+    for name, count in top:
+        print(f"  {name}: {count}")
     if args.topics:
         for t in sorted(topics, key=lambda t: t.time.first_seen_at):
             print(

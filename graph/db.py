@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction, Record
+from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction, Record
 from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from graph.errors import Neo4jUnavailable
 from graph.redaction import DEFAULT, Redactor
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,16 @@ class Store:
             text, parameters_=params, database_=self._db, routing_="r" if read else "w"
         )
         return list(records)
+
+    def _read_tx(self, work: Callable[[ManagedTransaction], T]) -> T:
+        """Run ``work`` (several reads) in ONE read transaction: one begin and one commit
+        instead of one of each per query, and one consistent snapshot. The session shares
+        ``execute_query``'s bookmarks, so it sees every write made before it."""
+        bookmarks = self._driver.execute_query_bookmark_manager
+        with self._driver.session(
+            database=self._db, bookmark_manager=bookmarks, default_access_mode=READ_ACCESS
+        ) as session:
+            return session.execute_read(work)
 
     def _write_all(self, steps: Sequence[tuple[str, dict[str, Any]]]) -> list[list[Record]]:
         """Several write queries in one transaction (one commit, so one log flush; all or

@@ -31,6 +31,16 @@ class BufferStats:
 
 
 @dataclass(frozen=True)
+class AppendState:
+    """What an append reads before it writes, in one read transaction (``append_state``)."""
+
+    stored: dict[str, Message]  # external id -> the stored message carrying it
+    newest_at: datetime | None  # the latest stored message's time
+    stats: BufferStats
+    tail: list[Message]  # the last messages (as many as asked), oldest first
+
+
+@dataclass(frozen=True)
 class MessageHit:
     message: Message
     score: float
@@ -159,13 +169,38 @@ class MessageStore(Store):
         """The stored messages carrying these external ids (the oldest, should one repeat)."""
         if not external_ids:
             return {}
-        found: dict[str, Message] = {}
-        for m in self._read(
-            "messages_by_external_id", namespace=namespace, external_ids=list(external_ids)
-        ):
-            if m.external_id is not None:
-                found.setdefault(m.external_id, m)
-        return found
+        return _by_external_id(
+            self._read(
+                "messages_by_external_id", namespace=namespace, external_ids=list(external_ids)
+            )
+        )
+
+    def append_state(
+        self, namespace: str, external_ids: Sequence[str], tail_turns: int
+    ) -> AppendState:
+        """``by_external_id``, ``newest_at``, ``buffer_stats`` and ``tail`` in ONE read
+        transaction (one snapshot, one begin and commit instead of four)."""
+
+        def work(tx: ManagedTransaction) -> AppendState:
+            def run(name: str, **params: object) -> list[Any]:
+                return list(tx.run(query(name), {"namespace": namespace, **params}))
+
+            found = (
+                run("messages_by_external_id", external_ids=list(external_ids))
+                if external_ids
+                else []
+            )
+            newest = run("newest_message_at")
+            return AppendState(
+                stored=_by_external_id([message_from_props(r["m"]) for r in found]),
+                newest_at=as_datetime(newest[0]["at"]) if newest else None,
+                stats=_buffer_stats(run("buffer_stats")[0]),
+                tail=[message_from_props(r["m"]) for r in run("tail_messages", n=tail_turns)]
+                if tail_turns > 0
+                else [],
+            )
+
+        return self._read_tx(work)
 
     def newest_at(self, namespace: str) -> datetime | None:
         """The time of the latest stored message (None for an empty conversation)."""
@@ -193,11 +228,8 @@ class MessageStore(Store):
 
     def buffer_stats(self, namespace: str) -> BufferStats:
         """Size, tokens and newest time of the buffer (one row, no message bodies)."""
-        rows = self._run(query("buffer_stats"), {"namespace": namespace}, read=True)
-        row = rows[0]
-        last_at = row["last_at"]
-        return BufferStats(
-            int(row["messages"]), int(row["tokens"]), last_at.to_native() if last_at else None
+        return _buffer_stats(
+            self._run(query("buffer_stats"), {"namespace": namespace}, read=True)[0]
         )
 
     def in_range(
@@ -297,3 +329,19 @@ class MessageStore(Store):
     def _read(self, name: str, **params: object) -> list[Message]:
         records = self._run(query(name), dict(params), read=True)
         return [message_from_props(r["m"]) for r in records]
+
+
+def _by_external_id(messages: list[Message]) -> dict[str, Message]:
+    """External id -> message (the oldest, should one repeat; ``messages`` come oldest first)."""
+    found: dict[str, Message] = {}
+    for m in messages:
+        if m.external_id is not None:
+            found.setdefault(m.external_id, m)
+    return found
+
+
+def _buffer_stats(row: Any) -> BufferStats:
+    last_at = row["last_at"]
+    return BufferStats(
+        int(row["messages"]), int(row["tokens"]), last_at.to_native() if last_at else None
+    )

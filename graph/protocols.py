@@ -21,8 +21,8 @@ from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePa
 
 if TYPE_CHECKING:
     from graph.context import ContextStart
-    from graph.messages import BufferStats, MessageHit
-    from graph.sleep import PoolHit, SleepCommit
+    from graph.messages import AppendState, BufferStats, MessageHit
+    from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
     from graph.suppression import Retention, SessionState, SessionTurn
     from graph.topics import Neighbour, ScoredTopic
@@ -60,6 +60,12 @@ class MessageStoreProtocol(Protocol):
 
     def buffer_stats(self, namespace: str) -> BufferStats:
         """Size, token estimate and newest time of the buffer."""
+        ...
+
+    def append_state(
+        self, namespace: str, external_ids: Sequence[str], tail_turns: int
+    ) -> AppendState:
+        """``by_external_id``, ``newest_at``, ``buffer_stats`` and ``tail`` in one read."""
         ...
 
     def get(self, namespace: str, message_ids: Sequence[str]) -> list[Message]:
@@ -221,6 +227,12 @@ class SleepStoreProtocol(Protocol):
         self, namespace: str, rows: list[dict[str, Any]], k: int = 5, overfetch: int = 4
     ) -> list[PoolHit]:
         """Per candidate row: its nearest topics plus the topics it names exactly."""
+        ...
+
+    def sleep_reads(
+        self, namespace: str, rows: list[dict[str, Any]], k: int = 5, top: int = 20
+    ) -> SleepReads:
+        """``match_pool`` of ``rows`` and the ``top`` ``top_topic_scores``, in one read."""
         ...
 
     def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:

@@ -57,6 +57,9 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 """
 
 
+MIN_REPLAN_INTERVAL = "10m"  # how long a Cypher plan stands before the statistics may replace it
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     """Where the managed server lives and how it listens."""
@@ -228,6 +231,12 @@ class LocalNeo4j:
                 f"server.memory.heap.max_size={self.config.heap}",
                 f"server.memory.pagecache.size={self.config.pagecache}",
                 "dbms.usage_report.enabled=false",
+                # a young database's statistics change by more than the divergence threshold
+                # within seconds (every new namespace adds to few nodes), and at the default 10 s
+                # Cypher replanned the sleep's queries over and over: half of the server's CPU
+                # during a LongMemEval ingest went to planning and to compiling the new plans
+                # (docs/evaluation.md). Plans still follow the statistics, ten minutes apart.
+                f"dbms.cypher.min_replan_interval={MIN_REPLAN_INTERVAL}",
                 "",
             ]
         )

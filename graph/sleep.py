@@ -9,12 +9,12 @@ writes commit. Ids are deterministic, so a re-run writes the same nodes.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from neo4j import ManagedTransaction
+from neo4j import ManagedTransaction, Record
 
 from graph.clock import ensure_utc
 from graph.cypher import query
@@ -68,6 +68,7 @@ class SleepCommit:
     compacted_message_ids: list[str] = field(default_factory=list)
     decay: DecayParams | None = None
     lease_holder: str | None = None  # the commit is refused unless this still holds the lease
+    release_lease: bool = False  # ... and gives it back in the same transaction
     timings: dict[str, float] = field(default_factory=dict)  # ms per write, filled by commit
 
 
@@ -89,6 +90,81 @@ class PoolHit:
     idx: int
     fields: MatchFields
     cosine: float
+
+
+@dataclass(frozen=True)
+class SleepReads:
+    """What a sleep reads of the graph once its candidates are embedded (one transaction)."""
+
+    hits: list[PoolHit]
+    top: list[tuple[str, float, datetime]]  # (topic_id, utility_score, last_seen_at)
+
+
+Run = Callable[[str, dict[str, Any]], list[Record]]
+
+
+def _runner(tx: ManagedTransaction) -> Run:
+    """Run one query inside ``tx`` and return its records."""
+    return lambda text, params: list(tx.run(text, params))
+
+
+def _pool_hits(
+    run: Run, namespace: str, rows: list[dict[str, Any]], k: int, overfetch: int
+) -> list[PoolHit]:
+    """``SleepStore.match_pool`` inside a transaction: the count, the index or exact scan, the
+    fields of every topic found (each once)."""
+    for row in rows:
+        row["vector"] = check_vector(row["vector"])
+        row["lucene"] = in_namespace(namespace, phrase_query(row["names"]))
+    count = int(run(query("count_topics"), {"namespace": namespace})[0]["n"])
+    if count <= EXACT_MATCH_MAX:  # small enough to score exactly: deterministic, cheap
+        records: list[Any] = []
+        short = rows
+    else:
+        params = {"namespace": namespace, "rows": rows, "k": k, "fetch": max(20, k * overfetch)}
+        records = run(query("match_topic_candidates"), params)
+        found: dict[int, int] = {}
+        for r in records:
+            if r["via"] == "vector":
+                found[r["idx"]] = found.get(r["idx"], 0) + 1
+        short = [row for row in rows if found.get(row["idx"], 0) < min(k, count)]
+    if short:
+        redo = {row["idx"] for row in short}
+        records = [r for r in records if r["idx"] not in redo]
+        records += run(
+            query("scan_topic_candidates"), {"namespace": namespace, "rows": short, "k": k}
+        )
+    ids = list(dict.fromkeys(r["topic_id"] for r in records))
+    fields = _fields(
+        run(query("get_topic_match_fields"), {"namespace": namespace, "topic_ids": ids})
+    )
+    return [
+        PoolHit(r["idx"], fields[r["topic_id"]], float(r["cosine"]))
+        for r in records
+        if r["topic_id"] in fields
+    ]
+
+
+def _fields(records: list[Record]) -> dict[str, MatchFields]:
+    return {
+        r["topic_id"]: MatchFields(
+            topic_id=r["topic_id"],
+            name=r["name"],
+            aliases=tuple(r["aliases"] or ()),
+            one_liner=r["one_liner"] or "",
+            facts=tuple(r["facts"] or ()),
+            first_seen_at=r["first_seen_at"].to_native(),
+            last_seen_at=r["last_seen_at"].to_native(),
+        )
+        for r in records
+    }
+
+
+def _scores(records: list[Record]) -> list[tuple[str, float, datetime]]:
+    return [
+        (r["topic_id"], float(r["utility_score"] or 0.0), r["last_seen_at"].to_native())
+        for r in records
+    ]
 
 
 class SleepStore(Store):
@@ -122,54 +198,30 @@ class SleepStore(Store):
         """Per candidate row: its nearest topics plus the topics it names exactly. Up to
         ``EXACT_MATCH_MAX`` topics the namespace is scored exactly (the approximate index,
         filtered after the fact, could miss a topic that must merge); above it, the vector
-        index over-fetched, with an exact scan for rows it left short."""
+        index over-fetched, with an exact scan for rows it left short. One read transaction."""
         if not rows:
             return []
-        for row in rows:
-            row["vector"] = check_vector(row["vector"])
-            row["lucene"] = in_namespace(namespace, phrase_query(row["names"]))
-        count = self._count(namespace)
-        if count <= EXACT_MATCH_MAX:  # small enough to score exactly: deterministic, cheap
-            records: list[Any] = []
-            short = rows
-        else:
-            params = {"namespace": namespace, "rows": rows, "k": k, "fetch": max(20, k * overfetch)}
-            records = self._run(query("match_topic_candidates"), params, read=True)
-            found: dict[int, int] = {}
-            for r in records:
-                if r["via"] == "vector":
-                    found[r["idx"]] = found.get(r["idx"], 0) + 1
-            short = [row for row in rows if found.get(row["idx"], 0) < min(k, count)]
-        if short:
-            params = {"namespace": namespace, "rows": short, "k": k}
-            redo = {row["idx"] for row in short}
-            records = [r for r in records if r["idx"] not in redo]
-            records += self._run(query("scan_topic_candidates"), params, read=True)
-        fields = self.match_fields(namespace, list(dict.fromkeys(r["topic_id"] for r in records)))
-        return [
-            PoolHit(r["idx"], fields[r["topic_id"]], float(r["cosine"]))
-            for r in records
-            if r["topic_id"] in fields
-        ]
+        return self._read_tx(lambda tx: _pool_hits(_runner(tx), namespace, rows, k, overfetch))
+
+    def sleep_reads(
+        self, namespace: str, rows: list[dict[str, Any]], k: int = 5, top: int = 20
+    ) -> SleepReads:
+        """What a sleep reads once its candidates are embedded, in ONE read transaction: the
+        match pool of ``rows`` (``match_pool``) and the ``top`` most useful live topics
+        (``top_topic_scores``, for the wake packet)."""
+
+        def work(tx: ManagedTransaction) -> SleepReads:
+            run = _runner(tx)
+            hits = _pool_hits(run, namespace, rows, k, 4) if rows else []
+            scores = run(query("top_topic_scores"), {"namespace": namespace, "limit": top})
+            return SleepReads(hits, _scores(scores))
+
+        return self._read_tx(work)
 
     def match_fields(self, namespace: str, topic_ids: list[str]) -> dict[str, MatchFields]:
-        records = self._run(
-            query("get_topic_match_fields"),
-            {"namespace": namespace, "topic_ids": topic_ids},
-            read=True,
-        )
-        return {
-            r["topic_id"]: MatchFields(
-                topic_id=r["topic_id"],
-                name=r["name"],
-                aliases=tuple(r["aliases"] or ()),
-                one_liner=r["one_liner"] or "",
-                facts=tuple(r["facts"] or ()),
-                first_seen_at=r["first_seen_at"].to_native(),
-                last_seen_at=r["last_seen_at"].to_native(),
-            )
-            for r in records
-        }
+        """What sleep matching needs of some topics (names, one-liner, latest facts, times)."""
+        params = {"namespace": namespace, "topic_ids": topic_ids}
+        return _fields(self._run(query("get_topic_match_fields"), params, read=True))
 
     def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
         """Whole topics by id (the ones a sleep will rewrite)."""
@@ -180,21 +232,12 @@ class SleepStore(Store):
         )
         return [topic_from_props(r["t"], r["related"]) for r in records]
 
-    def _count(self, namespace: str) -> int:
-        rows = self._run(query("count_topics"), {"namespace": namespace}, read=True)
-        return int(rows[0]["n"])
-
     def top_topic_scores(
         self, namespace: str, limit: int = 20
     ) -> list[tuple[str, float, datetime]]:
         """(topic_id, utility_score, last_seen_at) of the most useful live topics."""
-        records = self._run(
-            query("top_topic_scores"), {"namespace": namespace, "limit": limit}, read=True
-        )
-        return [
-            (r["topic_id"], float(r["utility_score"] or 0.0), r["last_seen_at"].to_native())
-            for r in records
-        ]
+        params = {"namespace": namespace, "limit": limit}
+        return _scores(self._run(query("top_topic_scores"), params, read=True))
 
     def wake_packets(self, namespace: str, limit: int = 2) -> list[WakePacket]:
         """The newest wake packets first."""
@@ -264,7 +307,12 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
     ns, now = plan.namespace, ensure_utc(plan.now)
     mark = time.perf_counter()
     if plan.lease_holder is not None:
-        held = tx.run(query("hold_sleep_lease"), namespace=ns, holder=plan.lease_holder)
+        held = tx.run(
+            query("hold_sleep_lease"),
+            namespace=ns,
+            holder=plan.lease_holder,
+            release=plan.release_lease,
+        )
         if held.single() is None:
             raise LeaseLost(f"sleep of {ns}: the lease was taken over; nothing was written")
 
@@ -282,14 +330,10 @@ def _commit_tx(tx: ManagedTransaction, plan: SleepCommit) -> None:
     if updates:
         _update_many(tx, ns, updates, now)
         lap("update_topics")
-    if plan.events:
-        tx.run(query("create_events"), namespace=ns, rows=_event_rows(plan, creates)).consume()
+    if plan.events:  # the events and their topics' MENTIONED_IN links, one statement
+        rows = _event_rows(plan, creates)
+        tx.run(query("create_sleep_events"), namespace=ns, rows=rows).consume()
         lap("events")
-        mentions = [
-            {"topic_id": e.topic_id, "message_ids": e.source_message_ids} for e, _ in plan.events
-        ]
-        tx.run(query("link_topic_messages"), namespace=ns, rows=mentions).consume()
-        lap("mentions")
     _links(tx, ns, plan.links, now)
     lap("links")
     if plan.subjects:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, ensure_utc
 from graph.errors import AlreadyRunning, Conflict, ValidationFailed
+from graph.messages import AppendState
 from graph.models import Message, describe_errors
 from graph.protocols import MessageStoreProtocol
 from graph.redaction import Redactor
@@ -162,11 +163,15 @@ class Conversation:
             m.message_id for m, item in zip(models, items, strict=True) if movable or not item.at
         }
         xids = [m.external_id for m in models if m.external_id is not None]
-        stored = self.messages.by_external_id(namespace, xids)
-        slots = _dedupe(models, stored, where, self.redact)
+        # every read before the write in one transaction: ids, newest time, the buffer's view
+        state = self.messages.append_state(
+            namespace, xids, self.policy.tail_turns if auto_sleep else 0
+        )
+        slots = _dedupe(models, state.stored, where, self.redact)
         fresh = [(i, m) for i, m in enumerate(models) if slots[i] is None]
-        new = _after_newest(fresh, self.messages.newest_at(namespace), server_time, where)
-        result = self._append_with_policy(namespace, new, auto_sleep, server_time)
+        new = _after_newest(fresh, state.newest_at, server_time, where)
+        view = _state_view(state, self.policy.tail_turns) if auto_sleep else None
+        result = self._append_with_policy(namespace, new, view, server_time)
         written = dict(zip((i for i, _ in fresh), result.messages, strict=True))
         out: list[Message] = []
         for i, slot in enumerate(slots):
@@ -181,11 +186,16 @@ class Conversation:
         )
 
     def _append_with_policy(
-        self, namespace: str, models: list[Message], auto_sleep: bool, server_time: set[str]
+        self,
+        namespace: str,
+        models: list[Message],
+        view: _BufferView | None,
+        server_time: set[str],
     ) -> AppendResult:
         """Store the batch whole, in one transaction (a crash or a lost database keeps all of
-        it or none, so the client's retry is clean), then run the sleep policy over it."""
-        run = _PolicyRun(self._buffer_view(namespace) if auto_sleep else None)
+        it or none, so the client's retry is clean), then run the sleep policy over it from
+        ``view`` (the buffer before the batch; None: no policy)."""
+        run = _PolicyRun(view)
         last_at = None
         if run.buf is not None:
             last_at = run.buf.last_at or _last_at(self.messages, namespace)
@@ -231,23 +241,21 @@ class Conversation:
         slept = self._sleep(namespace, now, reason, through)
         if slept is not None:
             run.sleeps.append(slept)
-            run.buf = self._buffer_view(namespace, through)
+            left = slept.buffer_left()  # what the sleep left: no need to read it again
+            run.buf = self._buffer_view(namespace, through) if left is None else self._view(left)
 
-    def _buffer_view(self, namespace: str, through: datetime | None = None) -> _BufferView:
-        """The buffer as the policy tracks it while appending: count, tokens, and the token
-        estimates of its last ``tail_turns`` messages (never compacted); with ``through``,
-        only the messages up to it (the batch's later ones are stored already but, for the
-        policy, have not arrived yet)."""
+    def _buffer_view(self, namespace: str, through: datetime) -> _BufferView:
+        """The buffer as the policy tracks it while appending, read again: the messages up to
+        ``through`` (the batch's later ones are stored already but, for the policy, have not
+        arrived yet)."""
+        return self._view([m for m in self.messages.buffer(namespace) if m.at <= through])
+
+    def _view(self, kept: list[Message]) -> _BufferView:
+        """The policy's view of a buffer holding ``kept`` (oldest first)."""
         turns = self.policy.tail_turns
-        if through is not None:
-            kept = [m for m in self.messages.buffer(namespace) if m.at <= through]
-            window = deque((m.token_estimate for m in kept[-turns:]), maxlen=turns)
-            tokens = sum(m.token_estimate for m in kept)
-            return _BufferView(len(kept), tokens, window, kept[-1].at if kept else None)
-        stats = self.messages.buffer_stats(namespace)
-        tail = [m for m in self.messages.tail(namespace, turns) if not m.compacted_at]
-        window = deque((m.token_estimate for m in tail), maxlen=turns)
-        return _BufferView(stats.messages, stats.tokens, window, stats.last_at)
+        window = deque((m.token_estimate for m in kept[-turns:]), maxlen=turns)
+        tokens = sum(m.token_estimate for m in kept)
+        return _BufferView(len(kept), tokens, window, kept[-1].at if kept else None)
 
     def maintain(self, namespace: str, now: datetime) -> SleepSummary | None:
         """Periodic maintenance: if the conversation has been idle for ``idle_gap`` and the
@@ -275,6 +283,13 @@ class Conversation:
         except AlreadyRunning:
             log.info("policy sleep of %s skipped: another sleep is running", namespace)
             return None
+
+
+def _state_view(state: AppendState, turns: int) -> _BufferView:
+    """The policy's view of the buffer from what an append read (``append_state``)."""
+    tail = [m for m in state.tail if not m.compacted_at]
+    window = deque((m.token_estimate for m in tail), maxlen=turns)
+    return _BufferView(state.stats.messages, state.stats.tokens, window, state.stats.last_at)
 
 
 def parse_jsonl(lines: Iterable[str]) -> list[IncomingMessage]:

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from graph.clock import Clock, SystemClock, ensure_utc
 from graph.errors import LeaseLost, VersionConflict
@@ -87,6 +87,12 @@ class SleepSummary(BaseModel):
     step_ms: dict[str, float] = {}
     extraction: dict[str, Any] = {"mode": "deterministic"}
     skipped: bool = False  # a policy sleep that found nothing to compact (nothing written)
+    _left: list[Message] | None = PrivateAttr(default=None)
+
+    def buffer_left(self) -> list[Message] | None:
+        """The buffer this sleep left (up to its ``through``), oldest first: what a caller
+        tracking the buffer would otherwise read again (None: not known, read it)."""
+        return self._left
 
 
 @dataclass
@@ -99,6 +105,7 @@ class _Work:
     by_key: dict[str, str] = field(default_factory=dict)  # candidate key -> topic id
     updates: dict[str, list[tuple[Candidate, str, list[float]]]] = field(default_factory=dict)
     events: list[tuple[TopicEvent, list[float]]] = field(default_factory=list)
+    top: list[tuple[str, float, datetime]] = field(default_factory=list)  # most useful topics
 
 
 class Sleeper:
@@ -148,17 +155,21 @@ class Sleeper:
             self.store.acquire_lease(namespace, holder, wall, wall + self.policy.lease_ttl)
         beat = Heartbeat(self.store, namespace, holder, self.lease_clock, self.policy.lease_ttl)
         self._local.beat = beat
+        summary: SleepSummary | None = None
         try:
             with beat:
                 for attempt in range(3):
                     try:
-                        return self._sleep_once(namespace, now, reason, holder, through)
+                        summary = self._sleep_once(namespace, now, reason, holder, through, own)
+                        return summary
                     except VersionConflict:
                         log.info("sleep of %s raced a writer; recomputing (%d)", namespace, attempt)
-                return self._sleep_once(namespace, now, reason, holder, through)
+                summary = self._sleep_once(namespace, now, reason, holder, through, own)
+                return summary
         finally:
             self._local.beat = None
-            if own:
+            # a sleep that committed gave its own lease back in the commit's transaction
+            if own and (summary is None or summary.skipped):
                 self.store.release_lease(namespace, holder)
 
     @property
@@ -186,6 +197,7 @@ class Sleeper:
         reason: str,
         holder: str | None = None,
         through: datetime | None = None,
+        release: bool = False,
     ) -> SleepSummary:
         started = self._mark = time.perf_counter()
         self._steps = {}
@@ -195,7 +207,9 @@ class Sleeper:
         piece = select_slice(buffer, self.policy)
         self._fault("slice")
         if not piece and reason != "explicit":  # a policy sleep that would compact nothing
-            return _nothing_to_compact(namespace, reason, now, started)
+            nothing = _nothing_to_compact(namespace, reason, now, started)
+            nothing._left = buffer
+            return nothing
         extractions, extraction_report = self._extract(piece)
         cands = build_candidates(piece, self.tz, extractions)
         # the LLM extractor names its topics itself (sleepwake/llm_extract); when any of its
@@ -226,6 +240,7 @@ class Sleeper:
             wake_packet=packet,
             compacted_message_ids=[m.message_id for m in piece],
             lease_holder=holder,
+            release_lease=release and holder is not None,
             decay=DecayParams(
                 tiers.DECAY_MIN_HOURS,
                 tiers.DECAY_PER_DAY,
@@ -237,10 +252,14 @@ class Sleeper:
         )
         self._fault("commit")
         self.store.commit(plan)
+        if plan.release_lease:  # given back: a renewal now would find it gone
+            beat = getattr(self._local, "beat", None)
+            if beat is not None:
+                beat.stop()
         self._fault("after_commit")
         self._steps.update({f"commit.{k}": v for k, v in plan.timings.items()})
         created = sum(1 for v in work.versions.values() if v is None)
-        return SleepSummary(
+        summary = SleepSummary(
             namespace=namespace,
             reason=reason,
             slept_at=now,
@@ -256,6 +275,8 @@ class Sleeper:
             step_ms=dict(self._steps),
             extraction=extraction_report,
         )
+        summary._left = buffer[len(piece) :]
+        return summary
 
     def _extract(self, piece: list[Message]) -> tuple[dict[str, Extraction], dict[str, Any]]:
         """Step 3 by the LLM extractor when one is configured ({} = deterministic)."""
@@ -293,7 +314,8 @@ class Sleeper:
             for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))
         ]
         hits: dict[int, list[PoolHit]] = {}
-        for hit in self.store.match_pool(namespace, rows):
+        reads = self.store.sleep_reads(namespace, rows)  # the pool and the top topics, one read
+        for hit in reads.hits:
             hits.setdefault(hit.idx, []).append(hit)
         self._fault("match")
         pool: dict[str, PoolTopic] = {}  # every topic considered, as matching sees it now
@@ -328,7 +350,9 @@ class Sleeper:
                 pool[tid] = _absorb(pool[tid], cand)
                 targets.append((tid, tid in created))
             keys_of.setdefault(tid, set()).add(cand.key)
-        return self._fold(namespace, candidates, vectors, targets, slice_id, now)
+        work = self._fold(namespace, candidates, vectors, targets, slice_id, now)
+        work.top = reads.top
+        return work
 
     def _fold(
         self,
@@ -432,7 +456,7 @@ class Sleeper:
         salience = {
             work.by_key[k]: s.salience for s in subjects for k in s.keys if k in work.by_key
         }
-        pool = {tid: (u, seen) for tid, u, seen in self.store.top_topic_scores(namespace)}
+        pool = {tid: (u, seen) for tid, u, seen in work.top}
         touched = set(work.by_key.values())
         pool.update(
             {
@@ -523,8 +547,12 @@ class Heartbeat:
         return self
 
     def __exit__(self, *_: object) -> None:
-        self._stop.set()
+        self.stop()
         self._thread.join(timeout=5)
+
+    def stop(self) -> None:
+        """No more renewals (the sleep is over, or gave its lease back in its commit)."""
+        self._stop.set()
 
     def _beat(self) -> None:
         interval = max(self.ttl.total_seconds() / 3, 0.05)
@@ -536,7 +564,7 @@ class Heartbeat:
             except Exception:  # Neo4j away for a moment: try again at the next beat
                 log.warning("lease heartbeat of %s failed", self.namespace, exc_info=True)
                 continue
-            if not renewed:
+            if not renewed and not self._stop.is_set():
                 log.warning("sleep of %s lost its lease", self.namespace)
                 self.lost = True
                 return

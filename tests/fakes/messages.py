@@ -9,7 +9,7 @@ from graph.clock import ensure_utc
 from graph.context import wanted_names
 from graph.errors import ValidationFailed
 from graph.mapping import speaker_key
-from graph.messages import BufferStats, MessageHit, plan_append
+from graph.messages import AppendState, BufferStats, MessageHit, plan_append
 from graph.models import Message
 from tests.fakes.graph import FakeGraph, content_words, english_terms, term_score
 
@@ -72,6 +72,18 @@ class FakeMessageStore:
     def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
         """Messages not yet compacted by a sleep, oldest first."""
         return [m for m in self._ordered(namespace) if m.compacted_at is None][:limit]
+
+    def append_state(
+        self, namespace: str, external_ids: Sequence[str], tail_turns: int
+    ) -> AppendState:
+        """What an append reads before it writes (one read in the real store)."""
+        with self.graph.lock:
+            return AppendState(
+                stored=self.by_external_id(namespace, external_ids) if external_ids else {},
+                newest_at=self.newest_at(namespace),
+                stats=self.buffer_stats(namespace),
+                tail=self.tail(namespace, tail_turns),
+            )
 
     def buffer_stats(self, namespace: str) -> BufferStats:
         """Size, tokens and newest time of the buffer."""

@@ -19,7 +19,7 @@ from graph.errors import AlreadyRunning, LeaseLost, ValidationFailed, VersionCon
 from graph.fulltext import phrase_query
 from graph.mapping import update_props, wake_packet_from_props, wake_packet_props
 from graph.models import Topic, WakeCheck, WakePacket, WakeState, edge_type
-from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, TopicWrite
+from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, SleepReads, TopicWrite
 from graph.topics import check_vector
 from tests.fakes.events import put_event
 from tests.fakes.graph import FakeGraph, Lease, TopicNode, similarity
@@ -103,6 +103,15 @@ class FakeSleepStore:
             for n in self.graph.topic_nodes(namespace, topic_ids)
         }
 
+    def sleep_reads(
+        self, namespace: str, rows: list[dict[str, Any]], k: int = 5, top: int = 20
+    ) -> SleepReads:
+        """``match_pool`` and ``top_topic_scores`` together (one read in the real store)."""
+        with self.graph.lock:
+            return SleepReads(
+                self.match_pool(namespace, rows, k), self.top_topic_scores(namespace, top)
+            )
+
     def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
         """Whole topics by id (the ones a sleep will rewrite)."""
         return FakeTopicStore(self.graph).get(namespace, topic_ids) if topic_ids else []
@@ -179,6 +188,8 @@ class FakeSleepStore:
                 lease is None or lease.holder != plan.lease_holder
             ):
                 raise LeaseLost(f"sleep of {ns}: the lease was taken over; nothing was written")
+            if lease is not None and plan.lease_holder is not None and plan.release_lease:
+                lease.holder, lease.expires_at = None, None  # rolled back with the rest
             self._write_topics(ns, plan.topics, now)
             for event, vector in plan.events:
                 put_event(self.graph, event, check_vector(vector) if vector is not None else None)

@@ -67,6 +67,7 @@ def test_start_twice_stop_and_data_survives_restart(
         conf = (home / "conf" / "neo4j.conf").read_text()
         assert "server.default_listen_address=127.0.0.1" in conf
         assert "dbms.security.auth_enabled=true" in conf
+        assert "dbms.cypher.min_replan_interval=10m" in conf  # plans outlive a young database
 
         with urllib.request.urlopen(f"http://127.0.0.1:{HTTP}/browser/", timeout=10) as page:
             assert page.status == 200 and b"Neo4j Browser" in page.read()

@@ -214,6 +214,29 @@ def get_and_range_stay_in_the_namespace_in_seq_order(s: Side, ns: str, other: st
     }
 
 
+def the_reads_before_an_append_come_in_one(s: Side, ns: str, other: str) -> Any:
+    empty = s.messages.append_state(ns, ["x-1"], 3)
+    s.messages.append(
+        ns, [message(ns, i, f"turn number {i}", external_id=f"x-{i}") for i in range(5)]
+    )
+    s.messages.append(other, [message(other, 9, "theirs", external_id="x-2")])
+    s.messages.mark_compacted(ns, [f"{ns}-m0", f"{ns}-m1"], T0 + timedelta(days=1))
+    state = s.messages.append_state(ns, ["x-2", "x-4", "x-9"], 3)
+    alone = (
+        s.messages.by_external_id(ns, ["x-2", "x-4", "x-9"]),
+        s.messages.newest_at(ns),
+        s.messages.buffer_stats(ns),
+        s.messages.tail(ns, 3),
+    )
+    return {
+        "empty": plain(empty),
+        "state": plain(state),
+        "same_as_alone": plain((state.stored, state.newest_at, state.stats, state.tail))
+        == plain(alone),
+        "no_ids_no_tail": plain(s.messages.append_state(ns, [], 0)),
+    }
+
+
 def source_ids_cite_by_external_id_within_the_namespace(s: Side, ns: str, other: str) -> Any:
     s.messages.append(
         ns, [message(ns, 0, "plain"), message(ns, 1, "imported", external_id="ext-1")]
@@ -622,6 +645,65 @@ def match_pool_nearest_and_named(s: Side, ns: str, other: str) -> Any:
     }
 
 
+def sleep_reads_are_the_pool_and_the_top_topics(s: Side, ns: str, other: str) -> Any:
+    seed_topics(
+        s,
+        ns,
+        [
+            topic(
+                ns, "party", "Party", "planning the surprise party", stats={"utility_score": 3.0}
+            ),
+            topic(ns, "bill", "Billing", "billing migration to postgres"),
+            topic(ns, "rome", "Rome", "a book about roman aqueducts", stats={"utility_score": 2.0}),
+        ],
+    )
+    seed_topics(s, other, [topic(other, "party", "Party", "planning the surprise party")])
+
+    def rows() -> list[dict[str, Any]]:
+        return [{"idx": 0, "vector": EMBED.vector("the surprise party book"), "names": ["rome"]}]
+
+    reads = s.sleep.sleep_reads(ns, rows(), k=2, top=2)
+    hits = sorted((h.idx, h.fields.topic_id, round(h.cosine, 4)) for h in reads.hits)
+    alone = sorted(
+        (h.idx, h.fields.topic_id, round(h.cosine, 4)) for h in s.sleep.match_pool(ns, rows(), k=2)
+    )
+    empty = s.sleep.sleep_reads(ns, [], top=5)
+    return {
+        "hits": hits,
+        "same_as_match_pool": hits == alone,
+        "top": plain(reads.top),
+        "same_as_top_scores": reads.top == s.sleep.top_topic_scores(ns, 2),
+        "no_rows": (empty.hits, [t for t, _, _ in empty.top]),
+    }
+
+
+def a_commit_gives_its_lease_back_only_when_it_commits(s: Side, ns: str, other: str) -> Any:
+    s.messages.append(ns, [message(ns, i, f"first new turn {i}") for i in range(3)])
+    seed_topics(s, ns, [topic(ns, "old", "Old Topic", "was here", days=-20)])
+    t = T0 + timedelta(days=2)
+    s.sleep.acquire_lease(ns, "me", t, t + timedelta(minutes=10))
+
+    def plan(version: int, holder: str) -> SleepCommit:
+        commit = a_commit(ns, existing_version=version)
+        commit.lease_holder, commit.release_lease = holder, True
+        return commit
+
+    def take(holder: str) -> str:
+        return (
+            outcome(lambda: s.sleep.acquire_lease(ns, holder, t, t + timedelta(minutes=10))) or "ok"
+        )
+
+    return [
+        outcome(lambda: s.sleep.commit(plan(7, "me"))),  # stale: nothing written, lease kept
+        take("two"),
+        outcome(lambda: s.sleep.commit(plan(1, "two"))),  # not the holder: refused
+        len(s.messages.buffer(ns)),
+        outcome(lambda: s.sleep.commit(plan(1, "me"))) or "ok",
+        len(s.messages.buffer(ns)),
+        take("two"),  # given back in the commit
+    ]
+
+
 def a_commit(ns: str, existing_version: int) -> SleepCommit:
     now = T0 + timedelta(days=2)
     old = topic(ns, "old", "Old Topic", "was here", days=-20)
@@ -859,6 +941,7 @@ SCENARIOS: list[Scenario] = [
     compaction_leaves_the_buffer_and_keeps_the_message,
     get_and_range_stay_in_the_namespace_in_seq_order,
     source_ids_cite_by_external_id_within_the_namespace,
+    the_reads_before_an_append_come_in_one,
     message_search_stems_filters_and_ranks,
     topics_by_id_in_the_order_asked_with_related,
     summaries_carry_the_one_liner_sources_not_the_lists,
@@ -871,7 +954,9 @@ SCENARIOS: list[Scenario] = [
     a_wake_is_claimed_once_per_sleep_or_silence,
     the_sleep_queue_claims_retries_and_records_runs,
     match_pool_nearest_and_named,
+    sleep_reads_are_the_pool_and_the_top_topics,
     a_commit_writes_everything_or_nothing,
+    a_commit_gives_its_lease_back_only_when_it_commits,
     participants_are_found_by_name,
     the_reads_before_a_search_come_in_one,
     the_writes_after_packing_come_in_one,

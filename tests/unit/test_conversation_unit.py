@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from api.settings import Settings
 from graph.errors import ValidationFailed
+from graph.messages import BufferStats
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
 from tests.fakes.pipelines import T0, Memory, wire
@@ -250,6 +251,32 @@ def test_a_batch_is_stored_in_one_write_and_its_sleeps_compact_only_what_came_be
     assert [(s.reason, s.messages_compacted) for s in result.sleeps] == [("idle", 1), ("budget", 2)]
     # the budget sleep at minute 401 left its tail (400, 401) and not the later 402 message
     assert [msg.seq for msg in store.buffer(m.namespace)] == [3, 4, 5]
+
+
+def test_inline_sleeps_read_the_buffer_once_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The policy takes the buffer a sleep left from the sleep itself instead of reading it
+    again after each one (a read of every buffered message per sleep), with the same sleeps."""
+    m = memory()
+    store = m.stores.messages
+    reads: list[str] = []
+    real_buffer = store.buffer
+
+    def stats(ns: str) -> BufferStats:  # the fake's own goes through ``buffer``: not counted
+        held = real_buffer(ns)
+        last = held[-1].at if held else None
+        return BufferStats(len(held), sum(x.token_estimate for x in held), last)
+
+    monkeypatch.setattr(store, "buffer_stats", stats)
+    monkeypatch.setattr(
+        store, "buffer", lambda ns, *a, **kw: reads.append(ns) or real_buffer(ns, *a, **kw)
+    )
+    sleeps = []
+    for minute in range(0, 40, 4):  # a budget sleep every few messages, appended in pairs
+        pair = [incoming(minute, 60), incoming(minute + 1, 60)]
+        sleeps += m.conversation.append(m.namespace, pair).sleeps
+    assert len(sleeps) >= 3 and all(s.messages_compacted > 0 for s in sleeps)
+    assert len(reads) == len(sleeps)  # the sleeps' own reads, none after them
+    assert [msg.seq for msg in real_buffer(m.namespace)] == [18, 19]  # the tail: two turns
 
 
 def test_a_sleep_that_fails_after_the_batch_is_stored_loses_nothing_and_the_retry_adds_nothing(

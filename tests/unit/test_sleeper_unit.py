@@ -181,6 +181,26 @@ def test_the_lease_is_released_after_a_sleep_and_after_a_crash() -> None:
     m.sleeper.sleep(m.namespace, SLEPT + timedelta(minutes=1))  # and released again
 
 
+def test_a_sleep_gives_its_lease_back_in_its_commit_and_says_what_it_left() -> None:
+    m = planned()
+    releases: list[str] = []
+    release = m.stores.sleep.release_lease
+    m.stores.sleep.release_lease = lambda ns, holder: (releases.append(holder), release(ns, holder))  # type: ignore[method-assign]
+    summary = m.sleeper.sleep(m.namespace, SLEPT)
+    assert summary.messages_compacted == 6 and releases == []  # no second write to release it
+    left = summary.buffer_left()
+    assert left is not None
+    assert [x.message_id for x in left] == [
+        x.message_id for x in m.stores.messages.buffer(m.namespace)
+    ]
+    assert len(left) == 4
+    # the lease is free: a policy sleep right after takes it and, with only the tail left,
+    # writes nothing and releases it the ordinary way
+    again = m.sleeper.sleep(m.namespace, SLEPT + timedelta(minutes=1), "budget")
+    assert again.skipped and len(releases) == 1
+    assert [x.message_id for x in again.buffer_left() or []] == [x.message_id for x in left]
+
+
 # -- races and crashes -----------------------------------------------------------------------------
 def test_a_sleep_that_races_a_writer_recomputes_and_commits() -> None:
     m = planned()
