@@ -34,6 +34,7 @@ _FUNCTION_WORDS = word_set(
     and or but nor so yet if then than because since as while when where why how what which
     who whom whose whether though although unless until till of in on at by for with about
     against between into through during before after above below to from up down out off over
+    versus vs
     under again further per via any all both either neither no not nothing something anything
     everything someone anyone everyone somebody anybody nobody there here now today tonight
     is am are was were be been being have has had having do does did doing will would shall

@@ -31,3 +31,13 @@ def test_names_are_dropped_as_whole_words_with_their_possessive() -> None:
     # nothing but the name: the text stays as it was (a search needs something to look for)
     assert drop_names("Audrey?", {"audrey"}) == "Audrey?"
     assert drop_names("Hi (a+b)", {"a+b"}).split() == ["Hi", "(", ")"]  # regex-safe
+
+
+def test_a_comparison_word_ends_a_phrase() -> None:
+    # "the city center versus the suburbs" named a topic "city center versus" (LongMemEval).
+    from text.english import noun_phrases
+
+    assert noun_phrases("Should I live in the city center versus the suburbs?") == [
+        "city center",
+        "suburbs",
+    ]
