@@ -162,3 +162,18 @@ def test_a_missing_graph_that_cannot_be_built_names_the_set_up_command(
     with pytest.raises(EmbeddingUnavailable, match="sheriff embedder export"):
         embedder.embed(["hello"])
     assert not minilm.onnx_file(tmp_path).exists()
+
+
+def test_a_reference_made_for_other_weights_is_refused_with_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # New weights with the old reference: the check must not pass against the wrong vectors.
+    stale = json.loads(minilm_export.REFERENCE_FILE.read_text()) | {"weights_sha256": "0" * 64}
+    other = tmp_path / "minilm_reference.json"
+    other.write_text(json.dumps(stale))
+    monkeypatch.setattr(minilm_export, "REFERENCE_FILE", other)
+    target = tmp_path / "model.onnx"
+    with pytest.raises(EmbeddingUnavailable, match="--write-reference"):
+        minilm_export.export_onnx(target)
+    assert not target.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["minilm_reference.json"]
