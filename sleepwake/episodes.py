@@ -44,7 +44,11 @@ from text.tokens import stem
 
 Embed = Callable[[list[str]], list[list[float]]]
 
-TURN_LEAD_CHARS = 400  # a turn is embedded by its lead: cost follows text, capped per turn
+TURN_LEAD_CHARS = 400  # the lead of a turn whose content words link it to its neighbours
+# A turn is embedded by a shorter lead: cost follows text, and turn leads were two fifths of
+# what a chat-assistant sleep embedded; the opening sentence or two say what a turn is about
+# (a user's long request states its subject first, then the details).
+EMBEDDED_LEAD_CHARS = 200
 # ... and an answer by its opening, which says what it answers (its question, which it never
 # leaves: sleepwake.policy.ANSWER_ROLES); the rest of a long answer is steps and lists, and
 # long answers were two thirds of what a chat-assistant sleep embedded
@@ -309,9 +313,19 @@ class _Episode:
 def turn_text(message: Message) -> str:
     """What stands for a turn in segmentation: its lead (an answer's opening), speaker
     included."""
-    cap = ANSWER_LEAD_CHARS if message.role in ANSWER_ROLES else TURN_LEAD_CHARS
-    lead = " ".join(message.content.split())[:cap]
+    cap = ANSWER_LEAD_CHARS if message.role in ANSWER_ROLES else EMBEDDED_LEAD_CHARS
+    lead = _lead(" ".join(message.content.split()), cap)
     return f"{message.speaker}: {lead}" if message.speaker else lead
+
+
+def _lead(text: str, cap: int) -> str:
+    """The first ``cap`` characters of ``text``, cut after a whole word when a cut falls inside
+    one (a word's severed half costs word pieces and means nothing)."""
+    if len(text) <= cap:
+        return text
+    cut = text[: cap + 1]
+    whole = cut.rsplit(" ", 1)[0] if " " in cut else ""
+    return whole if len(whole) > cap // 2 else text[:cap]
 
 
 def content_stems(text: str) -> set[str]:

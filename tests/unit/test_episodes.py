@@ -219,6 +219,29 @@ def test_an_answer_takes_its_questions_vector_and_is_not_embedded() -> None:
     assert not np.allclose(vectors[3], vectors[1])
 
 
+def test_a_long_turn_is_embedded_by_its_lead_cut_after_a_whole_word() -> None:
+    """Segmentation embeds a user's long request by its opening (``EMBEDDED_LEAD_CHARS``), cut
+    after a whole word; its content words still link it to its neighbours over a longer lead."""
+    cap = episodes.EMBEDDED_LEAD_CHARS
+    request = "I am planning a week in Lisbon next spring with my sister " * 8
+    short = "What should I pack?"
+    messages = _messages([("user", request), ("user", short)])
+    embedded: list[str] = []
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return HashEmbedder().embed(texts)
+
+    episodes.turn_vectors(messages, embed)
+    lead, whole = embedded
+    assert cap // 2 < len(lead) <= cap and request.startswith(lead)
+    assert request[len(lead)] == " "  # not a severed word
+    assert whole == short
+    assert cap < episodes.TURN_LEAD_CHARS  # the lexical links read further than the vector
+    unbroken = "x" * (cap + 50)  # no space to cut at: the plain cut
+    assert episodes.turn_text(_messages([("user", unbroken)])[0]) == unbroken[:cap]
+
+
 def test_an_answer_is_never_cut_from_its_question() -> None:
     # turns 0-2 on one subject, then a question (3) whose answer (4) opens on a new one, and
     # two more turns on it: the cut falls before the question, not between it and its answer
