@@ -58,6 +58,7 @@ from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.matching import MergeConfig, PoolTopic, alias_score, best_match, score
 from sleepwake.normalise import merge_candidate, new_topic, stable_id
 from sleepwake.policy import SleepPolicy, SleepReason, select_slice
+from sleepwake.side_topics import fold_side_topics, with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 
 log = logging.getLogger(__name__)
@@ -223,7 +224,8 @@ class Sleeper:
         subjects = compute_subjects(cands.candidates, cands.per_message, by_key)
         self._fault("subjects")
         slice_id = _slice_id(namespace, piece)
-        work = self._match_and_merge(namespace, cands.candidates, vectors, slice_id, now)
+        chat = with_assistant(piece)
+        work = self._match_and_merge(namespace, cands.candidates, vectors, slice_id, now, chat)
         self._fault("normalise")
         links = self._edges(cands, subjects, work)
         self._fault("edges")
@@ -299,9 +301,12 @@ class Sleeper:
         vectors: list[list[float]],
         slice_id: str,
         now: datetime,
+        chat: bool = False,
     ) -> _Work:
         """Decide merge-or-create for every candidate in order (light fields only), then
-        fetch the chosen existing topics whole and fold the candidates in."""
+        fetch the chosen existing topics whole and fold the candidates in. In a chat with an
+        assistant (``chat``) a side remark's candidate joins a topic of the sleep instead of
+        making its own (``sleepwake.side_topics``)."""
         rows = [
             {
                 "idx": i,
@@ -350,6 +355,14 @@ class Sleeper:
                 pool[tid] = _absorb(pool[tid], cand)
                 targets.append((tid, tid in created))
             keys_of.setdefault(tid, set()).add(cand.key)
+        if chat:
+            room = {tid: self.weights.max_facts - pool[tid].facts for tid, _ in targets}
+            candidates, targets, order = fold_side_topics(candidates, targets, sims, room)
+            candidates, vectors, targets = (
+                [candidates[k] for k in order],
+                [vectors[k] for k in order],
+                [targets[k] for k in order],
+            )
         work = self._fold(namespace, candidates, vectors, targets, slice_id, now)
         work.top = reads.top
         return work

@@ -1,0 +1,86 @@
+"""What a sleep keeps of a chat with an assistant: no topic of one passing remark. Pure.
+
+A long chat-assistant session makes, beside its subjects, topics of a single fact that came up
+once in passing: "numbered format", "suggested word count", "web page", "recommendations"
+(LongMemEval: 76 of 790 topics over twelve haystacks were one-fact topics touched once, against
+12 topics per 100 messages wanted). Such a candidate, if it would make a new topic in a sleep
+of a chat with an assistant, gives its fact to the topic of the same sleep it is most like
+instead (the fact, its source turns and its provenance are kept; its name is not made an alias
+of that topic). A preference, a plan, a number or an open question is never a side remark, and
+conversations without long answers (between people, or notes to an assistant that acknowledges
+them) are left as they are.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from graph.models import Message
+from sleepwake.candidates import Candidate
+from sleepwake.policy import ANSWER_ROLES
+
+ASIDE_FACTS = 1  # a new topic of at most this many facts is a side remark
+LONG_ANSWER_CHARS = 500  # a chat-assistant slice holds an answer this long
+
+
+def with_assistant(piece: Sequence[Message]) -> bool:
+    """Whether the slice is (part of) a chat with an assistant: it holds a long answer (a
+    quick "Noted." among a person's own notes does not make one)."""
+    return any(m.role in ANSWER_ROLES and len(m.content) > LONG_ANSWER_CHARS for m in piece)
+
+
+def is_remark(cand: Candidate) -> bool:
+    """A candidate of at most ``ASIDE_FACTS`` facts and nothing else worth a topic of its own:
+    no preference or constraint, correction, number, open loop or dated event."""
+    kept = cand.numbers or cand.open_loops or cand.events
+    return (
+        len(cand.facts) <= ASIDE_FACTS
+        and not kept
+        and not cand.constraint_count
+        and (not cand.corrected)
+    )
+
+
+def fold_side_topics(
+    candidates: list[Candidate],
+    targets: list[tuple[str, bool]],
+    sims: np.ndarray,
+    room: dict[str, int],
+) -> tuple[list[Candidate], list[tuple[str, bool]], list[int]]:
+    """Send each side remark's candidate to the most similar other target of the sleep.
+
+    ``targets`` holds per candidate (topic id, is new); ``sims`` the candidates' cosines;
+    ``room`` how many facts each target topic may still take (a topic at its size cap takes no
+    remark). A side remark is a candidate that alone makes a new topic of at most
+    ``ASIDE_FACTS`` facts. Returns the candidates (a folded one without its names as aliases),
+    the targets, and the order to fold them in: the folded remarks last, so that the topic a
+    remark joins is made by its own candidate, named by it. A remark with no target to go to
+    stays a topic."""
+    users = Counter(tid for tid, _ in targets)
+    remarks = {
+        i
+        for i, (tid, new) in enumerate(targets)
+        if new and users[tid] == 1 and is_remark(candidates[i])
+    }
+    out_cands, out_targets = list(candidates), list(targets)
+    folded: list[int] = []
+    for i in sorted(remarks):
+        options = [
+            j
+            for j, (tid, _) in enumerate(targets)
+            if j not in remarks and room.get(tid, 0) >= len(candidates[i].facts)
+        ]
+        if not options:
+            continue
+        j = max(options, key=lambda k: float(sims[i, k]))
+        out_targets[i] = targets[j]
+        room[targets[j][0]] -= len(candidates[i].facts)
+        # its own name would become an alias, and a later "web page" would merge by name
+        out_cands[i] = replace(candidates[i], user_surfaces=Counter())
+        folded.append(i)
+    order = [k for k in range(len(candidates)) if k not in folded] + folded
+    return out_cands, out_targets, order

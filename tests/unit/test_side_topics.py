@@ -1,0 +1,97 @@
+"""What a sleep keeps of a chat with an assistant (sleepwake/side_topics.py): a passing
+remark's one fact joins the most similar topic of the sleep instead of making a topic."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from graph.models import Fact, Message, OpenLoop
+from sleepwake.candidates import Candidate
+from sleepwake.side_topics import fold_side_topics, is_remark, with_assistant
+
+T0 = datetime(2023, 5, 23, 7, 4, tzinfo=UTC)
+
+
+def _cand(key: str, facts: int, **kw: object) -> Candidate:
+    return Candidate(
+        key=key,
+        user_surfaces=Counter({key: 1}),
+        facts=[
+            Fact(text=f"{key} fact {n}.", source_message_ids=[f"{key}-{n}"]) for n in range(facts)
+        ],
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def _turn(role: str, text: str, n: int) -> Message:
+    return Message(
+        message_id=f"m{n}", namespace="ns", role=role, content=text,  # type: ignore[arg-type]
+        at=T0 + timedelta(seconds=30 * n), seq=n,
+    )  # fmt: skip
+
+
+# consumer behaviour (0), data analysis (1), a remark "recommendations" (2) most like 1,
+# an existing topic (3) merged again
+SIMS = np.array(
+    [[1.0, 0.2, 0.3, 0.1], [0.2, 1.0, 0.6, 0.1], [0.3, 0.6, 1.0, 0.5], [0.1, 0.1, 0.5, 1.0]]
+)
+TARGETS = [("t-consumer", True), ("t-data", True), ("t-recs", True), ("t-old", False)]
+
+
+def test_a_remark_joins_the_most_similar_topic_of_the_sleep_without_its_name() -> None:
+    cands = [_cand("consumer behavior", 4), _cand("data analysis", 3),
+             _cand("recommendations", 1), _cand("marketing", 2)]  # fmt: skip
+    room = {"t-consumer": 8, "t-data": 9, "t-recs": 11, "t-old": 1}
+    out, targets, order = fold_side_topics(cands, TARGETS, SIMS, room)
+    assert targets == [TARGETS[0], TARGETS[1], ("t-data", True), TARGETS[3]]
+    assert out[2].facts == cands[2].facts and out[2].key == "recommendations"
+    assert not out[2].user_surfaces  # "recommendations" does not become an alias of it
+    assert cands[2].user_surfaces  # the caller's candidate is left as it was
+    assert order == [0, 1, 3, 2]  # the topic it joins is made (and named) by its own candidate
+    assert room["t-data"] == 8
+
+
+def test_a_preference_a_plan_or_a_number_is_never_a_remark() -> None:
+    assert is_remark(_cand("web page", 1))
+    assert not is_remark(_cand("web page", 2))
+    assert not is_remark(_cand("plastic plates", 1, constraint_count=1))
+    assert not is_remark(
+        _cand(
+            "caterer", 1, open_loops=[OpenLoop(text="Book the caterer.", source_message_ids=["m1"])]
+        )
+    )
+    assert not is_remark(_cand("typo", 1, corrected=True))
+    cands = [_cand("party", 3), _cand("plastic plates", 1, constraint_count=1)]
+    targets = [("t-party", True), ("t-plates", True)]
+    sims = np.array([[1.0, 0.9], [0.9, 1.0]])
+    assert fold_side_topics(cands, targets, sims, {"t-party": 9, "t-plates": 11})[1] == targets
+
+
+def test_a_remark_stays_a_topic_when_no_other_topic_has_room_or_it_is_not_alone() -> None:
+    cands = [_cand("consumer behavior", 4), _cand("data analysis", 3),
+             _cand("recommendations", 1), _cand("marketing", 2)]  # fmt: skip
+    full = {"t-consumer": 0, "t-data": 0, "t-recs": 11, "t-old": 0}
+    assert fold_side_topics(cands, TARGETS, SIMS, full)[1] == TARGETS
+    # a second candidate joined its topic in matching: a subject, not a remark
+    shared = [*TARGETS[:3], ("t-recs", True)]
+    assert fold_side_topics(cands, shared, SIMS, {"t-consumer": 8, "t-data": 9})[1] == shared
+    # the room left by one fold counts for the next: the fuller target is skipped
+    two = [*cands[:2], _cand("ages", 1), _cand("shade", 1)]
+    targets = [("t-consumer", True), ("t-data", True), ("t-ages", True), ("t-shade", True)]
+    sims = np.array(
+        [[1.0, 0.2, 0.3, 0.3], [0.2, 1.0, 0.6, 0.6], [0.3, 0.6, 1.0, 0.1], [0.3, 0.6, 0.1, 1.0]]
+    )
+    folded = fold_side_topics(two, targets, sims, {"t-consumer": 5, "t-data": 1})[1]
+    assert folded[2:] == [("t-data", True), ("t-consumer", True)]
+
+
+def test_only_a_slice_with_a_long_answer_is_a_chat_with_an_assistant() -> None:
+    long = "Here are some ideas for your marketing research. " * 12
+    assert with_assistant([_turn("user", "Help me plan it.", 0), _turn("assistant", long, 1)])
+    assert not with_assistant(
+        [_turn("user", "Book the caterer.", 0), _turn("assistant", "Noted.", 1)]
+    )
+    assert not with_assistant([_turn("user", long, 0), _turn("user", long, 1)])
