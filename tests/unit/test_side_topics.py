@@ -28,7 +28,7 @@ def _cand(key: str, facts: int, **kw: object) -> Candidate:
 
 def _turn(role: str, text: str, n: int) -> Message:
     return Message(
-        message_id=f"m{n}", namespace="ns", role=role, content=text,  # type: ignore[arg-type]
+        message_id=f"m{n}", namespace="ns", role=role, content=text,
         at=T0 + timedelta(seconds=30 * n), seq=n,
     )  # fmt: skip
 
