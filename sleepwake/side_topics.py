@@ -6,9 +6,8 @@ once in passing: "numbered format", "suggested word count", "web page", "recomme
 12 topics per 100 messages wanted). Such a candidate, if it would make a new topic in a sleep
 of a chat with an assistant, gives its fact to the topic of the same sleep it is most like
 instead (the fact, its source turns and its provenance are kept; its name is not made an alias
-of that topic). A preference, a plan, a number or an open question is never a side remark, and
-conversations without long answers (between people, or notes to an assistant that acknowledges
-them) are left as they are.
+of that topic). Conversations without long answers (between people, or notes to an assistant
+that acknowledges them: "Never use plastic plates." stays a topic there) are left as they are.
 """
 
 from __future__ import annotations
@@ -34,15 +33,12 @@ def with_assistant(piece: Sequence[Message]) -> bool:
 
 
 def is_remark(cand: Candidate) -> bool:
-    """A candidate of at most ``ASIDE_FACTS`` facts and nothing else worth a topic of its own:
-    no preference or constraint, correction, number, open loop or dated event."""
-    kept = cand.numbers or cand.open_loops or cand.events
-    return (
-        len(cand.facts) <= ASIDE_FACTS
-        and not kept
-        and not cand.constraint_count
-        and (not cand.corrected)
-    )
+    """A candidate of at most ``ASIDE_FACTS`` facts that corrects nothing. A remark's rule,
+    number or open loop goes with its fact (``merge_candidate`` folds them too): in a long
+    chat a one-fact "rule" is mostly a request about the answer ("Use the original table
+    format", "Don't mention the ages") or a detail of the subject next to it ("I'd prefer a
+    route that's relatively flat and has some shade" of a jogging plan)."""
+    return len(cand.facts) <= ASIDE_FACTS and not cand.corrected
 
 
 def fold_side_topics(

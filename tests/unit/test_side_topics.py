@@ -54,20 +54,18 @@ def test_a_remark_joins_the_most_similar_topic_of_the_sleep_without_its_name() -
     assert room["t-data"] == 8
 
 
-def test_a_preference_a_plan_or_a_number_is_never_a_remark() -> None:
+def test_a_one_fact_request_is_a_remark_and_keeps_its_rule_but_a_correction_is_not() -> None:
     assert is_remark(_cand("web page", 1))
+    assert is_remark(_cand("original table format", 1, constraint_count=1))
     assert not is_remark(_cand("web page", 2))
-    assert not is_remark(_cand("plastic plates", 1, constraint_count=1))
-    assert not is_remark(
-        _cand(
-            "caterer", 1, open_loops=[OpenLoop(text="Book the caterer.", source_message_ids=["m1"])]
-        )
-    )
     assert not is_remark(_cand("typo", 1, corrected=True))
-    cands = [_cand("party", 3), _cand("plastic plates", 1, constraint_count=1)]
-    targets = [("t-party", True), ("t-plates", True)]
+    loop = OpenLoop(text="Check the dosages.", source_message_ids=["m1"])
+    cands = [_cand("treatment plan", 3), _cand("dosages", 1, constraint_count=1, open_loops=[loop])]
+    targets = [("t-plan", True), ("t-dosages", True)]
     sims = np.array([[1.0, 0.9], [0.9, 1.0]])
-    assert fold_side_topics(cands, targets, sims, {"t-party": 9, "t-plates": 11})[1] == targets
+    out, folded, _ = fold_side_topics(cands, targets, sims, {"t-plan": 9, "t-dosages": 11})
+    assert folded == [targets[0], targets[0]]
+    assert out[1].open_loops == [loop] and out[1].constraint_count == 1  # they go with it
 
 
 def test_a_remark_stays_a_topic_when_no_other_topic_has_room_or_it_is_not_alone() -> None:
