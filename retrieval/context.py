@@ -32,6 +32,7 @@ from graph.protocols import (
     SuppressionStoreProtocol,
     TopicStoreProtocol,
 )
+from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionTurn
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
@@ -59,10 +60,16 @@ _EVIDENCE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evidence-
 
 class SkillRouter(Protocol):
     """Routes a message to skills (§5.3); ``vector`` is the message's embedding when the topic
-    search already computed it (None: the router embeds the message itself)."""
+    search already computed it (None: the router embeds the message itself); ``stamp`` is the
+    routing skills' stamp read before the search (None: not read; the skill store then asks
+    the vector index)."""
 
     def __call__(
-        self, text: str, last_tool_output: str | None, vector: list[float] | None = None
+        self,
+        text: str,
+        last_tool_output: str | None,
+        vector: list[float] | None = None,
+        stamp: SkillStamp | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -109,6 +116,7 @@ class _Plan:
     # see a hummingbird?" packed "Hey Audrey!" lines). The search itself keeps them: a speaker's
     # own turns are often the evidence of a question about them (it matches the speaker field).
     evidence_text: str = ""
+    skills: SkillStamp | None = None  # the routing skills' stamp (graph.context.ContextStart)
 
 
 @dataclass
@@ -223,7 +231,9 @@ class ContextBuilder:
         signals = _signals(got, qterms, snippets, self.cfg)
         decision = consult(signals, self.config.consult, floor, plan.personal or "")
         packed = self._pack(req, now, plan.cls, decision, candidates, snippets)
-        skills, routing = got.skills.result() if got.skills else self._route_skills(req, None)
+        skills, routing = (
+            got.skills.result() if got.skills else self._route_skills(req, None, plan.skills)
+        )
         clock["total"] = _lap(mark)
         window = plan.window
         return ContextResult(
@@ -310,7 +320,7 @@ class ContextBuilder:
         # the consult confidence is low (the trigger widens it to deep after a vague search)
         personal = personal_cue(req.message) if cls is RequestClass.IMPLICIT else None
         evidence_text = drop_names(req.message, begun.speakers)
-        return _Plan(tail, window, triggers, cls, deep, personal, evidence_text)
+        return _Plan(tail, window, triggers, cls, deep, personal, evidence_text, begun.skills)
 
     def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
         """The session's suppression state, or None (no session, or the store failed: the
@@ -325,14 +335,16 @@ class ContextBuilder:
         return SuppressionCache.of(state, self.config.suppression)
 
     def _route_skills(
-        self, req: ContextRequest, vector: list[float] | None
+        self, req: ContextRequest, vector: list[float] | None, stamp: SkillStamp | None = None
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Skill routing (§4.1 step 2, §5.3) with the message's vector when the topic search
         already embedded it; a failure leaves the memory context intact."""
         if self.skill_router is None:
             return [], {"mode": "off", "trace": ["no skill router configured"]}
         try:
-            route = self.skill_router(req.message, req.last_tool_output, vector)
+            # the stamp only when there is one: a router that takes none keeps working
+            extra = {"stamp": stamp} if stamp is not None else {}
+            route = self.skill_router(req.message, req.last_tool_output, vector, **extra)
         except Exception as exc:  # skills are an add-on to the memory context: never fatal
             log.warning("skill routing failed: %s", exc)
             return [], {"mode": "error", "trace": [f"skill routing failed: {exc}"]}
@@ -351,7 +363,7 @@ class ContextBuilder:
         if plan.cls is RequestClass.NONE:  # small talk: nothing is injected, so nothing searched
             plan.deep = False
             if self.skill_router is not None:
-                got.skills = _SKILL_POOL.submit(self._route_skills, req, None)
+                got.skills = _SKILL_POOL.submit(self._route_skills, req, None, plan.skills)
             return got
         # the conversation's evidence needs no vector: it is searched while the message is
         # embedded and the topics are searched (again, deep, if a late trigger widens the search)
@@ -362,7 +374,7 @@ class ContextBuilder:
         vector = self.search.embed_query(query)
         if self.skill_router is not None:  # routed beside the topic search, same vector
             own = vector if query == req.message else None
-            got.skills = _SKILL_POOL.submit(self._route_skills, req, own)
+            got.skills = _SKILL_POOL.submit(self._route_skills, req, own, plan.skills)
         window = plan.window if plan.deep else None
         # a light request's candidates are fetched for its own k (light_pool): 16 per ranking
         # instead of 40, most of the vector search's Neo4j work and ~50 topic maps fewer; the
