@@ -127,6 +127,8 @@ class _Gathered:
     topic_hits: list[TopicHit] = field(default_factory=list)
     evidence: list[MessageHit] = field(default_factory=list)
     one_liner_sources: dict[str, list[str]] = field(default_factory=dict)
+    # message id -> the id to cite it by, as read with the topics and evidence (no lookup)
+    cited: dict[str, str] = field(default_factory=dict)
     whole: dict[str, Topic] = field(default_factory=dict)  # the best topics with their facts
     degraded: bool = False
 
@@ -471,7 +473,7 @@ class ContextBuilder:
                     components={"evidence": score},
                 ))  # fmt: skip
         self._fill_topic_details(req, candidates, got)
-        self._cite(req.namespace, list(snippets.values()), candidates)
+        self._cite(req.namespace, list(snippets.values()), candidates, got.cited)
         return candidates, [_windowed(s, window, self.cfg) for s in snippets.values()]
 
     def _read_topics(self, namespace: str, got: _Gathered, best: list[str]) -> None:
@@ -486,7 +488,11 @@ class ContextBuilder:
         # twice the evidence topics kept: a few are dropped later (all their text superseded)
         ids = [h.topic.topic_id for h in got.topic_hits]
         ids += reached[: 2 * self.cfg.evidence_topics]
-        for topic, sources in self.topics.summaries(namespace, list(dict.fromkeys(ids)), best):
+        found, got.cited = self.topics.cited_summaries(namespace, list(dict.fromkeys(ids)), best)
+        for hit in got.evidence:  # read whole: its id to cite by is known
+            m = hit.message
+            got.cited.setdefault(m.message_id, m.external_id or m.message_id)
+        for topic, sources in found:
             got.one_liner_sources[topic.topic_id] = sources
             got.topics.setdefault(topic.topic_id, topic)
             if topic.topic_id in best:
@@ -565,15 +571,25 @@ class ContextBuilder:
                     asks_decision(req.message),
                 )  # fmt: skip
 
-    def _cite(self, namespace: str, snippets: list[Snippet], candidates: list[Candidate]) -> None:
+    def _cite(
+        self,
+        namespace: str,
+        snippets: list[Snippet],
+        candidates: list[Candidate],
+        cited: dict[str, str],
+    ) -> None:
         """Cite messages by the id the caller knows them by (external id when there is one):
-        snippets found through facts, one-liners and full records, in one read."""
+        snippets found through facts, one-liners and full records. ``cited`` holds the ids read
+        with the topics and the evidence; the rest (rare) in one read."""
         unresolved = [s for s in snippets if s.source_id == s.message_id]
         ids = {s.message_id for s in unresolved}
         ids |= {m for c in candidates for m in (*c.one_liner_sources, *c.full_record_sources)}
+        missing = sorted(ids - cited.keys())
         if not ids:
             return
-        known = self.messages.source_ids(namespace, sorted(ids))
+        known = {m: cited[m] for m in ids if m in cited}
+        if missing:
+            known.update(self.messages.source_ids(namespace, missing))
         for s in unresolved:
             s.source_id = known.get(s.message_id, s.message_id)
         for c in candidates:

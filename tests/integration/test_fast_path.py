@@ -148,7 +148,7 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             "get_topics_by_id": 1,  # the full-text topics' records
             "search_messages_fulltext": 1,  # evidence
             "get_topic_summaries": 1,  # every candidate, the best ones whole
-            "get_message_source_ids": 1,  # citations by external id (two fields, not messages)
+            # citations by external id: read with the summaries (no get_message_source_ids)
             "mark_topics_used": 1,
             # skill routing: no query of its own (the skills' stamp came with the first read
             # and the skill store's cached vectors, read when warming, are current)
