@@ -6,16 +6,23 @@ stamp; a stamp of one namespace never serves another's skills."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from neo4j import Driver
 
+from api.container import Container
+from api.settings import Settings
 from graph.context import ContextStore
 from graph.skill_vectors import SkillStamp
 from graph.skills import ScoredSkill, SkillStore, SkillUpsert
+from retrieval.context import ContextRequest
 from retrieval.embedding import MiniLMEmbedder
+from skills.config import SkillSettings
 from tests.conftest import T0
 from tests.integration.test_skill_store import make_skill, upsert_all
+
+DOCS = "please write the Markdown docs for the parser module"
 
 
 class Counting(SkillStore):
@@ -100,3 +107,37 @@ def test_a_namespace_never_sees_another_namespaces_skills_through_the_cache(
     assert {h.skill.namespace for h in store.search_vector(namespace, query, 3, stamp=mine)} == {
         namespace
     }
+
+
+def test_two_workers_route_a_context_from_the_skills_as_they_are_now(
+    settings: Settings,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    namespace: str,
+    other_namespace: str,
+    tmp_path: Path,
+) -> None:
+    """Two containers (two workers) route the contexts of one namespace; when one retires a
+    skill, the other's next context no longer offers it, with no query of its own while
+    nothing changed."""
+    skills = SkillSettings(namespace=other_namespace, workspace=tmp_path)
+    one, two = (
+        Container(settings, skill_settings=skills, driver=driver, embedder=embedder)
+        for _ in range(2)
+    )
+    ask = ContextRequest(namespace=namespace, message=DOCS, now=T0)
+
+    def offered(worker: Container) -> list[str]:
+        return [s["skill_id"] for s in worker.context.build(ask).skills]
+
+    assert "write_docs" in offered(one) and "write_docs" in offered(two)
+    store = one.skills.registry._store
+    assert isinstance(store, SkillStore)
+    calls: list[str] = []
+    inner = store._run
+    store._run = lambda text, *a, **k: calls.append(text) or inner(text, *a, **k)  # type: ignore[method-assign]
+    assert "write_docs" in offered(one) and calls == []  # current: ranked from the cache
+    kept = [s for s in two.skills.registry.report.skills if s != "write_docs"]
+    SkillStore(driver).retire_missing(other_namespace, kept, T0)  # another worker's sync
+    assert "write_docs" not in offered(one) and len(calls) == 1  # read again, once
+    assert offered(one) == offered(two)
