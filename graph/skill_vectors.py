@@ -20,7 +20,7 @@ import numpy as np
 from graph.models import Skill
 
 STAMP_CAP = 256  # a namespace with more skill nodes is searched through the vector index
-CACHED_NAMESPACES = 64  # namespaces whose skill vectors one store keeps, least recent dropped
+CACHED_NAMESPACES = 8  # namespaces one store keeps (least recent dropped): <= 6.3 MB of vectors
 
 
 @dataclass(frozen=True)
