@@ -494,6 +494,35 @@ def test_a_lone_remark_between_two_subjects_joins_the_talk_before_it() -> None:
     assert len(messages) < episodes.LONG_SLICE <= len(counts) + len(aside)
 
 
+def test_an_aside_joins_a_full_neighbour_rather_than_making_a_topic_of_one_fact() -> None:
+    """An aside whose neighbour already holds ``MAX_TOPIC_FACTS`` facts still joins it (one or
+    two facts past the cap); a full head that an episode of real talk would head is renamed by
+    the episode's own phrase, as before. Renamed, an aside made a topic of one fact (LoCoMo
+    conv-42: "peaceful presence around", "feel sureal")."""
+    talk = [("user", f"My pottery class made {n} bowls and I glazed the pottery bowl.") for n in range(2, 16)]  # fmt: skip
+    aside = [
+        ("user", "Wow!"),
+        ("user", "Here is the sunset over the harbor tonight."),
+        ("user", "Cool!"),
+    ]
+    more = [("user", f"The sunset over the harbor was red {n} times and I watched the sunset.") for n in range(2, 6)]  # fmt: skip
+    for tail, expected in ((aside, ["pottery class"]), (more, ["pottery class", "sunset"])):
+        messages = _messages([*talk, *tail])
+        phrases = build_candidates(messages)
+        by_key = {c.key: c for c in phrases.candidates}
+        size = len(talk)
+        ep = [
+            episodes._Episode(messages[:size], np.zeros((size, 2))),
+            episodes._Episode(messages[size:], np.zeros((len(tail), 2))),
+        ]
+        ep[0].heads, ep[1].heads = ["pottery class"], ["pottery class"]
+        ep[1].phrases = [episodes.PhraseStats("sunset", 2, 1, False, False, 0.5, 2, False)]
+        out = episodes._assemble(ep, by_key, phrases.extractions, phrases, "UTC")
+        names = sorted(c.key for c in out.candidates)
+        assert names == expected, names
+    assert len(talk) >= episodes.MAX_TOPIC_FACTS
+
+
 def test_a_second_head_needs_the_user_to_come_back_to_it() -> None:
     """A phrase of a long episode heads a second topic only when the user named it in two
     turns; said once beside a long answer that repeats it ("passport"), it is an aside."""
