@@ -611,11 +611,15 @@ def _thin_heads(
     extractions: dict[str, Extraction],
     tz: str,
 ) -> list[str]:
-    """``heads`` without a further head (not the first) that fewer than ``MIN_HEAD_FACTS`` of
-    the episode's turns worth a fact name: said once, it is a remark within the talk of the
-    first head, whose turns go to it. A head carrying a rule or a dependency stays (worth
-    remembering alone, and DEPENDS_ON needs its ends). Named in one turn, such heads made 8
-    of the 9 topics of one fact on LoCoMo conv-42 ("experience", "feel sureal")."""
+    """Of several ``heads``, those that at least ``MIN_HEAD_FACTS`` of the episode's turns worth
+    a fact name: a head named once is a remark within the talk of another ("peaceful presence
+    around" beside "dog", named in three turns), and its turn goes to the head most like it. A
+    head carrying a rule or a dependency stays (worth remembering alone, and DEPENDS_ON needs
+    its ends); when none is named twice the first stays; and a kept head that is a part of the
+    first one's name ("moments" of "happy moments") gives way to it, the more specific name.
+    Named in one turn, such heads made 8 of the 9 topics of one fact on LoCoMo conv-42."""
+    if len(heads) < 2:
+        return heads
     structural = {p.key for p in ep.phrases if p.structural}
     named = Counter[str]()
     for message in ep.messages:
@@ -623,8 +627,10 @@ def _thin_heads(
         if extraction is None or turn_fact(message, extraction, tz) is None:
             continue
         named.update(h for h in heads if message.message_id in by_key[h].message_ids)
-    kept = [h for h in heads[1:] if named[h] >= MIN_HEAD_FACTS or h in structural]
-    return heads[:1] + kept
+    kept = [h for h in heads if named[h] >= MIN_HEAD_FACTS or h in structural]
+    first = set(heads[0].split())
+    kept = [heads[0] if set(h.split()) <= first else h for h in kept]
+    return list(dict.fromkeys(kept)) or heads[:1]
 
 
 def _next_heads(episodes: list[_Episode], counts: list[int], i: int, aside: int) -> list[str]:

@@ -555,6 +555,27 @@ def test_a_head_that_would_get_one_fact_of_its_episode_is_dropped() -> None:
     assert episodes.MIN_HEAD_FACTS == 2
 
 
+def test_of_several_heads_the_one_named_once_gives_way() -> None:
+    """A first head named in one turn gives way to a head named in several ("peaceful presence
+    around" beside "dog"); but a head that is a part of the first one's name ("pottery" of
+    "pottery class") gives way to the first, the more specific name."""
+    talk = [("user", f"My pottery class made {n} bowls and I glazed the pottery bowl.") for n in range(2, 8)]  # fmt: skip
+    messages = _messages([*talk, ("user", "Here is the sunset over the harbor tonight.")])
+    phrases = build_candidates(messages)
+    by_key = {c.key: c for c in phrases.candidates}
+    ep = episodes._Episode(messages, np.zeros((len(messages), 2)))
+    thin = episodes._thin_heads
+    assert thin(ep, ["sunset", "pottery class"], by_key, phrases.extractions, "UTC") == [
+        "pottery class"
+    ]
+    assert thin(ep, ["sunset", "harbor"], by_key, phrases.extractions, "UTC") == ["sunset"]
+    # "pottery class" named once here, "pottery" (a part of its name) in six turns
+    parts = {"pottery class": by_key["sunset"], "pottery": by_key["pottery class"]}
+    assert thin(ep, ["pottery class", "pottery"], parts, phrases.extractions, "UTC") == [
+        "pottery class"
+    ]
+
+
 def test_a_second_head_needs_the_user_to_come_back_to_it() -> None:
     """A phrase of a long episode heads a second topic only when the user named it in two
     turns; said once beside a long answer that repeats it ("passport"), it is an aside."""
