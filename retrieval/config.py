@@ -29,7 +29,7 @@ class SearchConfig(BaseModel):
     # "score": relevance = vector_weight x the cosine (min-max over the vector candidates) +
     # the rest x BM25 / the best BM25; "rrf": rank fusion. RRF dropped a topic ranked 6th by
     # its vector and not matched by text under topics ranked ~10th by both (LoCoMo topic-only
-    # recall 0.544 -> 0.584 over six conversations, docs/topics.md)
+    # recall 0.542 -> 0.588, mean of six conversations, docs/topics.md)
     fusion: Literal["score", "rrf"] = Field(default="score", description="how rankings fuse")
     vector_weight: float = Field(
         default=0.4, ge=0, le=1, description="share of the vector in score fusion"
