@@ -27,6 +27,7 @@ from graph.forget import ForgetStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
 from graph.redaction import Redactor, install_log_redaction
+from graph.skill_vectors import SkillStamp
 from graph.skills import SkillStore
 from graph.sleep import SleepStore
 from graph.sleep_queue import SleepQueueStore
@@ -268,10 +269,15 @@ class Container:
         )
 
     def route_skills(
-        self, text: str, last_tool_output: str | None, vector: list[float] | None = None
+        self,
+        text: str,
+        last_tool_output: str | None,
+        vector: list[float] | None = None,
+        stamp: SkillStamp | None = None,
     ) -> dict[str, Any]:
-        """Skill routing for the context builder (``vector``: the message's, already embedded)."""
-        return self.skills.route(text, last_tool_output, vector=vector).to_dict()
+        """Skill routing for the context builder (``vector``: the message's, already embedded;
+        ``stamp``: the skills' stamp read by the context's first query)."""
+        return self.skills.route(text, last_tool_output, vector=vector, stamp=stamp).to_dict()
 
     @cached_property
     def context(self) -> ContextBuilder:
@@ -284,7 +290,11 @@ class Container:
             config=self.settings.retrieval,
             skill_router=self.route_skills,
             suppression=self.suppression,
-            start=ContextStore(self.driver, self.settings.neo4j_database),
+            start=ContextStore(
+                self.driver,
+                self.settings.neo4j_database,
+                skills_namespace=self.skill_settings.namespace,
+            ),
         )
 
     @cached_property

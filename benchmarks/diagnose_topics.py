@@ -2,11 +2,13 @@
 
     sheriff eval topics --data ../shared/data/locomo/locomo-dev.json --conv 0 --keep
     .venv/bin/python benchmarks/diagnose_topics.py --data ../shared/data/locomo/locomo-dev.json \
-        --conv 0 --namespace evaltopics-conv-26-<hex> [--rrf-k 60 --rrf-k 10] [--floor 0.5]
+        --conv 0 --namespace evaltopics-conv-26-<hex> [--rrf-k 60 --rrf-k 10] [--floor 0.5] \
+        [--fusion score --fusion rrf] [--vector-weight 0.4] [--misses 10]
 
 Reads a namespace kept by ``eval topics --keep`` (no replay, no sleep) and prints:
 
-* per search setting (``--rrf-k`` x ``--floor``, the recency floor): topic-only recall @1000 as
+* per search setting (``--fusion`` x ``--vector-weight`` x ``--rrf-k`` x ``--floor``, the
+  recency floor): topic-only recall @1000 as
   ``eval topics`` measures it (same packing, ``api.eval_topics._pack``), and where the evidence
   of each question (categories 1-4) went: its turn cited by no fact, the topic whose fact cites
   it ranked 1-3 / 4-8 / below 8 by topic search, and how often it was ranked but not packed
@@ -58,13 +60,20 @@ def recall_breakdown(
     """Topic-only recall with ``search`` and where each evidence turn went."""
     buckets: Counter[str] = Counter()
     recalls = []
+    misses: list[str] = []
     for qa in sample["qa"]:
         evidence = set(normalise_evidence(qa.get("evidence", [])))
         if not evidence or int(qa["category"]) not in (1, 2, 3, 4):
             continue
-        hits = search.search(ns, str(qa["question"]), ctx["now"], k=DEEP_K)
-        ranked = [ctx["by_id"][h.topic.topic_id] for h in hits if h.topic.topic_id in ctx["by_id"]]
-        cited = _pack(container, str(qa["question"]), ranked[:TOPIC_K], ctx["external"])
+        question = str(qa["question"])
+        # packed from a search of k=8, as eval topics does (score fusion rescales the cosines
+        # over the candidates, and a deeper search has more of them); ranked from a deep one
+        top = [h.topic.topic_id for h in search.search(ns, question, ctx["now"], k=TOPIC_K)]
+        packed = [ctx["by_id"][t] for t in top if t in ctx["by_id"]]
+        cited = _pack(container, question, packed, ctx["external"])
+        hits = search.search(ns, question, ctx["now"], k=DEEP_K)
+        deep = [h.topic.topic_id for h in hits if h.topic.topic_id not in top]
+        ranked = [ctx["by_id"][t] for t in [*top, *deep] if t in ctx["by_id"]]
         recalls.append(len(evidence & cited) / len(evidence))
         order = {t.topic_id: i for i, t in enumerate(ranked)}
         for turn in evidence:
@@ -77,7 +86,26 @@ def recall_breakdown(
             if rank is not None and rank < TOPIC_K:
                 label += ", packed" if turn in cited else ", not packed (budget)"
             buckets[label] += 1
-    return {"recall": round(sum(recalls) / max(len(recalls), 1), 3), "turns": dict(buckets)}
+            if turn not in cited:
+                misses.append(_miss(question, turn, holders, rank, ranked))
+    return {
+        "recall": round(sum(recalls) / max(len(recalls), 1), 3),
+        "turns": dict(buckets),
+        "misses": misses,
+    }
+
+
+def _miss(
+    question: str, turn: str, holders: list[Topic], rank: int | None, ranked: list[Topic]
+) -> str:
+    """One missed evidence turn, to read by hand: the question, the topic holding the turn (its
+    rank, or None below ``DEEP_K``), and the three topics ranked first."""
+    holder = holders[0]
+    first = ", ".join(repr(t.name) for t in ranked[:3])
+    return (
+        f"{question!r} {turn}: held by {holder.name!r} ({len(holder.facts)} facts), "
+        f"rank {None if rank is None else rank + 1}; first: {first}"
+    )
 
 
 def coverage_breakdown(
@@ -125,6 +153,9 @@ def main() -> None:
     parser.add_argument("--namespace", required=True)
     parser.add_argument("--rrf-k", type=float, action="append")
     parser.add_argument("--floor", type=float, action="append")
+    parser.add_argument("--fusion", choices=["score", "rrf"], action="append")
+    parser.add_argument("--vector-weight", type=float, action="append")
+    parser.add_argument("--misses", type=int, default=0, help="print this many missed turns")
     args = parser.parse_args()
     container = Container(Settings().model_copy(update={"sleep_mode": "inline"}))
     try:
@@ -140,15 +171,20 @@ def main() -> None:
             "held": _holders(topics, external),
         }
         base = container.settings.retrieval.search
-        for k, floor in itertools.product(
-            args.rrf_k or [base.rrf_k], args.floor or [base.recency_floor]
+        for fusion, weight, k, floor in itertools.product(
+            args.fusion or [base.fusion],
+            args.vector_weight or [base.vector_weight],
+            args.rrf_k or [base.rrf_k],
+            args.floor or [base.recency_floor],
         ):
-            cfg = base.model_copy(update={"rrf_k": k, "recency_floor": floor})
+            update = {"fusion": fusion, "vector_weight": weight, "rrf_k": k, "recency_floor": floor}
+            cfg = base.model_copy(update=update)
             search = TopicSearch(container.topics, container.events, container.embedder, cfg)
-            print(
-                f"rrf_k={k} recency_floor={floor}:",
-                recall_breakdown(container, search, sample, ns, ctx),
-            )
+            result = recall_breakdown(container, search, sample, ns, ctx)
+            misses = result.pop("misses")
+            print(", ".join(f"{key}={value}" for key, value in update.items()) + ":", result)
+            for line in misses[: args.misses]:
+                print("  ", line)
         report = coverage_breakdown(container, sample, topics, ctx)
         print("observations:", report["observations"])
         print("topics holding unlike-cited evidence:", report["unlike_holders"])

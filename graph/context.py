@@ -22,12 +22,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from neo4j import Driver
+
 from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.fulltext import in_namespace, phrase_query
 from graph.mapping import as_datetime, message_from_props
 from graph.models import Message, TailTurn, WakePacket
+from graph.redaction import Redactor
+from graph.skill_vectors import STAMP_CAP, SkillStamp
 from graph.suppression import SessionTurn, SuppressionStore, turn_params
 from text.timephrases import SleepHistory
 
@@ -45,6 +49,9 @@ class ContextStart:
     history: SleepHistory = field(default_factory=SleepHistory)
     known: set[str] = field(default_factory=set)
     speakers: set[str] = field(default_factory=set)
+    # the routing skills' stamp (None: not read, or too many skills to cache): skill routing
+    # ranks from the skill store's cached vectors when they were read under the same stamp
+    skills: SkillStamp | None = None
 
 
 def wanted_names(names: Sequence[str]) -> list[str]:
@@ -63,7 +70,19 @@ def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepH
 
 class ContextStore(Store):
     """The reads of a context request that span stores, one query each, and its writes, one
-    transaction."""
+    transaction. With ``skills_namespace`` (the namespace whose skills route every context)
+    the first read also returns that namespace's skill stamp."""
+
+    def __init__(
+        self,
+        driver: Driver,
+        database: str = "neo4j",
+        *,
+        redactor: Redactor | None = None,
+        skills_namespace: str | None = None,
+    ) -> None:
+        super().__init__(driver, database, redactor=redactor)
+        self.skills_namespace = skills_namespace
 
     @property
     def suppression(self) -> SuppressionStore:
@@ -87,18 +106,26 @@ class ContextStore(Store):
             "names": wanted,
             "people": wanted if people is None else wanted_names(people),
             "lucene": in_namespace(namespace, phrase_query(wanted)),
+            "skills_namespace": self.skills_namespace,
+            "skills_cap": STAMP_CAP,
         }
         row = self._run(query("read_context_start"), params, read=True)[0]
         tail = [message_from_props(m) for m in reversed(row["tail"])]
         woke_at = as_datetime(row["woke_at"])
         slept_at = as_datetime(row["slept_at"])
         known, speakers = set(row["known"]), set(row["speakers"])
+        skills = self._stamp(row["skills_stamp"])
         if slept_at is None:
-            return ContextStart(tail, SleepHistory(woke_at=woke_at), known, speakers)
+            return ContextStart(tail, SleepHistory(woke_at=woke_at), known, speakers, skills)
         turns = json.loads(row["conversation_tail_json"] or "[]")
         last = TailTurn.model_validate(turns[-1]).at if turns else None
         history = SleepHistory(slept_at=slept_at, woke_at=woke_at, previous_session_end=last)
-        return ContextStart(tail, history, known, speakers)
+        return ContextStart(tail, history, known, speakers, skills)
+
+    def _stamp(self, entries: list[str] | None) -> SkillStamp | None:
+        if self.skills_namespace is None or entries is None or len(entries) > STAMP_CAP:
+            return None
+        return SkillStamp(self.skills_namespace, tuple(entries))
 
     def finish(
         self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None

@@ -102,6 +102,14 @@ class TopicStoreProtocol(Protocol):
         with the message ids of the one-liner."""
         ...
 
+    def cited_summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
+    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
+        """``summaries`` and, in the same read, message id -> the id to cite it by (external id,
+        else message id) for the one-liners' sources and every message a topic of
+        ``full_ids`` is mentioned in (ids not in the namespace are left out)."""
+        ...
+
     def known_names(self, namespace: str, names: Sequence[str]) -> set[str]:
         """The phrases (lower-cased) that are a live topic's name or alias."""
         ...

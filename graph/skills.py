@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from neo4j import ManagedTransaction
+from neo4j import Driver, ManagedTransaction
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.clock import ensure_utc
@@ -24,6 +24,17 @@ from graph.mapping import as_datetime
 from graph.models import Namespace, Skill, UtcDatetime, new_id
 from graph.overfetch import MAX_FETCH, Page, Plan
 from graph.overfetch import overfetch as run_overfetch
+from graph.redaction import Redactor
+from graph.skill_vectors import (
+    STAMP_CAP,
+    CachedSkill,
+    ScoredSkill,
+    SkillStamp,
+    SkillVectors,
+    nearest,
+    tagged,
+    unit,
+)
 from graph.topics import check_vector
 
 Outcome = Literal["success", "failed", "refused", "timeout", "invalid_output"]
@@ -46,14 +57,6 @@ class SkillRun(BaseModel):
     topic_ids: list[str] = Field(default_factory=list)
     tool_calls: list[str] = Field(default_factory=list)  # "repo.read_file:ok", ...
     parent_run_id: str | None = None
-
-
-@dataclass(frozen=True)
-class ScoredSkill:
-    skill: Skill
-    score: float
-    source: str  # "vector" | "vector-scan" | "tags"
-    matched_tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,12 +158,28 @@ class SkillStore(Store):
         )
         return [skill_from_props(r["s"]) for r in records]
 
+    def __init__(
+        self, driver: Driver, database: str = "neo4j", *, redactor: Redactor | None = None
+    ) -> None:
+        super().__init__(driver, database, redactor=redactor)
+        self.vectors = SkillVectors()  # this process's cached skill vectors, checked by stamp
+
     def search_vector(
-        self, namespace: str, vector: Sequence[float], k: int = 5, overfetch: int = 10
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 5,
+        overfetch: int = 10,
+        stamp: SkillStamp | None = None,
     ) -> list[ScoredSkill]:
-        """Nearest skills by embedding: the index over-fetched and filtered by namespace, and an
-        exact scan of the namespace when that leaves fewer than ``k`` while the index had more."""
+        """Nearest skills by embedding. Under a ``stamp`` of this namespace (read in the
+        request's first query) from the cached vectors; else the index over-fetched and
+        filtered by namespace, and an exact scan of the namespace when that leaves fewer than
+        ``k`` while the index had more."""
         vec = check_vector(vector)
+        cached = self._cached(namespace, stamp)
+        if cached is not None:
+            return nearest(cached, vec, k)
         params = {"vector": vec, "k": k, "namespace": namespace}
 
         def page(fetch: int) -> Page[Any]:
@@ -177,11 +196,17 @@ class SkillStore(Store):
         label = "vector" if found.source == "index" else "vector-scan"
         return [ScoredSkill(skill_from_props(h["s"]), float(h["score"]), label) for h in found.hits]
 
-    def find_by_tags(self, namespace: str, tags: Sequence[str], k: int = 10) -> list[ScoredSkill]:
-        """Skills sharing tags with ``tags``; ``score`` is the number of shared tags."""
+    def find_by_tags(
+        self, namespace: str, tags: Sequence[str], k: int = 10, stamp: SkillStamp | None = None
+    ) -> list[ScoredSkill]:
+        """Skills sharing tags with ``tags``; ``score`` is the number of shared tags (under a
+        ``stamp`` of this namespace, from the cached skills)."""
         wanted = sorted({t.strip().lower() for t in tags if t.strip()})
         if not wanted:
             return []
+        cached = self._cached(namespace, stamp)
+        if cached is not None:
+            return tagged(cached, wanted, k)
         records = self._run(
             query("find_skills_by_tags"),
             {"namespace": namespace, "tags": wanted, "k": k},
@@ -191,6 +216,28 @@ class SkillStore(Store):
             ScoredSkill(skill_from_props(r["s"]), float(r["tag_hits"]), "tags", tuple(r["matched"]))
             for r in records
         ]
+
+    def _cached(self, namespace: str, stamp: SkillStamp | None) -> list[CachedSkill] | None:
+        """The namespace's live skills if ``stamp`` (of this namespace) says the cache is
+        current, read again (one round trip) when it is not; None without a stamp or when the
+        namespace has too many skill nodes to cache."""
+        if stamp is None or stamp.namespace != namespace:
+            return None  # never another namespace's skills
+        found = self.vectors.get(stamp)
+        if found is not None:
+            return found
+        row = self._run(
+            query("read_skill_vectors"), {"namespace": namespace, "cap": STAMP_CAP}, read=True
+        )[0]
+        if row["stamp"] is None:
+            return None
+        skills = [
+            CachedSkill(skill_from_props(h["s"]), unit(h["embedding"])) for h in row["skills"]
+        ]
+        # cached under the stamp read with the vectors; when the skills changed between the two
+        # reads, this request's stamp differs and the next request with a new stamp reads again
+        self.vectors.put(SkillStamp(namespace, tuple(row["stamp"])), skills)
+        return skills
 
     # -- runs ----------------------------------------------------------------------------------
     def record_run(self, run: SkillRun, utility_delta: float = 2.0) -> RecordedRun:

@@ -221,16 +221,26 @@ class TopicStore(Store):
     ) -> list[tuple[Topic, list[str]]]:
         """Topics without facts, events, numbers or loops (those in ``full_ids`` whole, without
         their related ids), with the one-liner's source ids."""
+        return self._summaries(namespace, topic_ids, full_ids, cite=False)[0]
+
+    def cited_summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
+    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
+        """``summaries``, and in the same read the ids to cite messages by (message id ->
+        external id, else the message id, as ``MessageStore.source_ids``) for the one-liners'
+        sources and every message a topic of ``full_ids`` is mentioned in."""
+        return self._summaries(namespace, topic_ids, full_ids, cite=True)
+
+    def _summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str], cite: bool
+    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
         if not topic_ids:
-            return []
-        records = self._run(
-            query("get_topic_summaries"),
-            {"namespace": namespace, "topic_ids": list(topic_ids), "full_ids": list(full_ids)},
-            read=True,
-        )
-        return [
-            (topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in records[0]["topics"]
-        ]
+            return [], {}
+        params = {"namespace": namespace, "topic_ids": list(topic_ids), "cite": cite}
+        params["full_ids"] = list(full_ids)
+        rows = self._run(query("get_topic_summaries"), params, read=True)[0]["topics"]
+        cited = {pair[0]: pair[1] for r in rows for pair in r["cited"]}
+        return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in rows], cited
 
     def get_one(self, namespace: str, topic_id: str, *, for_update: bool = False) -> Topic:
         """One topic (``NotFound`` if missing). ``for_update``: read under the node's write lock

@@ -26,6 +26,14 @@ class SearchConfig(BaseModel):
     # 10, not the customary 60: with 60, ranks 1 and 10 score within 13% of each other, so
     # the other factors (recency) decided the order; measured on LoCoMo (docs/topics.md)
     rrf_k: float = Field(default=10.0, gt=0, description="reciprocal rank fusion constant")
+    # "score": relevance = vector_weight x the cosine (min-max over the vector candidates) +
+    # the rest x BM25 / the best BM25; "rrf": rank fusion. RRF dropped a topic ranked 6th by
+    # its vector and not matched by text under topics ranked ~10th by both (LoCoMo topic-only
+    # recall 0.542 -> 0.588, mean of six conversations, docs/topics.md)
+    fusion: Literal["score", "rrf"] = Field(default="score", description="how rankings fuse")
+    vector_weight: float = Field(
+        default=0.4, ge=0, le=1, description="share of the vector in score fusion"
+    )
     tau_days: float = Field(default=30.0, gt=0, description="recency decay time constant")
     window_boost: float = Field(default=3.0, ge=1, description="topic seen inside the window")
     event_in_window_boost: float = Field(default=1.5, ge=1, description="topic event in window")

@@ -32,6 +32,7 @@ from graph.protocols import (
     SuppressionStoreProtocol,
     TopicStoreProtocol,
 )
+from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionTurn
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
@@ -59,10 +60,16 @@ _EVIDENCE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evidence-
 
 class SkillRouter(Protocol):
     """Routes a message to skills (§5.3); ``vector`` is the message's embedding when the topic
-    search already computed it (None: the router embeds the message itself)."""
+    search already computed it (None: the router embeds the message itself); ``stamp`` is the
+    routing skills' stamp read before the search (None: not read; the skill store then asks
+    the vector index)."""
 
     def __call__(
-        self, text: str, last_tool_output: str | None, vector: list[float] | None = None
+        self,
+        text: str,
+        last_tool_output: str | None,
+        vector: list[float] | None = None,
+        stamp: SkillStamp | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -109,6 +116,7 @@ class _Plan:
     # see a hummingbird?" packed "Hey Audrey!" lines). The search itself keeps them: a speaker's
     # own turns are often the evidence of a question about them (it matches the speaker field).
     evidence_text: str = ""
+    skills: SkillStamp | None = None  # the routing skills' stamp (graph.context.ContextStart)
 
 
 @dataclass
@@ -119,6 +127,8 @@ class _Gathered:
     topic_hits: list[TopicHit] = field(default_factory=list)
     evidence: list[MessageHit] = field(default_factory=list)
     one_liner_sources: dict[str, list[str]] = field(default_factory=dict)
+    # message id -> the id to cite it by, as read with the topics and evidence (no lookup)
+    cited: dict[str, str] = field(default_factory=dict)
     whole: dict[str, Topic] = field(default_factory=dict)  # the best topics with their facts
     degraded: bool = False
 
@@ -223,7 +233,9 @@ class ContextBuilder:
         signals = _signals(got, qterms, snippets, self.cfg)
         decision = consult(signals, self.config.consult, floor, plan.personal or "")
         packed = self._pack(req, now, plan.cls, decision, candidates, snippets)
-        skills, routing = got.skills.result() if got.skills else self._route_skills(req, None)
+        skills, routing = (
+            got.skills.result() if got.skills else self._route_skills(req, None, plan.skills)
+        )
         clock["total"] = _lap(mark)
         window = plan.window
         return ContextResult(
@@ -310,7 +322,7 @@ class ContextBuilder:
         # the consult confidence is low (the trigger widens it to deep after a vague search)
         personal = personal_cue(req.message) if cls is RequestClass.IMPLICIT else None
         evidence_text = drop_names(req.message, begun.speakers)
-        return _Plan(tail, window, triggers, cls, deep, personal, evidence_text)
+        return _Plan(tail, window, triggers, cls, deep, personal, evidence_text, begun.skills)
 
     def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
         """The session's suppression state, or None (no session, or the store failed: the
@@ -325,14 +337,16 @@ class ContextBuilder:
         return SuppressionCache.of(state, self.config.suppression)
 
     def _route_skills(
-        self, req: ContextRequest, vector: list[float] | None
+        self, req: ContextRequest, vector: list[float] | None, stamp: SkillStamp | None = None
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """Skill routing (§4.1 step 2, §5.3) with the message's vector when the topic search
         already embedded it; a failure leaves the memory context intact."""
         if self.skill_router is None:
             return [], {"mode": "off", "trace": ["no skill router configured"]}
         try:
-            route = self.skill_router(req.message, req.last_tool_output, vector)
+            # the stamp only when there is one: a router that takes none keeps working
+            extra = {"stamp": stamp} if stamp is not None else {}
+            route = self.skill_router(req.message, req.last_tool_output, vector, **extra)
         except Exception as exc:  # skills are an add-on to the memory context: never fatal
             log.warning("skill routing failed: %s", exc)
             return [], {"mode": "error", "trace": [f"skill routing failed: {exc}"]}
@@ -351,7 +365,7 @@ class ContextBuilder:
         if plan.cls is RequestClass.NONE:  # small talk: nothing is injected, so nothing searched
             plan.deep = False
             if self.skill_router is not None:
-                got.skills = _SKILL_POOL.submit(self._route_skills, req, None)
+                got.skills = _SKILL_POOL.submit(self._route_skills, req, None, plan.skills)
             return got
         # the conversation's evidence needs no vector: it is searched while the message is
         # embedded and the topics are searched (again, deep, if a late trigger widens the search)
@@ -362,7 +376,7 @@ class ContextBuilder:
         vector = self.search.embed_query(query)
         if self.skill_router is not None:  # routed beside the topic search, same vector
             own = vector if query == req.message else None
-            got.skills = _SKILL_POOL.submit(self._route_skills, req, own)
+            got.skills = _SKILL_POOL.submit(self._route_skills, req, own, plan.skills)
         window = plan.window if plan.deep else None
         # a light request's candidates are fetched for its own k (light_pool): 16 per ranking
         # instead of 40, most of the vector search's Neo4j work and ~50 topic maps fewer; the
@@ -459,7 +473,7 @@ class ContextBuilder:
                     components={"evidence": score},
                 ))  # fmt: skip
         self._fill_topic_details(req, candidates, got)
-        self._cite(req.namespace, list(snippets.values()), candidates)
+        self._cite(req.namespace, list(snippets.values()), candidates, got.cited)
         return candidates, [_windowed(s, window, self.cfg) for s in snippets.values()]
 
     def _read_topics(self, namespace: str, got: _Gathered, best: list[str]) -> None:
@@ -474,7 +488,11 @@ class ContextBuilder:
         # twice the evidence topics kept: a few are dropped later (all their text superseded)
         ids = [h.topic.topic_id for h in got.topic_hits]
         ids += reached[: 2 * self.cfg.evidence_topics]
-        for topic, sources in self.topics.summaries(namespace, list(dict.fromkeys(ids)), best):
+        found, got.cited = self.topics.cited_summaries(namespace, list(dict.fromkeys(ids)), best)
+        for hit in got.evidence:  # read whole: its id to cite by is known
+            m = hit.message
+            got.cited.setdefault(m.message_id, m.external_id or m.message_id)
+        for topic, sources in found:
             got.one_liner_sources[topic.topic_id] = sources
             got.topics.setdefault(topic.topic_id, topic)
             if topic.topic_id in best:
@@ -553,15 +571,25 @@ class ContextBuilder:
                     asks_decision(req.message),
                 )  # fmt: skip
 
-    def _cite(self, namespace: str, snippets: list[Snippet], candidates: list[Candidate]) -> None:
+    def _cite(
+        self,
+        namespace: str,
+        snippets: list[Snippet],
+        candidates: list[Candidate],
+        cited: dict[str, str],
+    ) -> None:
         """Cite messages by the id the caller knows them by (external id when there is one):
-        snippets found through facts, one-liners and full records, in one read."""
+        snippets found through facts, one-liners and full records. ``cited`` holds the ids read
+        with the topics and the evidence; the rest (rare) in one read."""
         unresolved = [s for s in snippets if s.source_id == s.message_id]
         ids = {s.message_id for s in unresolved}
         ids |= {m for c in candidates for m in (*c.one_liner_sources, *c.full_record_sources)}
+        missing = sorted(ids - cited.keys())
         if not ids:
             return
-        known = self.messages.source_ids(namespace, sorted(ids))
+        known = {m: cited[m] for m in ids if m in cited}
+        if missing:
+            known.update(self.messages.source_ids(namespace, missing))
         for s in unresolved:
             s.source_id = known.get(s.message_id, s.message_id)
         for c in candidates:

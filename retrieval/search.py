@@ -66,6 +66,26 @@ def rrf(rankings: list[list[str]], k: float) -> dict[str, float]:
     return fused
 
 
+def score_fusion(
+    cosine: dict[str, float], text_scores: dict[str, float], vector_weight: float
+) -> dict[str, float]:
+    """Relative score fusion of the vector and full-text candidates: ``vector_weight`` x the
+    cosine rescaled to [0, 1] over the vector candidates (min-max) plus the rest x BM25 over the
+    best BM25; a topic absent from a list gets 0 for it. Unlike rank fusion it keeps how much
+    better the first candidate is: a topic nearest by vector but sharing no word with the
+    question keeps its lead over one both lists rank tenth."""
+    lo, hi = min(cosine.values(), default=0.0), max(cosine.values(), default=0.0)
+    top = max(text_scores.values(), default=0.0)
+    fused: dict[str, float] = {}
+    for tid in {**cosine, **text_scores}:
+        near = 0.0
+        if tid in cosine:  # one candidate (or all equally near): each is the nearest
+            near = (cosine[tid] - lo) / (hi - lo) if hi > lo else 1.0
+        said = text_scores.get(tid, 0.0) / top if top > 0 else 0.0
+        fused[tid] = vector_weight * near + (1 - vector_weight) * said
+    return fused
+
+
 def final_score(
     relevance: float, topic: Topic, now: datetime, in_window: bool, cfg: SearchConfig
 ) -> dict[str, float]:
@@ -164,15 +184,30 @@ class TopicSearch:
     def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:
         """The pool fused by reciprocal rank fusion and scored (§8.2), best ``k``; ``expand``
         adds 1-hop neighbours of the best ``k`` first."""
-        fused = rrf(pool.rankings, self.cfg.rrf_k)
         scored = [
-            self._hit(pool, pool.topics[tid], rel, pool.sources[tid]) for tid, rel in fused.items()
+            self._hit(pool, pool.topics[tid], rel, pool.sources[tid])
+            for tid, rel in self.relevance(pool).items()
         ]
         scored.sort(key=lambda h: -h.score)
         if expand and scored:
             scored = self._expand(pool, scored[:k]) + scored[k:]
             scored.sort(key=lambda h: -h.score)
         return SearchResult(scored[:k], pool.degraded, pool.cosine, pool.text_scores)
+
+    def relevance(self, pool: CandidatePool) -> dict[str, float]:
+        """Topic id -> relevance of every candidate of ``pool`` (``SearchConfig.fusion``): score
+        fusion in [0, 1], or reciprocal rank fusion x ``rrf_k`` (rank 1 of one list ~0.91)."""
+        if self.cfg.fusion == "rrf":
+            fused = rrf(pool.rankings, self.cfg.rrf_k)
+            return {tid: rel * self.cfg.rrf_k for tid, rel in fused.items()}
+        # only the candidates' own scores: the cosine of a topic the full text found (kept by
+        # pool.cosine when a vector list also held it) and vice versa
+        # in rank order, so that equal scores keep the lists' order (the sort is stable)
+        listed = dict.fromkeys(tid for ranking in pool.rankings for tid in ranking)
+        cosine = {t: c for t, c in pool.cosine.items() if t in listed}
+        text = {t: s for t, s in pool.text_scores.items() if t in listed}
+        fused = score_fusion(cosine, text, self.cfg.vector_weight)
+        return {tid: fused.get(tid, 0.0) for tid in listed}
 
     def _candidates(
         self,
@@ -225,7 +260,7 @@ class TopicSearch:
     ) -> TopicHit:
         window = pool.window
         in_window = window is not None and _overlaps(topic, window)
-        parts = final_score(relevance * self.cfg.rrf_k, topic, pool.now, in_window, self.cfg)
+        parts = final_score(relevance, topic, pool.now, in_window, self.cfg)
         parts["vector_cosine"] = pool.cosine.get(topic.topic_id, 0.0)
         if topic.topic_id in pool.text_scores:
             parts["text_score"] = pool.text_scores[topic.topic_id]
@@ -249,7 +284,7 @@ class TopicSearch:
             seed = known.get(n.seed_id)
             base = (seed.components["relevance"] if seed else 0.0) * self.cfg.neighbour_factor
             label = [f"graph:{n.type.value}"]
-            hit = self._hit(pool, n.topic, base / self.cfg.rrf_k, label)
+            hit = self._hit(pool, n.topic, base, label)
             hit.reason = f"{n.type.value} neighbour of '{seed.topic.name if seed else n.seed_id}'"
             known[n.topic.topic_id] = hit
         return list(known.values())

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from graph.skill_vectors import SkillStamp
 from graph.skills import SkillStore, SkillUpsert
 from skills.errors import SkillArgsInvalid, SkillNotFound
 from skills.loader import LoadProblem, LoadReport, SkillPackage
@@ -171,16 +172,22 @@ class SkillRegistry:
         return report
 
     def search(
-        self, text: str, k: int = 3, vector: Sequence[float] | None = None
+        self,
+        text: str,
+        k: int = 3,
+        vector: Sequence[float] | None = None,
+        stamp: SkillStamp | None = None,
     ) -> list[SkillHit]:
         """Skills for ``text``: similarity of its embedding (``vector`` when the caller already
-        embedded it) to each skill's, plus the tags that occur in ``text`` as words."""
+        embedded it) to each skill's, plus the tags that occur in ``text`` as words. With the
+        namespace's ``stamp`` (read by the caller) both come from the store's cached vectors
+        when they are current: no query."""
         store, embedder = self._require()
         tags = query_tags(text, self.vocabulary())
         fetch = max(k * 2, 8)
         query = list(vector) if vector is not None else embedder.embed([text])[0]
-        similar = store.search_vector(self.namespace, query, k=fetch)
-        tagged = store.find_by_tags(self.namespace, tags, k=fetch) if tags else []
+        similar = store.search_vector(self.namespace, query, k=fetch, stamp=stamp)
+        tagged = store.find_by_tags(self.namespace, tags, k=fetch, stamp=stamp) if tags else []
         sims = {s.skill.skill_id: s.score for s in similar}
         matched = {s.skill.skill_id: s.matched_tags for s in tagged}
         hits = []

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from graph.skill_vectors import SkillStamp
 from skills.loader import SkillPackage
 from skills.registry import SkillHit, SkillRegistry
 from skills.requests import suggest_args
@@ -153,9 +154,11 @@ def route(
     last_tool_output: str | None = None,
     k: int | None = None,
     vector: Sequence[float] | None = None,
+    stamp: SkillStamp | None = None,
 ) -> RouteResult:
     """Rank the skills for ``text`` (and the previous tool output, for the failure trigger);
-    ``vector`` is ``text``'s embedding when the caller already computed it."""
+    ``vector`` is ``text``'s embedding when the caller already computed it; ``stamp`` the
+    skills' stamp when the caller read it (``SkillRegistry.search``)."""
     intent = classify_intent(text)
     triggers = deep_triggers(text, last_tool_output)
     mode: Literal["light", "deep"] = "deep" if triggers else "light"
@@ -165,7 +168,9 @@ def route(
     trace.append(f"mode {mode}: up to {limit} skills")
     query = _query(text, triggers, last_tool_output)
     # the message's vector serves the search only when the query is the message itself
-    hits = registry.search(query, k=max(limit, MAX_K), vector=vector if query == text else None)
+    hits = registry.search(
+        query, k=max(limit, MAX_K), vector=vector if query == text else None, stamp=stamp
+    )
     kept: list[RankedSkill] = []
     for ranked in rank(hits, intent, triggers, text):
         serves = ranked.reasons and ranked.reasons[0].startswith("serves intent")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.clock import Clock, SystemClock
+from graph.skill_vectors import SkillStamp
 from graph.skills import SkillRun, SkillStore
 from graph.topics import TopicStore
 from skills.config import SkillSettings
@@ -111,9 +112,11 @@ class SkillService:
         last_tool_output: str | None = None,
         k: int | None = None,
         vector: Sequence[float] | None = None,
+        stamp: SkillStamp | None = None,
     ) -> RouteResult:
-        """Skills for ``text`` (``vector``: its embedding when the caller already has it)."""
-        return route(self.registry, text, last_tool_output, k, vector)
+        """Skills for ``text`` (``vector``: its embedding when the caller already has it;
+        ``stamp``: the skills' stamp, when the caller read it: cached vectors serve the search)."""
+        return route(self.registry, text, last_tool_output, k, vector, stamp)
 
     def manifests(self, skill_ids: Sequence[str]) -> list[dict[str, Any]]:
         """What the model sees of each skill, with a ready call (the wake's recent skills,

@@ -4,12 +4,29 @@
 // candidates in one round trip. The others carry only the fields topic_from_props reads (no
 // created/updated times, lower-cased or full-text copies, facts list or vector; times as ISO
 // text, parsed by graph/mapping.py: no driver temporal decoding).
-// params: $namespace, $topic_ids, $full_ids (a subset of $topic_ids, may be empty)
+// With $cite, each topic also carries the ids to cite its messages by (as
+// get_message_source_ids reads them: the external id when there is one): its one-liner's
+// sources, and for a whole topic every message it is MENTIONED_IN (its facts', numbers', loops'
+// and events' sources are among them), so a context cites without a round trip of its own
+// (docs/performance.md, fifth pass); a message id not found there is looked up as before.
+// params: $namespace, $topic_ids, $full_ids (a subset of $topic_ids, may be empty), $cite: bool
 // returns one row (a row per item cost the driver ~20 us of Python each, docs/performance.md):
-//          topics: list<{t: map, one_liner_sources: list<string>}> in the order asked
+//          topics: list<{t: map, one_liner_sources: list<string>,
+//          cited: list<[message_id, source_id]> (empty without $cite)}> in the order asked
 UNWIND $topic_ids AS id
 MATCH (t:Topic {topic_id: id, namespace: $namespace})
 WITH t, id IN $full_ids AS whole
+WITH t, whole, CASE WHEN $cite THEN COLLECT {
+    UNWIND coalesce(t.one_liner_source_ids, []) AS source
+    MATCH (m:Message {message_id: source, namespace: $namespace})
+    RETURN [m.message_id, coalesce(m.external_id, m.message_id)] AS pair
+  UNION
+    WITH t, whole
+    WHERE whole
+    MATCH (t)-[:MENTIONED_IN]->(m:Message)
+    WHERE m.namespace = $namespace
+    RETURN [m.message_id, coalesce(m.external_id, m.message_id)] AS pair
+  } ELSE [] END AS cited
 RETURN collect({t: CASE WHEN whole
     THEN t {.*, embedding: null, first_seen_at: toString(t.first_seen_at),
             last_seen_at: toString(t.last_seen_at), last_used_at: toString(t.last_used_at),
@@ -20,4 +37,4 @@ RETURN collect({t: CASE WHEN whole
           .utility_score, .decay_bucket, .touch_count, .correction_count, .constraint_count,
           .usage_count, last_used_at: toString(t.last_used_at), .version,
           archived_at: toString(t.archived_at)} END,
-  one_liner_sources: coalesce(t.one_liner_source_ids, [])}) AS topics
+  one_liner_sources: coalesce(t.one_liner_source_ids, []), cited: cited}) AS topics

@@ -7,13 +7,19 @@
 // known names as find_known_names finds them (full-text phrase lookup, then exact comparison),
 // only when $names is not empty.
 // params: $namespace, $n: int, $names: list<string> (lower-cased), $people: list<string>
-//         (lower-cased: the phrases that may name a participant),
+//         (lower-cased: the phrases that may name a participant), $skills_namespace (string |
+//         null: the namespace whose skills route the context, null: no skill stamp),
+//         $skills_cap: int (more skill nodes than this: no stamp),
 //         $lucene (phrase query over name and alias_text, namespace-confined; any valid query
 //         when $names is empty)
 // returns one row: tail (list<map>, newest first; times as ISO text, as graph/mapping.py reads them), woke_at (datetime | null),
 //          slept_at (datetime | null: the newest wake packet's), conversation_tail_json
 //          (string | null: that packet's tail), known (list<string>: each known phrase once),
-//          speakers (list<string>: each phrase naming a participant once, as find_speakers_named)
+//          speakers (list<string>: each phrase naming a participant once, as find_speakers_named),
+//          skills_stamp (list<string> | null: the skill stamp of $skills_namespace, computed
+//          exactly as read_skill_vectors.cypher computes it (keep the two identical); it tells the
+//          skill store's cache whether its vectors are current, so routing needs no query of its
+//          own; null without $skills_namespace; more than $skills_cap entries: too many to cache)
 CALL () {
   MATCH (m:Message)
   WHERE m.namespace = $namespace AND m.seq IS NOT NULL
@@ -46,4 +52,10 @@ RETURN tail, woke_at, slept_at, conversation_tail_json,
     WITH DISTINCT name
     WHERE EXISTS { MATCH (m:Message) WHERE m.namespace = $namespace AND m.speaker_lc = name }
     RETURN name
-  } AS speakers
+  } AS speakers,
+  CASE WHEN $skills_namespace IS NULL THEN null ELSE COLLECT {
+    MATCH (s:Skill {namespace: $skills_namespace})
+    WITH s ORDER BY s.skill_id LIMIT $skills_cap + 1
+    RETURN s.skill_id + '|' + coalesce(s.embedding_hash, '') + '|'
+      + coalesce(toString(s.updated_at), '') + '|' + coalesce(toString(s.retired_at), '')
+  } END AS skills_stamp

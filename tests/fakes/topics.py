@@ -155,6 +155,23 @@ class FakeTopicStore:
             for n in self.graph.topic_nodes(namespace, topic_ids)
         ]
 
+    def cited_summaries(
+        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
+    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
+        """``summaries`` and the ids to cite the one-liners' sources and the messages the
+        topics of ``full_ids`` are mentioned in by (external id, else message id)."""
+        found = self.summaries(namespace, topic_ids, full_ids)
+        wanted = {m for _, sources in found for m in sources}
+        whole = {t.topic_id for t, _ in found} & set(full_ids)
+        wanted |= {mid for tid, mid in self.graph.mentions if tid in whole}
+        messages = (self.graph.messages.get(mid) for mid in wanted)
+        cited = {
+            m.message_id: m.external_id or m.message_id
+            for m in messages
+            if m is not None and m.namespace == namespace
+        }
+        return found, cited
+
     def list_live(self, namespace: str, limit: int = 10_000) -> list[Topic]:
         """Live topics, most useful first (then most recently seen)."""
         nodes = sorted(

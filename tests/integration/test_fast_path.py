@@ -148,9 +148,10 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             "get_topics_by_id": 1,  # the full-text topics' records
             "search_messages_fulltext": 1,  # evidence
             "get_topic_summaries": 1,  # every candidate, the best ones whole
-            "get_message_source_ids": 1,  # citations by external id (two fields, not messages)
+            # citations by external id: read with the summaries (no get_message_source_ids)
             "mark_topics_used": 1,
-            "search_skills_vector": 1,
+            # skill routing: no query of its own (the skills' stamp came with the first read
+            # and the skill store's cached vectors, read when warming, are current)
         }
     ), driver.calls
 
@@ -166,7 +167,7 @@ def test_small_talk_searches_nothing(
     assert result.request_class == "C" and not result.deep and result.items == []
     searched = [c for c in driver.calls if c.startswith(("search_topics", "search_messages"))]
     assert searched == [], driver.calls
-    assert "read_context_start" in driver.calls and "search_skills_vector" in driver.calls
+    assert "read_context_start" in driver.calls and "search_skills_vector" not in driver.calls
     assert result.skill_routing.get("mode") in ("light", "deep"), result.skill_routing
 
 

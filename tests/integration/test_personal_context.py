@@ -16,6 +16,7 @@ import pytest
 from neo4j import Driver
 
 from api.settings import Settings
+from retrieval.classify import BANDS
 from retrieval.config import ConsultConfig
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.embedding import MiniLMEmbedder
@@ -74,18 +75,21 @@ def test_a_recommendation_request_gets_the_users_stated_preference(
     assert result.request_class == "B"
     assert result.consult["personal_request"] == "personal_request: advice 'Can you suggest'"
     assert EVENINGS in _cited(result, stack), result.context_text
-    # the score alone would have skipped it (nothing in memory names "activities"): the floor
-    # raised it, and says so; the search was vague, so it went deep
-    assert result.consult["confidence"] < settings.retrieval.consult.skip_below
+    # the score alone would not have reached the floor's band (nothing in memory names
+    # "activities"): the floor raised it, and says so; the search was vague, so it went deep
+    assert result.consult["confidence"] < settings.retrieval.consult.normal_from
     assert result.consult["band"] == settings.retrieval.consult.personal_floor
     assert result.consult["raised_by"] == result.consult["personal_request"]
     assert result.deep
-    # without the floor (the policy before), the same memory answers nothing
+    # without the floor (the policy before), the same memory is consulted at the score's own
+    # band only: below the floor's
     before = settings.retrieval.model_copy(update={"consult": ConsultConfig(personal_floor="skip")})
     c = stack.container
     old = ContextBuilder(c.topics, c.messages, c.search, tz="UTC", config=before)
     req = ContextRequest(namespace=stack.namespace, message=ADVICE, now=NOW)
-    assert old.build(req).items == []
+    unfloored = old.build(req).consult
+    assert BANDS.index(unfloored["band"]) < BANDS.index(settings.retrieval.consult.personal_floor)
+    assert "raised_by" not in unfloored
 
 
 def test_a_question_about_the_users_own_habit_gets_it(stack: Stack) -> None:

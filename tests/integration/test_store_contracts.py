@@ -334,6 +334,28 @@ def summaries_carry_the_one_liner_sources_not_the_lists(s: Side, ns: str, other:
     }
 
 
+def summaries_cite_the_one_liners_and_the_whole_topics_messages(
+    s: Side, ns: str, other: str
+) -> Any:
+    """The context's one read also carries the ids to cite by: the one-liners' sources, and
+    every message a whole topic is mentioned in (external id when there is one)."""
+    s.messages.append(ns, [message(ns, 0, "plain"), message(ns, 1, "imported", external_id="x-1")])
+    s.messages.append(other, [message(other, 0, "theirs", external_id="x-theirs")])
+    sources = [f"{ns}-m0", f"{ns}-m1", f"{other}-m0", "missing"]
+    cited = topic(ns, "c", "Cited", "Cited has a fact.",
+                  facts=[{"text": "Cited has a fact.", "source_message_ids": sources}])  # fmt: skip
+    seed_topics(s, ns, [topic(ns, "old", "Old Topic", "was here", days=-20), cited])
+    s.sleep.commit(a_commit(ns, existing_version=1))  # n1 is mentioned in m1 (its event's)
+    asked = [f"{ns}-n1", f"{ns}-c", f"{ns}-old", "missing", f"{other}-m0"]
+    found, ids = s.topics.cited_summaries(ns, asked, [f"{ns}-n1"])
+    return {
+        "summaries": plain(found) == plain(s.topics.summaries(ns, asked, [f"{ns}-n1"])),
+        "ids": ids,
+        "only_summaries": s.topics.cited_summaries(ns, [f"{ns}-old"]),
+        "none": s.topics.cited_summaries(ns, []),
+    }
+
+
 def names_aliases_archive_and_use(s: Side, ns: str, other: str) -> Any:
     seed_topics(
         s,
@@ -945,6 +967,7 @@ SCENARIOS: list[Scenario] = [
     message_search_stems_filters_and_ranks,
     topics_by_id_in_the_order_asked_with_related,
     summaries_carry_the_one_liner_sources_not_the_lists,
+    summaries_cite_the_one_liners_and_the_whole_topics_messages,
     names_aliases_archive_and_use,
     full_text_search_of_topics,
     vector_search_of_topics,

@@ -443,6 +443,17 @@ def test_a_topic_of_two_friends_names_both_in_its_one_liner_but_embeds_neither()
     assert "Melanie:" not in semantic and "Caroline:" not in semantic
 
 
+def test_a_guess_at_the_listeners_experience_is_no_rule() -> None:
+    """ "That must feel surreal." guesses how it is for the other person: with the exclamations
+    it heads nothing between friends (on LoCoMo conv-42 such guesses headed topics of one fact,
+    "experience", "feel sureal"); a rule with "must" still counts, and so does a guess in the
+    first person."""
+    for said in ("That must feel sureal.", "Having pets must be a wonderful experience."):
+        assert is_said_to_listener(said), said
+    assert not is_said_to_listener("Guests must bring their own plates.")
+    assert not is_said_to_listener("My garden must be watered every morning.")
+
+
 def test_encouragement_between_friends_heads_no_topic_of_its_own() -> None:
     """Between two people "Keep on trying!" and "Make sure you watch other videos first" are
     for the listener, not rules; a user's rule to an assistant still heads its topic."""
@@ -515,6 +526,77 @@ def test_a_lone_remark_between_two_subjects_joins_the_talk_before_it() -> None:
         out = episodes._assemble(ep, by_key, extractions, phrases, "UTC")
         assert sorted(c.key for c in out.candidates) == expected, size
     assert len(messages) < episodes.LONG_SLICE <= len(counts) + len(aside)
+
+
+def test_an_aside_joins_a_full_neighbour_rather_than_making_a_topic_of_one_fact() -> None:
+    """An aside whose neighbour already holds ``MAX_TOPIC_FACTS`` facts still joins it (one or
+    two facts past the cap); a full head that an episode of real talk would head is renamed by
+    the episode's own phrase, as before. Renamed, an aside made a topic of one fact (LoCoMo
+    conv-42: "peaceful presence around", "feel sureal")."""
+    talk = [("user", f"My pottery class made {n} bowls and I glazed the pottery bowl.") for n in range(2, 16)]  # fmt: skip
+    aside = [
+        ("user", "Wow!"),
+        ("user", "Here is the sunset over the harbor tonight."),
+        ("user", "Cool!"),
+    ]
+    more = [("user", f"The sunset over the harbor was red {n} times and I watched the sunset.") for n in range(2, 6)]  # fmt: skip
+    for tail, expected in ((aside, ["pottery class"]), (more, ["pottery class", "sunset"])):
+        messages = _messages([*talk, *tail])
+        phrases = build_candidates(messages)
+        by_key = {c.key: c for c in phrases.candidates}
+        size = len(talk)
+        ep = [
+            episodes._Episode(messages[:size], np.zeros((size, 2))),
+            episodes._Episode(messages[size:], np.zeros((len(tail), 2))),
+        ]
+        ep[0].heads, ep[1].heads = ["pottery class"], ["pottery class"]
+        ep[1].phrases = [episodes.PhraseStats("sunset", 2, 1, False, False, 0.5, 2, False)]
+        out = episodes._assemble(ep, by_key, phrases.extractions, phrases, "UTC")
+        names = sorted(c.key for c in out.candidates)
+        assert names == expected, names
+    assert len(talk) >= episodes.MAX_TOPIC_FACTS
+
+
+def test_a_head_that_would_get_one_fact_of_its_episode_is_dropped() -> None:
+    """Of an episode's heads, one that would get fewer than ``MIN_HEAD_FACTS`` facts heads
+    nothing: its turn goes to the other head (a second head named in one turn made a topic of
+    one fact). Named in two turns, it keeps its topic."""
+    talk = [("user", f"My pottery class made {n} bowls and I glazed the pottery bowl.") for n in range(2, 8)]  # fmt: skip
+    sunset = [
+        ("user", "Here is the sunset over the harbor tonight."),
+        ("user", "The sunset was red over the harbor again."),
+    ]
+    for said, expected in ((1, {"pottery class": 7}), (2, {"pottery class": 6, "sunset": 2})):
+        messages = _messages([*talk, *sunset[:said]])
+        phrases = build_candidates(messages)
+        by_key = {c.key: c for c in phrases.candidates}
+        assert {"pottery class", "sunset"} <= set(by_key)
+        ep = episodes._Episode(messages, np.zeros((len(messages), 2)))
+        ep.heads = ["pottery class", "sunset"]
+        out = episodes._assemble([ep], by_key, phrases.extractions, phrases, "UTC")
+        assert {c.key: len(c.facts) for c in out.candidates} == expected
+    assert episodes.MIN_HEAD_FACTS == 2
+
+
+def test_of_several_heads_the_one_named_once_gives_way() -> None:
+    """A first head named in one turn gives way to a head named in several ("peaceful presence
+    around" beside "dog"); but a head that is a part of the first one's name ("pottery" of
+    "pottery class") gives way to the first, the more specific name."""
+    talk = [("user", f"My pottery class made {n} bowls and I glazed the pottery bowl.") for n in range(2, 8)]  # fmt: skip
+    messages = _messages([*talk, ("user", "Here is the sunset over the harbor tonight.")])
+    phrases = build_candidates(messages)
+    by_key = {c.key: c for c in phrases.candidates}
+    ep = episodes._Episode(messages, np.zeros((len(messages), 2)))
+    thin = episodes._thin_heads
+    assert thin(ep, ["sunset", "pottery class"], by_key, phrases.extractions, "UTC") == [
+        "pottery class"
+    ]
+    assert thin(ep, ["sunset", "harbor"], by_key, phrases.extractions, "UTC") == ["sunset"]
+    # "pottery class" named once here, "pottery" (a part of its name) in six turns
+    parts = {"pottery class": by_key["sunset"], "pottery": by_key["pottery class"]}
+    assert thin(ep, ["pottery class", "pottery"], parts, phrases.extractions, "UTC") == [
+        "pottery class"
+    ]
 
 
 def test_a_second_head_needs_the_user_to_come_back_to_it() -> None:

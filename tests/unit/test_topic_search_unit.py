@@ -16,7 +16,7 @@ import pytest
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, parse
 from graph.topics import LinkRequest
 from retrieval.config import SearchConfig
-from retrieval.search import TopicSearch, final_score, rrf
+from retrieval.search import TopicSearch, final_score, rrf, score_fusion
 from tests.fakes import DownEmbedder, FakeStores
 from tests.fakes.pipelines import T0
 from text.timephrases import TimeWindow
@@ -94,6 +94,50 @@ def test_rrf_adds_one_over_k_plus_rank_per_list(
 ) -> None:
     fused = rrf(rankings, 60.0)
     assert fused == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("cosine", "text", "expected"),
+    [
+        ({}, {}, {}),
+        # cosines rescaled over the candidates (0.2 -> 0, 0.6 -> 1), BM25 over the best
+        ({"a": 0.6, "b": 0.4, "c": 0.2}, {}, {"a": 0.4, "b": 0.2, "c": 0.0}),
+        ({}, {"a": 4.0, "b": 1.0}, {"a": 0.6, "b": 0.15}),
+        # a topic absent from a list gets nothing for it
+        ({"a": 0.6, "b": 0.2}, {"b": 2.0, "c": 1.0}, {"a": 0.4, "b": 0.6, "c": 0.3}),
+        # one vector candidate is the nearest
+        ({"a": 0.3}, {"a": 1.0}, {"a": 1.0}),
+    ],
+    ids=["nothing", "vector-only", "text-only", "absent-is-zero", "one-candidate"],
+)
+def test_score_fusion_weighs_rescaled_cosine_and_bm25(
+    cosine: dict[str, float], text: dict[str, float], expected: dict[str, float]
+) -> None:
+    assert score_fusion(cosine, text, 0.4) == pytest.approx(expected)
+
+
+def test_score_fusion_keeps_a_clear_lead_that_rank_fusion_loses() -> None:
+    """The question's words are all in topic "a" (BM25 10) and barely in "b" (1), which is a
+    little nearer by vector: RRF sees ranks only (1st and 2nd in each list) and puts "b" first;
+    score fusion keeps how far ahead "a" is."""
+    cosine = {"b": 0.5, "c": 0.45, "a": 0.3, "d": 0.1}
+    text = {"a": 10.0, "b": 1.0}
+    fused = score_fusion(cosine, text, SearchConfig().vector_weight)
+    assert max(fused, key=lambda t: fused[t]) == "a"
+    lists = [sorted(cosine, key=lambda t: -cosine[t]), sorted(text, key=lambda t: -text[t])]
+    ranks = rrf(lists, 10.0)
+    assert max(ranks, key=lambda t: ranks[t]) == "b"
+
+
+def test_rank_fusion_is_still_available() -> None:
+    """``fusion="rrf"`` scores relevance as reciprocal rank fusion x k, as before."""
+    engine = TopicSearch(
+        stores().topics, stores().events, Lookup({"lake": axis(1, 0, 0)}),
+        SearchConfig(fusion="rrf"),
+    )  # fmt: skip
+    top = engine.run(NS, "lake", NOW, k=4).hits[0]
+    assert top.topic.topic_id == "lake"
+    assert top.components["relevance"] == pytest.approx(2 * 10 / 11)  # first in both lists
 
 
 @pytest.mark.parametrize(
@@ -274,6 +318,6 @@ def test_rank_decides_not_age_an_old_best_match_beats_a_new_second_best() -> Non
     table = {"support group": axis(1, 0, 0)}
     fake = stores(corpus)
     assert ids(search(fake, table).search(NS, "support group", NOW)) == ["may", "oct"]
-    old = SearchConfig(rrf_k=60.0, recency_floor=0.5)
+    old = SearchConfig(rrf_k=60.0, recency_floor=0.5, fusion="rrf")
     before = TopicSearch(fake.topics, fake.events, Lookup(table), old)
     assert ids(before.search(NS, "support group", NOW)) == ["oct", "may"]
