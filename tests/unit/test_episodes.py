@@ -237,7 +237,7 @@ def test_a_long_turn_is_embedded_by_its_lead_cut_after_a_whole_word() -> None:
     assert cap // 2 < len(lead) <= cap and request.startswith(lead)
     assert request[len(lead)] == " "  # not a severed word
     assert whole == short
-    assert cap < episodes.TURN_LEAD_CHARS  # the lexical links read further than the vector
+    assert cap <= episodes.TURN_LEAD_CHARS  # the lexical links read at least as far
     unbroken = "x" * (cap + 50)  # no space to cut at: the plain cut
     assert episodes.turn_text(_messages([("user", unbroken)])[0]) == unbroken[:cap]
 
