@@ -294,6 +294,8 @@ class Container:
                 self.driver,
                 self.settings.neo4j_database,
                 skills_namespace=self.skill_settings.namespace,
+                messages=self.messages,
+                topics=self.topics,
             ),
         )
 

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neo4j import Driver
 
@@ -30,10 +30,15 @@ from graph.db import Store
 from graph.fulltext import in_namespace, phrase_query
 from graph.mapping import as_datetime, message_from_props
 from graph.models import Message, TailTurn, WakePacket
+from graph.overfetch import Page, PagedQuery
 from graph.redaction import Redactor
 from graph.skill_vectors import STAMP_CAP, SkillStamp
 from graph.suppression import SessionTurn, SuppressionStore, turn_params
 from text.timephrases import SleepHistory
+
+if TYPE_CHECKING:  # graph.messages and graph.topics import this module
+    from graph.messages import MessageHit, MessageStore
+    from graph.topics import ScoredTopic, TopicStore
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +57,17 @@ class ContextStart:
     # the routing skills' stamp (None: not read, or too many skills to cache): skill routing
     # ranks from the skill store's cached vectors when they were read under the same stamp
     skills: SkillStamp | None = None
+
+
+@dataclass(frozen=True)
+class TextSearch:
+    """One full-text search of a context: its text, how many hits it keeps and its window
+    (``since <= at < until``; None: open)."""
+
+    text: str
+    k: int
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 def wanted_names(names: Sequence[str]) -> list[str]:
@@ -80,9 +96,12 @@ class ContextStore(Store):
         *,
         redactor: Redactor | None = None,
         skills_namespace: str | None = None,
+        messages: MessageStore | None = None,
+        topics: TopicStore | None = None,
     ) -> None:
         super().__init__(driver, database, redactor=redactor)
         self.skills_namespace = skills_namespace
+        self._messages, self._topics = messages, topics
 
     @property
     def suppression(self) -> SuppressionStore:
@@ -122,6 +141,49 @@ class ContextStore(Store):
         history = SleepHistory(slept_at=slept_at, woke_at=woke_at, previous_session_end=last)
         return ContextStart(tail, history, known, speakers, skills)
 
+    def search_texts(
+        self, namespace: str, evidence: TextSearch, topics: TextSearch
+    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+        """The conversation's messages matching ``evidence`` (``MessageStore.search_text``)
+        and the topics matching ``topics`` (``TopicStore.search_text`` with exact words and
+        light topics, as the topic search asks), both first pages read in one round trip
+        (``search_context_texts``); a search that must grow past its first page, and the
+        topics' read by id, run as the stores run them, so the answers are theirs."""
+        message_store, topic_store = self._stores()
+        asked = message_store.text_query(
+            namespace, evidence.text, evidence.k, evidence.since, evidence.until
+        )
+        candidates = topic_store.text_query(
+            namespace, topics.text, topics.k, topics.since, topics.until, fuzzy=False
+        )
+        if asked is None or candidates is None:  # nothing to search for one of them
+            return (
+                [] if asked is None else message_store.text_hits(asked, evidence.k),
+                [] if candidates is None else topic_store.text_ranked(
+                    namespace, topics.text, topics.k, candidates, fuzzy=False, light=True
+                ),
+            )  # fmt: skip
+        row = self._run(query("search_context_texts"), _both(asked, candidates), read=True)[0]
+        hits = message_store.text_hits(
+            asked, evidence.k, Page(int(row["message_raw"]), row["message_hits"])
+        )
+        ranked = topic_store.text_ranked(
+            namespace, topics.text, topics.k, candidates, fuzzy=False, light=True,
+            first=Page(int(row["topic_raw"]), row["topic_hits"]),
+        )  # fmt: skip
+        return hits, ranked
+
+    def _stores(self) -> tuple[MessageStore, TopicStore]:
+        """The message and topic stores whose queries ``search_texts`` runs (this driver's
+        when none were given)."""
+        if self._messages is None or self._topics is None:
+            from graph.messages import MessageStore  # imports this module: not at the top
+            from graph.topics import TopicStore
+
+            self._messages = self._messages or MessageStore(self._driver, self._db)
+            self._topics = self._topics or TopicStore(self._driver, self._db)
+        return self._messages, self._topics
+
     def _stamp(self, entries: list[str] | None) -> SkillStamp | None:
         if self.skills_namespace is None or entries is None or len(entries) > STAMP_CAP:
             return None
@@ -150,3 +212,20 @@ class ContextStore(Store):
         except Exception as exc:  # the suppression turn is never fatal (retrieval/context.py)
             log.warning("suppression state not recorded: %s", exc)
             self._run(*steps[0])  # the use mark alone: its failure is the request's
+
+
+def _both(messages: PagedQuery, topics: PagedQuery) -> dict[str, Any]:
+    """``search_context_texts``' parameters: each search's own, prefixed, at its first fetch."""
+    m, t = messages.params, topics.params
+    return {
+        "namespace": m["namespace"],
+        "message_query": m["query"],
+        "message_fetch": messages.first_fetch,
+        "message_k": m["k"],
+        "message_since": m["since"],
+        "message_until": m["until"],
+        "topic_query": t["query"],
+        "topic_fetch": topics.first_fetch,
+        "topic_since": t["since"],
+        "topic_until": t["until"],
+    }

@@ -18,7 +18,7 @@ from graph.errors import Conflict, ValidationFailed
 from graph.fulltext import in_namespace, lucene_query
 from graph.mapping import as_datetime, message_from_props, message_props, redact_message
 from graph.models import Message
-from graph.overfetch import Page, Plan, overfetch
+from graph.overfetch import Page, PagedQuery, Plan, overfetch, seeded
 
 
 @dataclass(frozen=True)
@@ -274,9 +274,22 @@ class MessageStore(Store):
         """Lexical search over the conversation (English analyzer over content and speaker),
         with the topics each hit is mentioned in. The query is confined to the namespace before
         Lucene ranks; a time window filters after, so the search grows until ``k`` hits."""
+        search = self.text_query(namespace, text, k, since, until)
+        return [] if search is None else self.text_hits(search, k)
+
+    def text_query(
+        self,
+        namespace: str,
+        text: str,
+        k: int,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> PagedQuery | None:
+        """``search_text``'s query (``search_messages_fulltext``), not yet run; None when the
+        text holds no word to search for."""
         lucene = lucene_query(text, fuzzy=False, common=False)  # graph.fulltext.COMMON_WORDS
         if not lucene:
-            return []
+            return None
         params = {
             "query": in_namespace(namespace, lucene),
             "k": k,
@@ -284,17 +297,24 @@ class MessageStore(Store):
             "since": ensure_utc(since, "since") if since else None,
             "until": ensure_utc(until, "until") if until else None,
         }
-
-        def page(fetch: int) -> Page[Any]:
-            records = self._run(
-                query("search_messages_fulltext"), {**params, "fetch": fetch}, read=True
-            )
-            return Page(int(records[0]["raw"]), records[0]["hits"])
-
         # the query is confined to the namespace, so without a window every row Lucene returns
         # is kept: ask for k (320 nodes read for 40 kept before); a window filters after Lucene
         windowed = since is not None or until is not None
-        found = overfetch(k, Plan(first=max(k * 8, 200) if windowed else max(k, 1)), page)
+        return PagedQuery(params, Plan(first=max(k * 8, 200) if windowed else max(k, 1)))
+
+    def text_hits(
+        self, search: PagedQuery, k: int, first: Page[Any] | None = None
+    ) -> list[MessageHit]:
+        """The hits of ``search`` (``text_query``); ``first``: its first page, already read
+        (``search_messages_fulltext``'s ``raw`` and ``hits`` for ``search.first_fetch``)."""
+
+        def page(fetch: int) -> Page[Any]:
+            records = self._run(
+                query("search_messages_fulltext"), {**search.params, "fetch": fetch}, read=True
+            )
+            return Page(int(records[0]["raw"]), records[0]["hits"])
+
+        found = overfetch(k, search.plan, seeded(page, first, search.first_fetch))
         return [
             MessageHit(
                 message_from_props(h["m"]),

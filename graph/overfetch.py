@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -79,3 +79,36 @@ def overfetch(
     if exact is not None:
         return Fetched(list(exact()), "scan", True, rounds)
     return Fetched(list(got.hits), "index", False, rounds)
+
+
+@dataclass(frozen=True)
+class PagedQuery:
+    """One over-fetched search, ready to run: its query file's parameters (``$fetch`` aside)
+    and its plan. A caller that reads the first page in a query of its own (several searches
+    in one round trip, ``graph/context.py``) passes that page to the store with ``seeded``."""
+
+    params: dict[str, Any]
+    plan: Plan
+
+    @property
+    def first_fetch(self) -> int:
+        """The ``fetch`` of the first page ``overfetch`` asks for."""
+        return min(self.plan.first, self.plan.limit)
+
+
+def seeded(
+    page: Callable[[int], Page[T]], first: Page[T] | None, fetch: int
+) -> Callable[[int], Page[T]]:
+    """``page``, except that its first call for ``fetch`` rows answers ``first`` (read
+    beforehand with the same parameters), so ``overfetch`` continues exactly as if it had
+    fetched it itself; ``first`` None: ``page`` unchanged."""
+    if first is None:
+        return page
+    pending = [first]
+
+    def call(n: int) -> Page[T]:
+        if pending and n == fetch:
+            return pending.pop()
+        return page(n)
+
+    return call

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePacket, WakeState
 
 if TYPE_CHECKING:
-    from graph.context import ContextStart
+    from graph.context import ContextStart, TextSearch
     from graph.messages import AppendState, BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
@@ -196,6 +196,14 @@ class ContextStoreProtocol(Protocol):
         ``names``) name a message's speaker
         (lower-cased), as ``MessageStore.tail``, ``WindowResolver.history``,
         ``TopicStore.known_names`` and ``MessageStore.speakers_named`` give them."""
+        ...
+
+    def search_texts(
+        self, namespace: str, evidence: TextSearch, topics: TextSearch
+    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+        """The conversation's messages matching ``evidence`` (as ``MessageStore.search_text``
+        finds them) and the topics matching ``topics`` (as ``TopicStore.search_text`` with
+        ``fuzzy=False, light=True``), in one round trip where it can."""
         ...
 
     @property

@@ -29,7 +29,7 @@ from graph.mapping import (
     update_props,
 )
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEdge, edge_type, parse
-from graph.overfetch import MAX_FETCH, Page, Plan
+from graph.overfetch import MAX_FETCH, Page, PagedQuery, Plan, seeded
 from graph.overfetch import overfetch as run_overfetch
 from graph.validation import MAX_LINK_WEIGHT
 
@@ -312,34 +312,63 @@ class TopicStore(Store):
         ranking, ``graph/fulltext.py``); up to ``RERANK_POOL`` of them are ranked by BM25 with
         the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
         neither what is found here nor its order or scores."""
-        words = query_words(text)
+        search = self.text_query(namespace, text, k, since, until, fuzzy)
+        return [] if search is None else self.text_ranked(namespace, text, k, search, fuzzy, light)
+
+    def text_query(
+        self,
+        namespace: str,
+        text: str,
+        k: int,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        fuzzy: bool = True,
+    ) -> PagedQuery | None:
+        """``search_text``'s candidate query (``search_topics_fulltext``), not yet run; None
+        when the text holds no word to search for."""
         # every word, common ones included (unlike the conversation's search): BM25 over the
         # candidates weighs "the" and "was" by how many candidates hold them, and the
         # low-confidence trigger's text threshold was calibrated on those scores
         # (docs/performance.md, "What was tried and not kept")
         lucene = lucene_query(text, fuzzy=fuzzy)
         if not lucene:
-            return []
+            return None
         params: dict[str, Any] = {"query": in_namespace(namespace, lucene), "namespace": namespace}
         params.update(_window(since, until))
+        size = max(k, RERANK_POOL)
+        if since is None and until is None:
+            return PagedQuery(params, Plan(first=size))
+        # a window keeps a share of Lucene's rows: ask for WINDOW_TEXT_FETCH x more at once
+        # and stop once k are kept (growing 200 -> 800 -> 3200 until 200 were kept read up
+        # to 4,200 nodes in three round trips; the rows further down Lucene's order that
+        # it added rank below the k kept by the namespace's own BM25 all the same)
+        return PagedQuery(params, Plan(first=size * WINDOW_TEXT_FETCH))
+
+    def text_ranked(
+        self,
+        namespace: str,
+        text: str,
+        k: int,
+        search: PagedQuery,
+        fuzzy: bool = True,
+        light: bool = False,
+        first: Page[dict[str, Any]] | None = None,
+    ) -> list[ScoredTopic]:
+        """The candidates of ``search`` (``text_query``) ranked by BM25, best ``k``, read by
+        id; ``first``: its first page, already read (``search_topics_fulltext``'s ``raw`` and
+        ``hits`` for ``search.first_fetch``)."""
 
         def page(fetch: int) -> Page[dict[str, Any]]:
             records = self._run(
-                query("search_topics_fulltext"), {**params, "fetch": fetch}, read=True
+                query("search_topics_fulltext"), {**search.params, "fetch": fetch}, read=True
             )
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
         size = max(k, RERANK_POOL)
-        if since is None and until is None:
-            found = run_overfetch(size, Plan(first=size), page)
-        else:
-            # a window keeps a share of Lucene's rows: ask for WINDOW_TEXT_FETCH x more at once
-            # and stop once k are kept (growing 200 -> 800 -> 3200 until 200 were kept read up
-            # to 4,200 nodes in three round trips; the rows further down Lucene's order that
-            # it added rank below the k kept by the namespace's own BM25 all the same)
-            found = run_overfetch(k, Plan(first=size * WINDOW_TEXT_FETCH), page)
+        need = size if search.params["since"] is None and search.params["until"] is None else k
+        found = run_overfetch(need, search.plan, seeded(page, first, search.first_fetch))
         pool = found.hits[:size]
-        scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
+        scores = rank(query_words(text), pool, TEXT_FIELDS, fuzzy=fuzzy)
         # a candidate that matched only the namespace clause (boost 0) shares no query word
         matched = [i for i in range(len(pool)) if scores[i] > 0]
         order = sorted(matched, key=lambda i: (-scores[i], i))[:k]

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from graph.clock import ensure_utc
-from graph.context import ContextStart
+from graph.context import ContextStart, TextSearch
 from graph.messages import MessageHit
 from graph.models import Message, Topic
 from graph.protocols import (
@@ -34,6 +34,7 @@ from graph.protocols import (
 )
 from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionTurn
+from graph.topics import ScoredTopic
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
@@ -161,6 +162,18 @@ class _SeparateReads:
             history,
             self.topics.known_names(namespace, names),
             self.messages.speakers_named(namespace, names if people is None else people),
+        )
+
+    def search_texts(
+        self, namespace: str, evidence: TextSearch, topics: TextSearch
+    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+        """The evidence and the topics' full-text candidates, one round trip each."""
+        e, t = evidence, topics
+        return (
+            self.messages.search_text(namespace, e.text, e.k, e.since, e.until),
+            self.topics.search_text(
+                namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
+            ),
         )
 
     def finish(
@@ -367,32 +380,35 @@ class ContextBuilder:
             if self.skill_router is not None:
                 got.skills = _SKILL_POOL.submit(self._route_skills, req, None, plan.skills)
             return got
-        # the conversation's evidence needs no vector: it is searched while the message is
-        # embedded and the topics are searched (again, deep, if a late trigger widens the search)
-        evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, plan.deep)
         query = req.message
         if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in plan.tail[-2:]), query])
-        vector = self.search.embed_query(query)
-        if self.skill_router is not None:  # routed beside the topic search, same vector
-            own = vector if query == req.message else None
-            got.skills = _SKILL_POOL.submit(self._route_skills, req, own, plan.skills)
         window = plan.window if plan.deep else None
         # a light request's candidates are fetched for its own k (light_pool): 16 per ranking
         # instead of 40, most of the vector search's Neo4j work and ~50 topic maps fewer; the
         # low-confidence signals are the same either way (the best two cosines, the best BM25)
         light = self.cfg.light_pool and not plan.deep
         sized = self.cfg.light_topics if light else self.cfg.deep_topics
-        pool = self.search.pool(req.namespace, query, now, sized, window, vector)
+        # the conversation's evidence and the topics' full-text candidates need no vector: both
+        # are read in one round trip while the message is embedded (the evidence again, deep,
+        # if a late trigger widens the search)
+        texts, more = self._texts(req, query, plan, sized)
+        evidence = texts
+        vector = self.search.embed_query(query)
+        if self.skill_router is not None:  # routed beside the topic search, same vector
+            own = vector if query == req.message else None
+            got.skills = _SKILL_POOL.submit(self._route_skills, req, own, plan.skills)
+        pool = self.search.pool(
+            req.namespace, query, now, sized, window, vector, lambda: texts.result()[1]
+        )
         got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
         if not plan.deep:
             cue = TriggerContext(now, signals=got.signals, config=self.config.triggers)
             late = after_search(req.message, cue)
             if late:
                 plan.triggers.append(late)
-                plan.deep = True
-                evidence.cancel()  # the light evidence (if not started yet): deep instead
-                evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True)
+                plan.deep = True  # the light evidence is dropped: searched again, deep
+                evidence, more = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True), []
                 # a window no trigger named (rare), or a light-sized pool: search again
                 if plan.window is not None or light:
                     pool = self.search.pool(
@@ -404,14 +420,46 @@ class ContextBuilder:
         known_by = _after(req.as_of)  # as_of: no topic first seen later
         if known_by is not None:
             got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
-        got.evidence = evidence.result()
+        got.evidence = list(evidence.result()[0])
+        for extra in more:
+            got.evidence += extra.result()
         for hit in got.topic_hits:
             got.topics[hit.topic.topic_id] = hit.topic
         return got
 
+    def _texts(
+        self, req: ContextRequest, query: str, plan: _Plan, sized: int
+    ) -> tuple[Future[tuple[list[MessageHit], list[ScoredTopic]]], list[Future[list[MessageHit]]]]:
+        """The evidence and the topics' full-text candidates for ``query`` (a search of
+        ``sized`` topics) in one round trip, and a deep window's own evidence search beside
+        it, on the evidence pool."""
+        first, *rest = self._evidence_searches(req, plan.window, plan.deep)
+        window = plan.window if plan.deep else None
+        topics = TextSearch(
+            query, self.search.fetch_size(sized), window.start if window else None,
+            window.end if window else None,
+        )  # fmt: skip
+        texts = _EVIDENCE_POOL.submit(self.reads.search_texts, req.namespace, first, topics)
+        more = [
+            _EVIDENCE_POOL.submit(
+                self.messages.search_text, req.namespace, s.text, s.k, s.since, s.until
+            )
+            for s in rest
+        ]
+        return texts, more
+
     def _evidence(
         self, req: ContextRequest, window: TimeWindow | None, deep: bool
-    ) -> list[MessageHit]:
+    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+        """The evidence searches alone (no topics), as ``_texts`` reads them."""
+        found: list[MessageHit] = []
+        for s in self._evidence_searches(req, window, deep):
+            found += self.messages.search_text(req.namespace, s.text, s.k, s.since, s.until)
+        return found, []
+
+    def _evidence_searches(
+        self, req: ContextRequest, window: TimeWindow | None, deep: bool
+    ) -> list[TextSearch]:
         """Messages matching the request (and, in a deep search with a window, the window's
         own matches, so old hits cannot crowd it out)."""
         since, until = (window.start, window.end) if window and deep else (None, None)
@@ -419,10 +467,10 @@ class ContextBuilder:
         if known_by is not None:
             until = min(until, known_by) if until else known_by
         k = self.cfg.deep_evidence if deep else self.cfg.light_evidence
-        found = self.messages.search_text(req.namespace, req.message, k, until=known_by)
+        searches = [TextSearch(req.message, k, None, known_by)]
         if since or until != known_by:
-            found += self.messages.search_text(req.namespace, req.message, k // 2, since, until)
-        return found
+            searches.append(TextSearch(req.message, k // 2, since, until))
+        return searches
 
     def _candidates(
         self,

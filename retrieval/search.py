@@ -166,20 +166,29 @@ class TopicSearch:
         k: int,
         window: TimeWindow | None,
         vector: Sequence[float] | None,
+        text_hits: Callable[[], list[ScoredTopic]] | None = None,
     ) -> CandidatePool:
         """Vector and full-text candidates for a search of up to ``k`` topics (``vector``: the
-        query's embedding, None when there is none: degraded to the lexical path)."""
+        query's embedding, None when there is none: degraded to the lexical path; ``text_hits``:
+        the full-text candidates when the caller reads them itself, as
+        ``topics.search_text(namespace, text, fetch_size(k), window, fuzzy=False,
+        light=True)`` gives them)."""
         pool = CandidatePool(namespace, now, window)
-        fetch = max(k * self.cfg.fetch_factor, self.cfg.min_fetch)
+        fetch = self.fetch_size(k)
         # the window's event topics need no candidate: read beside the searches
         events = _POOL.submit(self._event_topics, namespace, window) if window else None
-        for label, hits in self._candidates(namespace, text, fetch, window, vector, pool):
+        found = self._candidates(namespace, text, fetch, window, vector, pool, text_hits)
+        for label, hits in found:
             pool.rankings.append([h.topic_id for h in hits])
             for t in hits:
                 pool.topics.setdefault(t.topic_id, t)
                 pool.sources.setdefault(t.topic_id, []).append(label)
         pool.event_topic_ids = events.result() if events else set()
         return pool
+
+    def fetch_size(self, k: int) -> int:
+        """How many candidates each ranking of a search for ``k`` topics fetches."""
+        return max(k * self.cfg.fetch_factor, self.cfg.min_fetch)
 
     def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:
         """The pool fused by reciprocal rank fusion and scored (§8.2), best ``k``; ``expand``
@@ -217,13 +226,18 @@ class TopicSearch:
         window: TimeWindow | None,
         vector: Sequence[float] | None,
         pool: CandidatePool,
+        text_hits: Callable[[], list[ScoredTopic]] | None = None,
     ) -> list[tuple[str, list[Topic]]]:
-        """Vector and full-text candidates, the database calls run side by side."""
+        """Vector and full-text candidates, the database calls run side by side (the full-text
+        ones read by the caller when it gives ``text_hits``)."""
         since = window.start if window else None
         until = window.end if window else None
         calls: dict[str, Callable[[], list[ScoredTopic]]] = {
-            "fulltext": lambda: self.topics.search_text(
-                namespace, text, fetch, since, until, fuzzy=False, light=True
+            "fulltext": text_hits
+            or (
+                lambda: self.topics.search_text(
+                    namespace, text, fetch, since, until, fuzzy=False, light=True
+                )
             )
         }
         if vector is not None:

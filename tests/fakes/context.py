@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from graph.context import ContextStart, sleep_history
+from graph.context import ContextStart, TextSearch, sleep_history
+from graph.messages import MessageHit
 from graph.suppression import SessionTurn
+from graph.topics import ScoredTopic
 from retrieval.suppression import LocalSuppression
 from tests.fakes.graph import FakeGraph
 from tests.fakes.messages import FakeMessageStore
@@ -39,6 +41,19 @@ class FakeContextStore:
             sleep_history(packets[0] if packets else None, state.woke_at if state else None),
             self.topics.known_names(namespace, names),
             self.messages.speakers_named(namespace, names if people is None else people),
+        )
+
+    def search_texts(
+        self, namespace: str, evidence: TextSearch, topics: TextSearch
+    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+        """The messages matching ``evidence`` and the topics matching ``topics``, as the
+        fake stores find them."""
+        e, t = evidence, topics
+        return (
+            self.messages.search_text(namespace, e.text, e.k, e.since, e.until),
+            self.topics.search_text(
+                namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
+            ),
         )
 
     def finish(

@@ -144,9 +144,9 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # (the last sleep and wake), a re-introduced entity (known names): one read
             "read_context_start": 1,
             "search_topics_vector": 1,
-            "search_topics_fulltext": 1,
+            # the evidence and the topics' full-text candidates: one read (both first pages)
+            "search_context_texts": 1,
             "get_topics_by_id": 1,  # the full-text topics' records
-            "search_messages_fulltext": 1,  # evidence
             "get_topic_summaries": 1,  # every candidate, the best ones whole
             # citations by external id: read with the summaries (no get_message_source_ids)
             "mark_topics_used": 1,

@@ -19,7 +19,7 @@ import pytest
 from neo4j import Driver
 from pydantic import BaseModel
 
-from graph.context import ContextStore
+from graph.context import ContextStore, TextSearch
 from graph.events import EventStore
 from graph.messages import MessageStore
 from graph.models import (
@@ -875,6 +875,56 @@ def the_reads_before_a_search_come_in_one(s: Side, ns: str, other: str) -> Any:
     }
 
 
+def the_text_searches_of_a_context_come_in_one(s: Side, ns: str, other: str) -> Any:
+    """``ContextStore.search_texts``: the conversation's matches and the topics' full-text
+    candidates exactly as the two stores' own searches give them (hits, scores, order, the
+    topics read by id): open, windowed, and with nothing to search for on either side."""
+    s.messages.append(
+        ns,
+        [
+            message(ns, 0, "We drove to the lake house for the weekend."),
+            message(ns, 1, "Billing moves to Postgres next month.", speaker="Anna"),
+            message(ns, 2, "The lake was cold, the cabin warm."),
+        ],
+    )
+    s.messages.append(other, [message(other, 0, "Another lake entirely.")])
+    seed_topics(
+        s,
+        ns,
+        [
+            topic(ns, "lake", "Lake House", "The lake house by the pines.", aliases=["cabin"]),
+            topic(ns, "bill", "Billing Migration", "Moving billing to Postgres.", days=10),
+            topic(ns, "trip", "Lake Trip", "A lake trip in the spring.", days=5),
+        ],
+    )
+    seed_topics(s, other, [topic(other, "lake", "Lake Other", "Another lake.")])
+    day = timedelta(days=1)
+    cases = {
+        "open": (TextSearch("lake cabin", 5), TextSearch("lake cabin", 12)),
+        "windowed": (
+            TextSearch("lake billing", 2, None, T0 + timedelta(hours=2)),
+            TextSearch("lake billing", 12, T0 + 4 * day, T0 + 11 * day),
+        ),
+        "no_message_words": (TextSearch("the was", 5), TextSearch("lake", 12)),
+        "no_topic_words": (TextSearch("lake", 5), TextSearch("!! ?", 12)),
+    }
+    out = {}
+    for name, (said, named) in cases.items():
+        hits, ranked = s.context.search_texts(ns, said, named)
+        alone = (
+            s.messages.search_text(ns, said.text, said.k, said.since, said.until),
+            s.topics.search_text(
+                ns, named.text, named.k, named.since, named.until, fuzzy=False, light=True
+            ),
+        )
+        out[name] = {
+            "messages": sorted(h.message.message_id for h in hits),
+            "topics": sorted(h.topic.topic_id for h in ranked),
+            "as_alone": plain((hits, ranked)) == plain(alone),
+        }
+    return out
+
+
 def the_writes_after_packing_come_in_one(s: Side, ns: str, other: str) -> Any:
     """``ContextStore.finish``: the topics used marked as ``mark_used`` marks them, the session's
     turn counted as ``SuppressionStore.record`` counts it (a session's second turn, a request
@@ -982,6 +1032,7 @@ SCENARIOS: list[Scenario] = [
     a_commit_gives_its_lease_back_only_when_it_commits,
     participants_are_found_by_name,
     the_reads_before_a_search_come_in_one,
+    the_text_searches_of_a_context_come_in_one,
     the_writes_after_packing_come_in_one,
     sleep_twice,
 ]

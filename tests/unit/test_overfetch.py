@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from graph.overfetch import Page, Plan, overfetch
+from graph.overfetch import Page, PagedQuery, Plan, overfetch, seeded
 
 
 @dataclass
@@ -82,3 +82,22 @@ def test_a_plan_must_be_positive() -> None:
         Plan(first=0)
     with pytest.raises(ValueError):
         Plan(first=10, grow=0)
+
+
+@pytest.mark.parametrize("mine_at", [[0, 1, 2], [5, 30, 90], [150]])
+def test_a_first_page_read_beforehand_continues_as_if_fetched_here(mine_at: list[int]) -> None:
+    """A page read in a query of its own (``graph/context.py``) seeds the loop: the same hits,
+    and only the pages after the first are asked for (none when the first sufficed)."""
+    search = PagedQuery({}, Plan(first=8, limit=200))
+    alone, ahead = crowded(100, mine_at), crowded(100, mine_at)
+    expected = overfetch(3, search.plan, alone.page)
+    first = ahead.page(search.first_fetch)
+    ahead.asked.clear()
+    got = overfetch(3, search.plan, seeded(ahead.page, first, search.first_fetch))
+    assert got == expected
+    assert ahead.asked == alone.asked[1:]
+
+
+def test_no_first_page_leaves_the_page_function_as_it_is() -> None:
+    index = crowded(10, [0])
+    assert seeded(index.page, None, 8) == index.page

@@ -1,0 +1,39 @@
+// A context's two full-text searches in one round trip (graph/context.py search_texts): the
+// first page of the conversation's search (search_messages_fulltext) and of the topics'
+// candidates (search_topics_fulltext), each exactly as its own file reads it, so the stores
+// rank and grow them as if they had read that page themselves. Two uncorrelated subqueries:
+// each runs once and returns one row.
+// params: $message_query (Lucene, escaped, namespace-confined), $message_fetch, $message_k,
+//         $message_since, $message_until (datetime | null),
+//         $topic_query (Lucene, escaped, namespace-confined), $topic_fetch,
+//         $topic_since, $topic_until (datetime | null), $namespace
+// returns: message_raw, message_hits (search_messages_fulltext's raw and hits),
+//          topic_raw, topic_hits (search_topics_fulltext's raw and hits)
+CALL {
+  CALL db.index.fulltext.queryNodes('message_text_en', $message_query, {limit: $message_fetch})
+    YIELD node, score
+  WITH collect({m: node, score: score}) AS found
+  WITH size(found) AS raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+       AND ($message_since IS NULL OR h.m.at >= $message_since)
+       AND ($message_until IS NULL OR h.m.at < $message_until)][0..$message_k] AS kept
+  UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
+  WITH raw, h, h.m AS m
+  RETURN raw AS message_raw, collect(CASE WHEN m IS NULL THEN null ELSE
+    {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}, score: h.score,
+     topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
+              | {topic_id: t.topic_id, name: t.name}]} END) AS message_hits
+}
+CALL {
+  CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
+    YIELD node
+  WITH collect(node) AS found
+  RETURN size(found) AS topic_raw,
+    [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
+       AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
+       AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
+     | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
+        gist: coalesce(n.gist, '')}]
+    AS topic_hits
+}
+RETURN message_raw, message_hits, topic_raw, topic_hits
