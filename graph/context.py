@@ -20,29 +20,28 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from neo4j import Driver
 
-from graph.clock import ensure_utc
+from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store
-from graph.fulltext import in_namespace, phrase_query
+from graph.events import EventStore
+from graph.fulltext import in_namespace, phrase_query, wanted_names
 from graph.mapping import as_datetime, message_from_props
+from graph.messages import MessageHit, MessageStore
 from graph.models import Message, TailTurn, WakePacket
 from graph.overfetch import Page, PagedQuery
 from graph.redaction import Redactor
 from graph.skill_vectors import STAMP_CAP, SkillStamp
 from graph.suppression import SessionTurn, SuppressionStore, turn_params
+from graph.topics import ScoredTopic, TopicStore
 from text.timephrases import SleepHistory
-
-if TYPE_CHECKING:  # graph.messages and graph.topics import this module
-    from graph.messages import MessageHit, MessageStore
-    from graph.topics import ScoredTopic, TopicStore
 
 log = logging.getLogger(__name__)
 
-MAX_NAMES = 50  # phrases looked up per message at most (as TopicStore.known_names)
+EVENT_TOPICS = 1000  # topics with an event in a window read at most (EventStore's limit)
 
 
 @dataclass(frozen=True)
@@ -70,9 +69,15 @@ class TextSearch:
     until: datetime | None = None
 
 
-def wanted_names(names: Sequence[str]) -> list[str]:
-    """The phrases a known-name lookup asks about: stripped, lower-cased, distinct, sorted."""
-    return sorted({n.strip().lower() for n in names if n.strip()})[:MAX_NAMES]
+@dataclass
+class ContextTexts:
+    """What ``ContextStore.search_texts`` found: the evidence, the topics' full-text hits,
+    and with a window the window's own evidence and the topics with an event in it."""
+
+    evidence: list[MessageHit]
+    topics: list[ScoredTopic]
+    windowed: list[MessageHit] = field(default_factory=list)
+    event_topic_ids: set[str] = field(default_factory=set)
 
 
 def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepHistory:
@@ -142,44 +147,81 @@ class ContextStore(Store):
         return ContextStart(tail, history, known, speakers, skills)
 
     def search_texts(
-        self, namespace: str, evidence: TextSearch, topics: TextSearch
-    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+        self,
+        namespace: str,
+        evidence: TextSearch,
+        topics: TextSearch,
+        window: TextSearch | None = None,
+    ) -> ContextTexts:
         """The conversation's messages matching ``evidence`` (``MessageStore.search_text``)
         and the topics matching ``topics`` (``TopicStore.search_text`` with exact words and
-        light topics, as the topic search asks), both first pages read in one round trip
-        (``search_context_texts``); a search that must grow past its first page, and the
-        topics' read by id, run as the stores run them, so the answers are theirs."""
+        light topics, as the topic search asks); with a ``window`` (a deep search's), the
+        messages matching it and the topics with an event in the topic search's window
+        (``EventStore.topic_ids_in_window``). Every first page comes in one round trip
+        (``search_context_texts``, ``_windowed``); a search that must grow past its first page,
+        and the topics' read by id, run as the stores run them, so the answers are theirs."""
         message_store, topic_store = self._stores()
-        asked = message_store.text_query(
+        said = message_store.text_query(
             namespace, evidence.text, evidence.k, evidence.since, evidence.until
         )
-        candidates = topic_store.text_query(
+        named = topic_store.text_query(
             namespace, topics.text, topics.k, topics.since, topics.until, fuzzy=False
         )
-        if asked is None or candidates is None:  # nothing to search for one of them
-            return (
-                [] if asked is None else message_store.text_hits(asked, evidence.k),
-                [] if candidates is None else topic_store.text_ranked(
-                    namespace, topics.text, topics.k, candidates, fuzzy=False, light=True
-                ),
-            )  # fmt: skip
-        row = self._run(query("search_context_texts"), _both(asked, candidates), read=True)[0]
-        hits = message_store.text_hits(
-            asked, evidence.k, Page(int(row["message_raw"]), row["message_hits"])
-        )
-        ranked = topic_store.text_ranked(
-            namespace, topics.text, topics.k, candidates, fuzzy=False, light=True,
-            first=Page(int(row["topic_raw"]), row["topic_hits"]),
+        within = None
+        if window is not None:
+            within = message_store.text_query(
+                namespace, window.text, window.k, window.since, window.until
+            )
+        if said is None or named is None or (window is not None and within is None):
+            return self._one_by_one(namespace, evidence, topics, window)  # a text without words
+        params = _both(said, named)
+        if within is not None:
+            params |= _prefixed("window", within) | _event_window(topics)
+        file = "search_context_texts" if within is None else "search_context_texts_windowed"
+        row = self._run(query(file), params, read=True)[0]
+        out = ContextTexts(
+            message_store.text_hits(said, evidence.k, _page(row, "message")),
+            topic_store.text_ranked(
+                namespace, topics.text, topics.k, named, fuzzy=False, light=True,
+                first=_page(row, "topic"),
+            ),
         )  # fmt: skip
-        return hits, ranked
+        if window is not None and within is not None:
+            out.windowed = message_store.text_hits(within, window.k, _page(row, "window"))
+            out.event_topic_ids = set(row["event_topic_ids"])
+        return out
+
+    def _one_by_one(
+        self,
+        namespace: str,
+        evidence: TextSearch,
+        topics: TextSearch,
+        window: TextSearch | None,
+    ) -> ContextTexts:
+        """``search_texts`` one store call each (a text with no word to search for)."""
+        message_store, topic_store = self._stores()
+        e, t = evidence, topics
+        out = ContextTexts(
+            message_store.search_text(namespace, e.text, e.k, e.since, e.until),
+            topic_store.search_text(
+                namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
+            ),
+        )
+        if window is not None:
+            w = window
+            out.windowed = message_store.search_text(namespace, w.text, w.k, w.since, w.until)
+            out.event_topic_ids = self._events().topic_ids_in_window(
+                namespace, topics.since, topics.until, EVENT_TOPICS
+            )
+        return out
+
+    def _events(self) -> EventStore:
+        return EventStore(self._driver, self._db)
 
     def _stores(self) -> tuple[MessageStore, TopicStore]:
         """The message and topic stores whose queries ``search_texts`` runs (this driver's
         when none were given)."""
         if self._messages is None or self._topics is None:
-            from graph.messages import MessageStore  # imports this module: not at the top
-            from graph.topics import TopicStore
-
             self._messages = self._messages or MessageStore(self._driver, self._db)
             self._topics = self._topics or TopicStore(self._driver, self._db)
         return self._messages, self._topics
@@ -216,16 +258,37 @@ class ContextStore(Store):
 
 def _both(messages: PagedQuery, topics: PagedQuery) -> dict[str, Any]:
     """``search_context_texts``' parameters: each search's own, prefixed, at its first fetch."""
-    m, t = messages.params, topics.params
+    t = topics.params
     return {
-        "namespace": m["namespace"],
-        "message_query": m["query"],
-        "message_fetch": messages.first_fetch,
-        "message_k": m["k"],
-        "message_since": m["since"],
-        "message_until": m["until"],
+        "namespace": messages.params["namespace"],
+        **_prefixed("message", messages),
         "topic_query": t["query"],
         "topic_fetch": topics.first_fetch,
         "topic_since": t["since"],
         "topic_until": t["until"],
     }
+
+
+def _prefixed(prefix: str, search: PagedQuery) -> dict[str, Any]:
+    """A message search's parameters (``search_messages_fulltext``) under ``prefix``."""
+    p = search.params
+    return {
+        f"{prefix}_query": p["query"],
+        f"{prefix}_fetch": search.first_fetch,
+        f"{prefix}_k": p["k"],
+        f"{prefix}_since": p["since"],
+        f"{prefix}_until": p["until"],
+    }
+
+
+def _event_window(topics: TextSearch) -> dict[str, Any]:
+    """The event read's window: the topic search's, both bounds given (the ends of time for an
+    open side, as ``EventStore.topic_ids_in_window`` gives them)."""
+    since = ensure_utc(topics.since, "since") if topics.since else BEFORE_ALL
+    until = ensure_utc(topics.until, "until") if topics.until else AFTER_ALL
+    return {"event_since": since, "event_until": until, "event_limit": EVENT_TOPICS}
+
+
+def _page(row: Any, prefix: str) -> Page[Any]:
+    """One search's first page from a ``search_context_texts`` row."""
+    return Page(int(row[f"{prefix}_raw"]), row[f"{prefix}_hits"])

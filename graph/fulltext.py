@@ -94,3 +94,11 @@ def phrase_query(names: Sequence[str]) -> str:
 def in_namespace(namespace: str, lucene: str) -> str:
     """``lucene`` restricted to the documents of ``namespace``, scored as if alone."""
     return f"ns_token:{namespace_token(namespace)}^0 AND ({lucene})"
+
+
+MAX_NAMES = 50  # phrases looked up per message at most (TopicStore.known_names and others)
+
+
+def wanted_names(names: Sequence[str]) -> list[str]:
+    """The phrases a known-name lookup asks about: stripped, lower-cased, distinct, sorted."""
+    return sorted({n.strip().lower() for n in names if n.strip()})[:MAX_NAMES]

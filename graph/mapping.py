@@ -242,7 +242,7 @@ def message_props(message: Message) -> dict[str, Any]:
 
 def speaker_key(speaker: str) -> str:
     """How a speaker's name is looked up: stripped and lower-cased, as the context path's
-    phrases are (``graph.context.wanted_names``) and as migration 014 backfilled it."""
+    phrases are (``graph.fulltext.wanted_names``) and as migration 014 backfilled it."""
     return speaker.strip().lower()
 
 

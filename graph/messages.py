@@ -11,11 +11,10 @@ from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
-from graph.context import wanted_names
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import Conflict, ValidationFailed
-from graph.fulltext import in_namespace, lucene_query
+from graph.fulltext import in_namespace, lucene_query, wanted_names
 from graph.mapping import as_datetime, message_from_props, message_props, redact_message
 from graph.models import Message
 from graph.overfetch import Page, PagedQuery, Plan, overfetch, seeded
@@ -217,7 +216,7 @@ class MessageStore(Store):
 
     def speakers_named(self, namespace: str, names: Sequence[str]) -> set[str]:
         """The phrases (lower-cased) that name a speaker of one of the namespace's messages
-        (the (namespace, speaker_lc) index; at most ``graph.context.MAX_NAMES`` phrases)."""
+        (the (namespace, speaker_lc) index; at most ``graph.fulltext.MAX_NAMES`` phrases)."""
         wanted = wanted_names(names)
         if not wanted:
             return set()

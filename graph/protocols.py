@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePacket, WakeState
 
 if TYPE_CHECKING:
-    from graph.context import ContextStart, TextSearch
+    from graph.context import ContextStart, ContextTexts, TextSearch
     from graph.messages import AppendState, BufferStats, MessageHit
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
@@ -199,11 +199,17 @@ class ContextStoreProtocol(Protocol):
         ...
 
     def search_texts(
-        self, namespace: str, evidence: TextSearch, topics: TextSearch
-    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+        self,
+        namespace: str,
+        evidence: TextSearch,
+        topics: TextSearch,
+        window: TextSearch | None = None,
+    ) -> ContextTexts:
         """The conversation's messages matching ``evidence`` (as ``MessageStore.search_text``
         finds them) and the topics matching ``topics`` (as ``TopicStore.search_text`` with
-        ``fuzzy=False, light=True``), in one round trip where it can."""
+        ``fuzzy=False, light=True``); with a ``window``, the messages matching it and the
+        topics with an event in the topic search's window (``EventStore.topic_ids_in_window``,
+        at most 1,000). In one round trip where it can."""
         ...
 
     @property

@@ -14,11 +14,10 @@ from typing import Any
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import BEFORE_ALL, ensure_utc
-from graph.context import wanted_names
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
-from graph.fulltext import in_namespace, lucene_query, phrase_query, query_words
+from graph.fulltext import in_namespace, lucene_query, phrase_query, query_words, wanted_names
 from graph.lexical import rank
 from graph.mapping import (
     as_datetime,

@@ -23,18 +23,18 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from graph.clock import ensure_utc
-from graph.context import ContextStart, TextSearch
+from graph.context import ContextStart, ContextTexts, TextSearch
 from graph.messages import MessageHit
 from graph.models import Message, Topic
 from graph.protocols import (
     ContextStoreProtocol,
+    EventStoreProtocol,
     MessageStoreProtocol,
     SuppressionStoreProtocol,
     TopicStoreProtocol,
 )
 from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionTurn
-from graph.topics import ScoredTopic
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
@@ -145,9 +145,10 @@ class _SeparateReads:
         messages: MessageStoreProtocol,
         sleep_history: Any,
         suppression: SuppressionStoreProtocol,
+        events: EventStoreProtocol,
     ) -> None:
         self.topics, self.messages, self.sleep_history = topics, messages, sleep_history
-        self.suppression = suppression
+        self.suppression, self.events = suppression, events
 
     def start(
         self,
@@ -165,16 +166,26 @@ class _SeparateReads:
         )
 
     def search_texts(
-        self, namespace: str, evidence: TextSearch, topics: TextSearch
-    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
-        """The evidence and the topics' full-text candidates, one round trip each."""
+        self,
+        namespace: str,
+        evidence: TextSearch,
+        topics: TextSearch,
+        window: TextSearch | None = None,
+    ) -> ContextTexts:
+        """The evidence, the topics' full-text candidates (and with a ``window``, its own
+        evidence and event topics), one round trip each."""
         e, t = evidence, topics
-        return (
+        out = ContextTexts(
             self.messages.search_text(namespace, e.text, e.k, e.since, e.until),
             self.topics.search_text(
                 namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
             ),
         )
+        if window is not None:
+            w = window
+            out.windowed = self.messages.search_text(namespace, w.text, w.k, w.since, w.until)
+            out.event_topic_ids = self.events.topic_ids_in_window(namespace, t.since, t.until)
+        return out
 
     def finish(
         self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
@@ -222,7 +233,9 @@ class ContextBuilder:
         # the reads before the search (tail, sleep history, known names) in one round trip and
         # the writes after packing in one transaction when the composition root passes a
         # ContextStore (its ``suppression`` must be the one given here, or none be given)
-        self.reads = start or _SeparateReads(topics, messages, sleep_history, suppression)
+        self.reads = start or _SeparateReads(
+            topics, messages, sleep_history, suppression, search.events
+        )
 
     def build(self, req: ContextRequest) -> ContextResult:
         """The memory context for one message: triggers, one light search (deep when a trigger
@@ -392,15 +405,18 @@ class ContextBuilder:
         # the conversation's evidence and the topics' full-text candidates need no vector: both
         # are read in one round trip while the message is embedded (the evidence again, deep,
         # if a late trigger widens the search)
-        texts, more = self._texts(req, query, plan, sized)
+        texts = self._texts(req, query, plan, sized)
         evidence = texts
         vector = self.search.embed_query(query)
         if self.skill_router is not None:  # routed beside the topic search, same vector
             own = vector if query == req.message else None
             got.skills = _SKILL_POOL.submit(self._route_skills, req, own, plan.skills)
+        # the window's event topics come with the texts when the window's own evidence does
+        given = self._windowed(req, plan.window, plan.deep)
         pool = self.search.pool(
-            req.namespace, query, now, sized, window, vector, lambda: texts.result()[1]
-        )
+            req.namespace, query, now, sized, window, vector, lambda: texts.result().topics,
+            (lambda: texts.result().event_topic_ids) if given else None,
+        )  # fmt: skip
         got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
         if not plan.deep:
             cue = TriggerContext(now, signals=got.signals, config=self.config.triggers)
@@ -408,7 +424,7 @@ class ContextBuilder:
             if late:
                 plan.triggers.append(late)
                 plan.deep = True  # the light evidence is dropped: searched again, deep
-                evidence, more = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True), []
+                evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True)
                 # a window no trigger named (rare), or a light-sized pool: search again
                 if plan.window is not None or light:
                     pool = self.search.pool(
@@ -420,42 +436,34 @@ class ContextBuilder:
         known_by = _after(req.as_of)  # as_of: no topic first seen later
         if known_by is not None:
             got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
-        got.evidence = list(evidence.result()[0])
-        for extra in more:
-            got.evidence += extra.result()
+        said = evidence.result()
+        got.evidence = said.evidence + said.windowed
         for hit in got.topic_hits:
             got.topics[hit.topic.topic_id] = hit.topic
         return got
 
     def _texts(
         self, req: ContextRequest, query: str, plan: _Plan, sized: int
-    ) -> tuple[Future[tuple[list[MessageHit], list[ScoredTopic]]], list[Future[list[MessageHit]]]]:
+    ) -> Future[ContextTexts]:
         """The evidence and the topics' full-text candidates for ``query`` (a search of
-        ``sized`` topics) in one round trip, and a deep window's own evidence search beside
-        it, on the evidence pool."""
+        ``sized`` topics), with a deep window's own evidence and event topics, in one round
+        trip, on the evidence pool."""
         first, *rest = self._evidence_searches(req, plan.window, plan.deep)
         window = plan.window if plan.deep else None
         topics = TextSearch(
             query, self.search.fetch_size(sized), window.start if window else None,
             window.end if window else None,
         )  # fmt: skip
-        texts = _EVIDENCE_POOL.submit(self.reads.search_texts, req.namespace, first, topics)
-        more = [
-            _EVIDENCE_POOL.submit(
-                self.messages.search_text, req.namespace, s.text, s.k, s.since, s.until
-            )
-            for s in rest
-        ]
-        return texts, more
+        return _EVIDENCE_POOL.submit(
+            self.reads.search_texts, req.namespace, first, topics, rest[0] if rest else None
+        )
 
-    def _evidence(
-        self, req: ContextRequest, window: TimeWindow | None, deep: bool
-    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
+    def _evidence(self, req: ContextRequest, window: TimeWindow | None, deep: bool) -> ContextTexts:
         """The evidence searches alone (no topics), as ``_texts`` reads them."""
         found: list[MessageHit] = []
         for s in self._evidence_searches(req, window, deep):
             found += self.messages.search_text(req.namespace, s.text, s.k, s.since, s.until)
-        return found, []
+        return ContextTexts(found, [])
 
     def _evidence_searches(
         self, req: ContextRequest, window: TimeWindow | None, deep: bool
@@ -471,6 +479,10 @@ class ContextBuilder:
         if since or until != known_by:
             searches.append(TextSearch(req.message, k // 2, since, until))
         return searches
+
+    def _windowed(self, req: ContextRequest, window: TimeWindow | None, deep: bool) -> bool:
+        """Whether the evidence has a window search of its own (``_evidence_searches``)."""
+        return len(self._evidence_searches(req, window, deep)) > 1
 
     def _candidates(
         self,

@@ -167,16 +167,19 @@ class TopicSearch:
         window: TimeWindow | None,
         vector: Sequence[float] | None,
         text_hits: Callable[[], list[ScoredTopic]] | None = None,
+        event_ids: Callable[[], set[str]] | None = None,
     ) -> CandidatePool:
         """Vector and full-text candidates for a search of up to ``k`` topics (``vector``: the
         query's embedding, None when there is none: degraded to the lexical path; ``text_hits``:
         the full-text candidates when the caller reads them itself, as
         ``topics.search_text(namespace, text, fetch_size(k), window, fuzzy=False,
-        light=True)`` gives them)."""
+        light=True)`` gives them; ``event_ids``: the window's event topics, likewise)."""
         pool = CandidatePool(namespace, now, window)
         fetch = self.fetch_size(k)
         # the window's event topics need no candidate: read beside the searches
-        events = _POOL.submit(self._event_topics, namespace, window) if window else None
+        events = None
+        if window:
+            events = _POOL.submit(event_ids or (lambda: self._event_topics(namespace, window)))
         found = self._candidates(namespace, text, fetch, window, vector, pool, text_hits)
         for label, hits in found:
             pool.rankings.append([h.topic_id for h in hits])

@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from graph.context import ContextStart, TextSearch, sleep_history
-from graph.messages import MessageHit
+from graph.context import ContextStart, ContextTexts, TextSearch, sleep_history
 from graph.suppression import SessionTurn
-from graph.topics import ScoredTopic
 from retrieval.suppression import LocalSuppression
+from tests.fakes.events import FakeEventStore
 from tests.fakes.graph import FakeGraph
 from tests.fakes.messages import FakeMessageStore
 from tests.fakes.sleep import FakeSleepStore
@@ -24,6 +23,7 @@ class FakeContextStore:
         self.messages = FakeMessageStore(self.graph)
         self.topics = FakeTopicStore(self.graph)
         self.sleep = FakeSleepStore(self.graph)
+        self.events = FakeEventStore(self.graph)
         self.suppression = LocalSuppression()
 
     def start(
@@ -44,17 +44,27 @@ class FakeContextStore:
         )
 
     def search_texts(
-        self, namespace: str, evidence: TextSearch, topics: TextSearch
-    ) -> tuple[list[MessageHit], list[ScoredTopic]]:
-        """The messages matching ``evidence`` and the topics matching ``topics``, as the
+        self,
+        namespace: str,
+        evidence: TextSearch,
+        topics: TextSearch,
+        window: TextSearch | None = None,
+    ) -> ContextTexts:
+        """The messages matching ``evidence`` and the topics matching ``topics`` (with a
+        ``window``, its messages and the topics with an event in the topics' window), as the
         fake stores find them."""
         e, t = evidence, topics
-        return (
+        out = ContextTexts(
             self.messages.search_text(namespace, e.text, e.k, e.since, e.until),
             self.topics.search_text(
                 namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
             ),
         )
+        if window is not None:
+            w = window
+            out.windowed = self.messages.search_text(namespace, w.text, w.k, w.since, w.until)
+            out.event_topic_ids = self.events.topic_ids_in_window(namespace, t.since, t.until)
+        return out
 
     def finish(
         self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None

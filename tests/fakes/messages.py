@@ -6,8 +6,8 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from graph.clock import ensure_utc
-from graph.context import wanted_names
 from graph.errors import ValidationFailed
+from graph.fulltext import wanted_names
 from graph.mapping import speaker_key
 from graph.messages import AppendState, BufferStats, MessageHit, plan_append
 from graph.models import Message

@@ -877,8 +877,9 @@ def the_reads_before_a_search_come_in_one(s: Side, ns: str, other: str) -> Any:
 
 def the_text_searches_of_a_context_come_in_one(s: Side, ns: str, other: str) -> Any:
     """``ContextStore.search_texts``: the conversation's matches and the topics' full-text
-    candidates exactly as the two stores' own searches give them (hits, scores, order, the
-    topics read by id): open, windowed, and with nothing to search for on either side."""
+    candidates (with a window, the window's own matches and the topics with an event in it)
+    exactly as the stores' own searches give them (hits, scores, order, the topics read by
+    id): open, windowed, and with nothing to search for on either side."""
     s.messages.append(
         ns,
         [
@@ -898,30 +899,48 @@ def the_text_searches_of_a_context_come_in_one(s: Side, ns: str, other: str) -> 
         ],
     )
     seed_topics(s, other, [topic(other, "lake", "Lake Other", "Another lake.")])
+    s.events.record(ns, [event(ns, "e1", "lake", 30), event(ns, "e2", "bill", 300)])
+    s.events.record(other, [event(other, "e1", "lake", 30)])
     day = timedelta(days=1)
+    window = (TextSearch("lake billing", 2, T0 + timedelta(hours=1), T0 + 3 * day),)
     cases = {
         "open": (TextSearch("lake cabin", 5), TextSearch("lake cabin", 12)),
         "windowed": (
             TextSearch("lake billing", 2, None, T0 + timedelta(hours=2)),
-            TextSearch("lake billing", 12, T0 + 4 * day, T0 + 11 * day),
+            TextSearch("lake billing", 12, T0 + day, T0 + 11 * day),
+            *window,
+        ),
+        "open_sided": (
+            TextSearch("lake", 2),
+            TextSearch("lake", 12, None, T0 + 6 * day),
+            TextSearch("lake", 2, None, T0 + 6 * day),
         ),
         "no_message_words": (TextSearch("the was", 5), TextSearch("lake", 12)),
-        "no_topic_words": (TextSearch("lake", 5), TextSearch("!! ?", 12)),
+        "no_topic_words": (TextSearch("lake", 5), TextSearch("!! ?", 12), *window),
     }
     out = {}
-    for name, (said, named) in cases.items():
-        hits, ranked = s.context.search_texts(ns, said, named)
-        alone = (
+    for name, (said, named, *within) in cases.items():
+        got = s.context.search_texts(ns, said, named, *within)
+        alone = [
             s.messages.search_text(ns, said.text, said.k, said.since, said.until),
             s.topics.search_text(
                 ns, named.text, named.k, named.since, named.until, fuzzy=False, light=True
             ),
-        )
+            [],
+            set(),
+        ]
+        for w in within:
+            alone[2] = s.messages.search_text(ns, w.text, w.k, w.since, w.until)
+            alone[3] = s.events.topic_ids_in_window(ns, named.since, named.until)
         out[name] = {
-            "messages": sorted(h.message.message_id for h in hits),
-            "topics": sorted(h.topic.topic_id for h in ranked),
-            "as_alone": plain((hits, ranked)) == plain(alone),
-        }
+            "messages": sorted(h.message.message_id for h in got.evidence),
+            "topics": sorted(h.topic.topic_id for h in got.topics),
+            "windowed": sorted(h.message.message_id for h in got.windowed),
+            "event_topics": got.event_topic_ids,
+            "as_alone": plain(got) == plain(dict(zip(
+                ("evidence", "topics", "windowed", "event_topic_ids"), alone, strict=True
+            ))),
+        }  # fmt: skip
     return out
 
 

@@ -1,0 +1,61 @@
+// A deep context's reads that need no vector, in one round trip (graph/context.py
+// search_texts with a window): what search_context_texts reads (the conversation's all-time
+// matches and the topics' windowed full-text candidates), the first page of the window's own
+// matches (search_messages_fulltext with the window) and the topics with an event in the
+// window (event_topic_ids_in_window), each exactly as its own file reads it.
+// params: search_context_texts' ($message_*, $topic_*, $namespace), and
+//         $window_query, $window_fetch, $window_k, $window_since, $window_until (the window's
+//         message search), $event_since, $event_until (datetime, both given: the
+//         (namespace, at) index is seeked), $event_limit
+// returns: search_context_texts' columns, window_raw, window_hits (search_messages_fulltext's
+//          raw and hits), event_topic_ids (event_topic_ids_in_window's topic_ids)
+CALL {
+  CALL db.index.fulltext.queryNodes('message_text_en', $message_query, {limit: $message_fetch})
+    YIELD node, score
+  WITH collect({m: node, score: score}) AS found
+  WITH size(found) AS raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+       AND ($message_since IS NULL OR h.m.at >= $message_since)
+       AND ($message_until IS NULL OR h.m.at < $message_until)][0..$message_k] AS kept
+  UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
+  WITH raw, h, h.m AS m
+  RETURN raw AS message_raw, collect(CASE WHEN m IS NULL THEN null ELSE
+    {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}, score: h.score,
+     topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
+              | {topic_id: t.topic_id, name: t.name}]} END) AS message_hits
+}
+CALL {
+  CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
+    YIELD node
+  WITH collect(node) AS found
+  RETURN size(found) AS topic_raw,
+    [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
+       AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
+       AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
+     | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
+        gist: coalesce(n.gist, '')}]
+    AS topic_hits
+}
+CALL {
+  CALL db.index.fulltext.queryNodes('message_text_en', $window_query, {limit: $window_fetch})
+    YIELD node, score
+  WITH collect({m: node, score: score}) AS found
+  WITH size(found) AS raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+       AND ($window_since IS NULL OR h.m.at >= $window_since)
+       AND ($window_until IS NULL OR h.m.at < $window_until)][0..$window_k] AS kept
+  UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
+  WITH raw, h, h.m AS m
+  RETURN raw AS window_raw, collect(CASE WHEN m IS NULL THEN null ELSE
+    {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}, score: h.score,
+     topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
+              | {topic_id: t.topic_id, name: t.name}]} END) AS window_hits
+}
+CALL {
+  MATCH (e:TopicEvent)
+  WHERE e.namespace = $namespace AND e.at >= $event_since AND e.at < $event_until
+  WITH DISTINCT e.topic_id AS topic_id LIMIT $event_limit
+  RETURN collect(topic_id) AS event_topic_ids
+}
+RETURN message_raw, message_hits, topic_raw, topic_hits, window_raw, window_hits,
+  event_topic_ids
