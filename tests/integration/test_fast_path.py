@@ -196,3 +196,25 @@ def test_a_light_search_fetches_for_its_own_k_and_a_late_trigger_searches_again(
     assert asked == [light, deep], asked
     explicit = stack.context(LIGHT, now=NOW, explicit=True)
     assert explicit.deep and asked[2:] == [deep]  # deep from the start: one search
+
+
+def test_a_deep_window_reads_its_texts_and_event_topics_in_one_round_trip(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    """A relative time makes the request deep with a window: the conversation's all-time
+    evidence, the window's own evidence, the topics' windowed full-text candidates and the
+    window's event topics come in one read (none of them needs the vector)."""
+    stack, driver, _ = counted
+    driver.calls.clear()
+    result = stack.context("What did we say about the tax return last week?")
+    assert result.deep and result.time_window is not None, result.triggers
+    assert result.items  # the tax return came back
+    calls = Counter(driver.calls)
+    assert calls["search_context_texts_windowed"] == 1, driver.calls
+    for alone in (
+        "search_messages_fulltext",  # neither page grew past the first here
+        "search_topics_fulltext",
+        "event_topic_ids_in_window",
+        "search_context_texts",
+    ):
+        assert calls[alone] == 0, driver.calls
