@@ -39,7 +39,7 @@ from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, cl
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
 from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
-from retrieval.search import TopicHit, TopicSearch
+from retrieval.search import CandidatePool, TopicHit, TopicSearch
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import LocalSuppression, SuppressionCache, retention, task_fingerprint
 from retrieval.triggers import (
@@ -396,7 +396,6 @@ class ContextBuilder:
         query = req.message
         if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in plan.tail[-2:]), query])
-        window = plan.window if plan.deep else None
         # a light request's candidates are fetched for its own k (light_pool): 16 per ranking
         # instead of 40, most of the vector search's Neo4j work and ~50 topic maps fewer; the
         # low-confidence signals are the same either way (the best two cosines, the best BM25)
@@ -405,18 +404,12 @@ class ContextBuilder:
         # the conversation's evidence and the topics' full-text candidates need no vector: both
         # are read in one round trip while the message is embedded (the evidence again, deep,
         # if a late trigger widens the search)
-        texts = self._texts(req, query, plan, sized)
-        evidence = texts
+        evidence = self._texts(req, query, plan, sized)
         vector = self.search.embed_query(query)
         if self.skill_router is not None:  # routed beside the topic search, same vector
             own = vector if query == req.message else None
             got.skills = _SKILL_POOL.submit(self._route_skills, req, own, plan.skills)
-        # the window's event topics come with the texts when the window's own evidence does
-        given = self._windowed(req, plan.window, plan.deep)
-        pool = self.search.pool(
-            req.namespace, query, now, sized, window, vector, lambda: texts.result().topics,
-            (lambda: texts.result().event_topic_ids) if given else None,
-        )  # fmt: skip
+        pool = self._pool(req, query, now, plan, sized, vector, evidence)
         got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
         if not plan.deep:
             cue = TriggerContext(now, signals=got.signals, config=self.config.triggers)
@@ -424,12 +417,13 @@ class ContextBuilder:
             if late:
                 plan.triggers.append(late)
                 plan.deep = True  # the light evidence is dropped: searched again, deep
-                evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True)
-                # a window no trigger named (rare), or a light-sized pool: search again
+                # a window no trigger named (rare), or a light-sized pool: search again, the
+                # texts with the deep evidence in one read as before
                 if plan.window is not None or light:
-                    pool = self.search.pool(
-                        req.namespace, query, now, self.cfg.deep_topics, plan.window, vector
-                    )
+                    evidence = self._texts(req, query, plan, self.cfg.deep_topics)
+                    pool = self._pool(req, query, now, plan, self.cfg.deep_topics, vector, evidence)
+                else:
+                    evidence = _EVIDENCE_POOL.submit(self._evidence, req, plan.window, True)
         k = self.cfg.deep_topics if plan.deep else self.cfg.light_topics
         found = self.search.rank(pool, k, expand=plan.deep)
         got.topic_hits, got.degraded = found.hits, found.degraded
@@ -457,6 +451,25 @@ class ContextBuilder:
         return _EVIDENCE_POOL.submit(
             self.reads.search_texts, req.namespace, first, topics, rest[0] if rest else None
         )
+
+    def _pool(
+        self,
+        req: ContextRequest,
+        query: str,
+        now: datetime,
+        plan: _Plan,
+        sized: int,
+        vector: list[float] | None,
+        texts: Future[ContextTexts],
+    ) -> CandidatePool:
+        """The topic search's candidates for ``sized`` topics, the full-text ones (and a deep
+        window's event topics, read with the window's own evidence) from ``texts``."""
+        window = plan.window if plan.deep else None
+        given = self._windowed(req, plan.window, plan.deep)
+        return self.search.pool(
+            req.namespace, query, now, sized, window, vector, lambda: texts.result().topics,
+            (lambda: texts.result().event_topic_ids) if given else None,
+        )  # fmt: skip
 
     def _evidence(self, req: ContextRequest, window: TimeWindow | None, deep: bool) -> ContextTexts:
         """The evidence searches alone (no topics), as ``_texts`` reads them."""
