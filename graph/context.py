@@ -158,8 +158,9 @@ class ContextStore(Store):
         light topics, as the topic search asks); with a ``window`` (a deep search's), the
         messages matching it and the topics with an event in the topic search's window
         (``EventStore.topic_ids_in_window``). Every first page comes in one round trip
-        (``search_context_texts``, ``_windowed``); a search that must grow past its first page,
-        and the topics' read by id, run as the stores run them, so the answers are theirs."""
+        (``search_context_texts``, ``search_context_texts_windowed``); a search that must grow
+        past its first page, and the topics' read by id, run as the stores run them, so the
+        answers are theirs."""
         message_store, topic_store = self._stores()
         said = message_store.text_query(
             namespace, evidence.text, evidence.k, evidence.since, evidence.until
@@ -216,6 +217,7 @@ class ContextStore(Store):
         return out
 
     def _events(self) -> EventStore:
+        """The event store ``search_texts`` asks when it reads one store at a time."""
         return EventStore(self._driver, self._db)
 
     def _stores(self) -> tuple[MessageStore, TopicStore]:
