@@ -65,6 +65,7 @@ def show(container: Container, ns: str, question: Question, budget: int, top: in
         print(
             f"  {i:2} {mark} {hit.topic.name[:38]:38} cos {pool.cosine.get(tid, float('nan')):.3f}"
             f"  bm25 {pool.text_scores.get(tid, float('nan')):6.2f}"
+            f" (content {pool.content_scores.get(tid, float('nan')):5.2f})"
             f"  rel {hit.components['relevance']:.3f}  score {hit.score:.3f}"
         )
     lost = [h.topic.name for h in ranked[top:] if h.topic.topic_id in held]

@@ -53,6 +53,8 @@ class CandidatePool:
     sources: dict[str, list[str]] = field(default_factory=dict)
     cosine: dict[str, float] = field(default_factory=dict)
     text_scores: dict[str, float] = field(default_factory=dict)
+    # BM25 of the query's content words alone (what score fusion reads; see ``relevance``)
+    content_scores: dict[str, float] = field(default_factory=dict)
     degraded: bool = False
     event_topic_ids: set[str] = field(default_factory=set)
 
@@ -205,7 +207,8 @@ class TopicSearch:
         # in rank order, so that equal scores keep the lists' order (the sort is stable)
         listed = dict.fromkeys(tid for ranking in pool.rankings for tid in ranking)
         cosine = {t: c for t, c in pool.cosine.items() if t in listed}
-        text = {t: s for t, s in pool.text_scores.items() if t in listed}
+        # content words only: a match on "how", "the", "have" says nothing about a topic
+        text = {t: s for t, s in pool.content_scores.items() if t in listed}
         fused = score_fusion(cosine, text, self.cfg.vector_weight)
         return {tid: fused.get(tid, 0.0) for tid in listed}
 
@@ -244,6 +247,9 @@ class TopicSearch:
                 # the vector index scores (1 + cos) / 2; the trigger reads plain cosine
                 score = 2 * h.score - 1 if label.startswith("vector") else h.score
                 best[h.topic.topic_id] = max(score, best.get(h.topic.topic_id, -1.0))
+                if not label.startswith("vector"):
+                    core = h.score if h.content_score is None else h.content_score
+                    pool.content_scores[h.topic.topic_id] = core
             out.append((label, [h.topic for h in hits]))
         if vector is None and self.embedder is not None:
             pool.degraded = True
