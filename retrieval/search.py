@@ -207,8 +207,12 @@ class TopicSearch:
         # in rank order, so that equal scores keep the lists' order (the sort is stable)
         listed = dict.fromkeys(tid for ranking in pool.rankings for tid in ranking)
         cosine = {t: c for t, c in pool.cosine.items() if t in listed}
-        # content words only: a match on "how", "the", "have" says nothing about a topic
+        # content words only: a match on "how", "the", "have" says nothing about a topic; when
+        # no candidate holds a content word, the function words are all the text list has (as
+        # graph.fulltext.content_words keeps every word of a question of function words only)
         text = {t: s for t, s in pool.content_scores.items() if t in listed}
+        if not any(s > 0 for s in text.values()):
+            text = {t: s for t, s in pool.text_scores.items() if t in listed}
         fused = score_fusion(cosine, text, self.cfg.vector_weight)
         return {tid: fused.get(tid, 0.0) for tid in listed}
 

@@ -113,3 +113,15 @@ def test_rank_fusion_reads_the_rankings_not_the_scores() -> None:
     first = ranked(pool, SearchConfig(fusion="rrf"))
     pool.content_scores = {t: 0.0 for t in pool.content_scores}
     assert ranked(pool, SearchConfig(fusion="rrf")) == first
+
+
+def test_when_no_candidate_holds_a_content_word_every_word_counts() -> None:
+    """ "What did we decide last week?" over a small namespace: neither topic holds "decide",
+    "last" or "week" ("decided" is another word to the index). Read on content words alone the
+    text list would say nothing and the farther of two vector candidates would get 0, which no
+    time-window boost can lift; so the every-word BM25 ("we", "did") counts, as before."""
+    lists = {"schema log": (0.52, 1.8, 0.0), "Lisbon offsite": (0.41, 2.4, 0.0)}
+    fake = FakeStores()
+    relevance = TopicSearch(fake.topics, fake.events, None).relevance(pool_of(lists))
+    assert relevance["schema log"] == pytest.approx(0.4 + 0.6 * 1.8 / 2.4)
+    assert relevance["Lisbon offsite"] == pytest.approx(0.6)
