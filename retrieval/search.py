@@ -1,5 +1,7 @@
-"""Topic search: hybrid candidates (vector + full-text/alias, fused by reciprocal rank fusion),
-optionally restricted to a time window and expanded one hop over the typed edges.
+"""Topic search: hybrid candidates (vector + full text), fused by score (the cosine rescaled over
+the vector candidates and the BM25 of the question's content words over the best; or by
+reciprocal rank fusion, ``SearchConfig.fusion``), optionally restricted to a time window and
+expanded one hop over the typed edges (docs/retrieval.md, "How topic search ranks").
 
 Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x time_window_boost.
 """
@@ -184,7 +186,7 @@ class TopicSearch:
         return pool
 
     def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:
-        """The pool fused by reciprocal rank fusion and scored (§8.2), best ``k``; ``expand``
+        """The pool fused (``relevance``) and scored (§8.2), best ``k``; ``expand``
         adds 1-hop neighbours of the best ``k`` first."""
         scored = [
             self._hit(pool, pool.topics[tid], rel, pool.sources[tid])
@@ -198,7 +200,8 @@ class TopicSearch:
 
     def relevance(self, pool: CandidatePool) -> dict[str, float]:
         """Topic id -> relevance of every candidate of ``pool`` (``SearchConfig.fusion``): score
-        fusion in [0, 1], or reciprocal rank fusion x ``rrf_k`` (rank 1 of one list ~0.91)."""
+        fusion in [0, 1] of the cosines and the content-word BM25, or reciprocal rank fusion x
+        ``rrf_k`` (rank 1 of one list ~0.91)."""
         if self.cfg.fusion == "rrf":
             fused = rrf(pool.rankings, self.cfg.rrf_k)
             return {tid: rel * self.cfg.rrf_k for tid, rel in fused.items()}
