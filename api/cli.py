@@ -363,6 +363,12 @@ def wake(
 
 eval_app = typer.Typer(no_args_is_help=True, help="Measure the memory.")
 app.add_typer(eval_app, name="eval")
+_REUSE_KEPT = typer.Option(
+    exists=True,
+    dir_okay=False,
+    help="the --json output of an earlier --keep run on this server: score its kept namespaces "
+    "again without replaying (a retrieval change on the same memory); --keep keeps them again",
+)
 
 
 @eval_app.command("locomo")
@@ -376,13 +382,14 @@ def eval_locomo(
     ),
     sample: Annotated[list[str] | None, typer.Option(help="only these sample ids")] = None,
     keep: Annotated[bool, typer.Option(help="keep the namespaces afterwards")] = False,
+    reuse: Annotated[Path | None, _REUSE_KEPT] = None,
 ) -> None:
     """Evidence recall at a token budget (docs EVALUATION.md §1); prints the summary JSON.
     With several --budget values the conversations are replayed once and OUT gets a
     ``-<budget>`` suffix per budget."""
     from contextlib import ExitStack
 
-    from api.eval_locomo import evaluate, load_samples
+    from api.eval_locomo import evaluate, load_kept, load_samples
 
     container = _container()
     paths = {
@@ -399,7 +406,8 @@ def eval_locomo(
                 bar.console.print(markup(line))
                 bar.advance(task)
 
-            reports = evaluate(container, samples, outs, keep, done)
+            kept = load_kept(reuse) if reuse else None
+            reports = evaluate(container, samples, outs, keep, done, kept)
     except SheriffError as exc:
         _fail(exc)
     finally:
@@ -459,9 +467,10 @@ def eval_topics(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON only")] = False,
     topics: Annotated[bool, typer.Option(help="also list every topic")] = False,
     keep: Annotated[bool, typer.Option(help="keep the namespaces afterwards")] = False,
+    reuse: Annotated[Path | None, _REUSE_KEPT] = None,
 ) -> None:
     """The shape of the topic layer per conversation (docs EVALUATION.md §4)."""
-    from api.eval_locomo import load_samples
+    from api.eval_locomo import load_kept, load_samples
     from api.eval_topics import evaluate_topics
 
     container = _container()
@@ -470,8 +479,10 @@ def eval_topics(
         container.migrate()
         samples = load_samples(data)
         chosen = [samples[i] for i in conv] if conv else samples
+        kept = load_kept(reuse) if reuse else {}
         for sample in chosen:
-            report = evaluate_topics(container, sample, keep, rows=topics)
+            ns = kept.get(sample["sample_id"])
+            report = evaluate_topics(container, sample, keep, rows=topics, reuse=ns)
             reports.append(report)
             if not as_json:
                 _print_topic_report(report)

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from api.container import Container
 from graph.db import drop_namespace
+from graph.errors import ValidationFailed
 from retrieval.context import ContextRequest
 from sleepwake.replay import locomo_sessions
 
@@ -79,17 +80,73 @@ def evaluate(
     budgets: Mapping[int, TextIO],
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
+    reuse: Mapping[str, str] | None = None,
 ) -> list[EvalReport]:
-    """Replay each conversation once, then score its questions at every budget."""
+    """Replay each conversation once, then score its questions at every budget. ``reuse``
+    (sample id -> namespace an earlier ``--keep`` run left): score that memory again without
+    replaying, so a retrieval change is measured on the same topics in minutes."""
     reports = {b: EvalReport(b) for b in budgets}
     for sample in samples:
-        ns = f"eval-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
+        kept = (reuse or {}).get(sample["sample_id"])
+        ns = kept or f"eval-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
         try:
-            _one_conversation(container, sample, ns, reports, budgets, progress)
+            if kept:
+                _rescore_conversation(container, sample, ns, reports, budgets, progress)
+            else:
+                _one_conversation(container, sample, ns, reports, budgets, progress)
         finally:
             if not keep:
                 _drop(container, ns)
     return list(reports.values())
+
+
+def replay_end(sample: dict[str, Any]) -> datetime:
+    """When the questions are asked: a day after the conversation's last turn (the replay's
+    clock), computed from the data so a kept namespace is asked at the same time."""
+    last_at = None
+    for _, messages in locomo_sessions(sample):
+        last_at = messages[-1].at if messages else last_at
+    if last_at is None:
+        raise ValidationFailed(f"{sample.get('sample_id')}: a conversation without turns")
+    return last_at + timedelta(days=1)
+
+
+def require_kept(container: Container, ns: str) -> None:
+    """Refuse to score a namespace that holds no messages (dropped, or another server's)."""
+    if not container.messages.tail(ns, 1):
+        raise ValidationFailed(f"namespace {ns} holds no messages: was it kept on this server?")
+
+
+def _rescore_conversation(
+    container: Container,
+    sample: dict[str, Any],
+    ns: str,
+    reports: dict[int, EvalReport],
+    outs: Mapping[int, TextIO],
+    progress: Callable[[str], None] | None,
+) -> None:
+    require_kept(container, ns)
+    now = replay_end(sample)
+    facts = {"sample_id": sample["sample_id"], "namespace": ns, "reused": True}
+    for budget, report in reports.items():
+        report.conversations.append(facts)
+        score_questions(container, sample, ns, now, report, outs[budget])
+    if progress:
+        progress(f"{sample['sample_id']}: scored again in {ns}")
+
+
+def load_kept(path: Path) -> dict[str, str]:
+    """sample id -> namespace from the ``--json`` output of an earlier ``--keep`` run of
+    ``eval locomo`` (a list of budget summaries) or ``eval topics`` (a list of reports)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = [c for entry in data for c in entry.get("conversations", [entry])]
+        kept = {str(r["sample_id"]): str(r["namespace"]) for r in rows if r.get("namespace")}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValidationFailed(f"{path}: not the --json output of an earlier run ({exc})") from exc
+    if not kept:
+        raise ValidationFailed(f"{path}: no kept namespace in it (was it run with --keep?)")
+    return kept
 
 
 def _one_conversation(
@@ -115,6 +172,7 @@ def _one_conversation(
     ingest_s = time.perf_counter() - started
     facts = {
         "sample_id": sample["sample_id"],
+        "namespace": ns,
         "turns": turns,
         "sleeps": len(sleeps),
         "ingest_and_sleep_s": round(ingest_s, 2),

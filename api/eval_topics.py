@@ -14,13 +14,13 @@ import re
 import time
 import uuid
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from api.container import Container
-from api.eval_locomo import normalise_evidence
+from api.eval_locomo import normalise_evidence, replay_end, require_kept
 from graph.models import Fact, Topic
 from sleepwake.replay import locomo_sessions
 
@@ -37,18 +37,28 @@ def name_key(name: str) -> str:
 
 
 def evaluate_topics(
-    container: Container, sample: dict[str, Any], keep: bool = False, rows: bool = False
+    container: Container,
+    sample: dict[str, Any],
+    keep: bool = False,
+    rows: bool = False,
+    reuse: str | None = None,
 ) -> dict[str, Any]:
-    """Replay one conversation, sleep once more, and measure its topics (§4)."""
-    ns = f"evaltopics-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
+    """Replay one conversation, sleep once more, and measure its topics (§4). ``reuse``: the
+    namespace an earlier ``--keep`` run left for this conversation, measured again without the
+    replay (the same topics: a retrieval change on the same memory)."""
+    ns = reuse or f"evaltopics-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
     started = time.perf_counter()
     try:
-        now = _replay(container, sample, ns)
+        if reuse:
+            require_kept(container, ns)
+            now = replay_end(sample)
+        else:
+            now = _replay(container, sample, ns)
         wall = time.perf_counter() - started
         topics = container.topics.list_live(ns, limit=100_000)
         messages = container.messages.tail(ns, 1_000_000)
         external = {m.message_id: m.external_id or m.message_id for m in messages}
-        report = {"sample_id": sample["sample_id"], "messages": len(messages)}
+        report = {"sample_id": sample["sample_id"], "namespace": ns, "messages": len(messages)}
         report.update(shape_figures(topics, len(messages), external))
         report["near_duplicate_pairs"] = near_duplicates(container, topics)
         report["observation_coverage"] = observation_coverage(container, sample, topics, external)
@@ -56,7 +66,8 @@ def evaluate_topics(
         report["topic_only_recall_1000"] = topic_only_recall(
             container, sample, ns, now, external, by_id
         )
-        report["ingest_and_sleep_s"] = round(wall, 1)
+        if not reuse:
+            report["ingest_and_sleep_s"] = round(wall, 1)
         if rows:
             report["topic_list"] = topic_rows(topics, external)  # "topics" stays the count
         return report
@@ -68,12 +79,9 @@ def evaluate_topics(
 
 
 def _replay(container: Container, sample: dict[str, Any], ns: str) -> datetime:
-    last_at = None
     for _, messages in locomo_sessions(sample):
         container.conversation.append(ns, messages)
-        last_at = messages[-1].at if messages else last_at
-    assert last_at is not None
-    now = last_at + timedelta(days=1)
+    now = replay_end(sample)
     container.conversation.maintain(ns, now)
     container.sleeper.sleep(ns, now)  # the one explicit sleep of §4
     return now

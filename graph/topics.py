@@ -17,7 +17,14 @@ from graph.clock import BEFORE_ALL, ensure_utc
 from graph.cypher import query, query_for_edge
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed, VersionConflict
-from graph.fulltext import in_namespace, lucene_query, phrase_query, query_words, wanted_names
+from graph.fulltext import (
+    content_words,
+    in_namespace,
+    lucene_query,
+    phrase_query,
+    query_words,
+    wanted_names,
+)
 from graph.lexical import rank
 from graph.mapping import (
     as_datetime,
@@ -53,6 +60,9 @@ class ScoredTopic:
     topic: Topic
     score: float
     source: str  # "vector" | "vector-scan" | "fulltext" | "alias"
+    # full text: BM25 of the query's content words alone (graph.fulltext.content_words), what
+    # topic search fuses; ``score`` (every word) orders the candidates and feeds the trigger
+    content_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -367,14 +377,19 @@ class TopicStore(Store):
         need = size if search.params["since"] is None and search.params["until"] is None else k
         found = run_overfetch(need, search.plan, seeded(page, first, search.first_fetch))
         pool = found.hits[:size]
-        scores = rank(query_words(text), pool, TEXT_FIELDS, fuzzy=fuzzy)
+        words = query_words(text)
+        scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
+        # the same candidates scored by the content words alone: a long chat topic's gist holds
+        # "how", "many", "the", "have" and scored as high as one holding "cuisines"
+        content = content_words(text)
+        core = scores if content == words else rank(content, pool, TEXT_FIELDS, fuzzy=fuzzy)
         # a candidate that matched only the namespace clause (boost 0) shares no query word
         matched = [i for i in range(len(pool)) if scores[i] > 0]
         order = sorted(matched, key=lambda i: (-scores[i], i))[:k]
         ids = [pool[i]["topic_id"] for i in order]
         topics = {t.topic_id: t for t in self._by_id(namespace, ids, light)}
         return [
-            ScoredTopic(topics[pool[i]["topic_id"]], scores[i], "fulltext")
+            ScoredTopic(topics[pool[i]["topic_id"]], scores[i], "fulltext", core[i])
             for i in order
             if pool[i]["topic_id"] in topics
         ]

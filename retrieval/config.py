@@ -27,7 +27,8 @@ class SearchConfig(BaseModel):
     # the other factors (recency) decided the order; measured on LoCoMo (docs/topics.md)
     rrf_k: float = Field(default=10.0, gt=0, description="reciprocal rank fusion constant")
     # "score": relevance = vector_weight x the cosine (min-max over the vector candidates) +
-    # the rest x BM25 / the best BM25; "rrf": rank fusion. RRF dropped a topic ranked 6th by
+    # the rest x BM25 / the best BM25, BM25 of the question's content words (docs/retrieval.md,
+    # "How topic search ranks"); "rrf": rank fusion. RRF dropped a topic ranked 6th by
     # its vector and not matched by text under topics ranked ~10th by both (LoCoMo topic-only
     # recall 0.542 -> 0.588, mean of six conversations, docs/topics.md)
     fusion: Literal["score", "rrf"] = Field(default="score", description="how rankings fuse")

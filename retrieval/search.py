@@ -1,5 +1,7 @@
-"""Topic search: hybrid candidates (vector + full-text/alias, fused by reciprocal rank fusion),
-optionally restricted to a time window and expanded one hop over the typed edges.
+"""Topic search: hybrid candidates (vector + full text), fused by score (the cosine rescaled over
+the vector candidates and the BM25 of the question's content words over the best; or by
+reciprocal rank fusion, ``SearchConfig.fusion``), optionally restricted to a time window and
+expanded one hop over the typed edges (docs/retrieval.md, "How topic search ranks").
 
 Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x time_window_boost.
 """
@@ -53,6 +55,8 @@ class CandidatePool:
     sources: dict[str, list[str]] = field(default_factory=dict)
     cosine: dict[str, float] = field(default_factory=dict)
     text_scores: dict[str, float] = field(default_factory=dict)
+    # BM25 of the query's content words alone (what score fusion reads; see ``relevance``)
+    content_scores: dict[str, float] = field(default_factory=dict)
     degraded: bool = False
     event_topic_ids: set[str] = field(default_factory=set)
 
@@ -194,7 +198,7 @@ class TopicSearch:
         return max(k * self.cfg.fetch_factor, self.cfg.min_fetch)
 
     def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:
-        """The pool fused by reciprocal rank fusion and scored (§8.2), best ``k``; ``expand``
+        """The pool fused (``relevance``) and scored (§8.2), best ``k``; ``expand``
         adds 1-hop neighbours of the best ``k`` first."""
         scored = [
             self._hit(pool, pool.topics[tid], rel, pool.sources[tid])
@@ -208,7 +212,8 @@ class TopicSearch:
 
     def relevance(self, pool: CandidatePool) -> dict[str, float]:
         """Topic id -> relevance of every candidate of ``pool`` (``SearchConfig.fusion``): score
-        fusion in [0, 1], or reciprocal rank fusion x ``rrf_k`` (rank 1 of one list ~0.91)."""
+        fusion in [0, 1] of the cosines and the content-word BM25, or reciprocal rank fusion x
+        ``rrf_k`` (rank 1 of one list ~0.91)."""
         if self.cfg.fusion == "rrf":
             fused = rrf(pool.rankings, self.cfg.rrf_k)
             return {tid: rel * self.cfg.rrf_k for tid, rel in fused.items()}
@@ -217,7 +222,12 @@ class TopicSearch:
         # in rank order, so that equal scores keep the lists' order (the sort is stable)
         listed = dict.fromkeys(tid for ranking in pool.rankings for tid in ranking)
         cosine = {t: c for t, c in pool.cosine.items() if t in listed}
-        text = {t: s for t, s in pool.text_scores.items() if t in listed}
+        # content words only: a match on "how", "the", "have" says nothing about a topic; when
+        # no candidate holds a content word, the function words are all the text list has (as
+        # graph.fulltext.content_words keeps every word of a question of function words only)
+        text = {t: s for t, s in pool.content_scores.items() if t in listed}
+        if not any(s > 0 for s in text.values()):
+            text = {t: s for t, s in pool.text_scores.items() if t in listed}
         fused = score_fusion(cosine, text, self.cfg.vector_weight)
         return {tid: fused.get(tid, 0.0) for tid in listed}
 
@@ -261,6 +271,9 @@ class TopicSearch:
                 # the vector index scores (1 + cos) / 2; the trigger reads plain cosine
                 score = 2 * h.score - 1 if label.startswith("vector") else h.score
                 best[h.topic.topic_id] = max(score, best.get(h.topic.topic_id, -1.0))
+                if not label.startswith("vector"):
+                    core = h.score if h.content_score is None else h.content_score
+                    pool.content_scores[h.topic.topic_id] = core
             out.append((label, [h.topic for h in hits]))
         if vector is None and self.embedder is not None:
             pool.degraded = True

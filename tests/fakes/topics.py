@@ -22,6 +22,7 @@ from tests.fakes.graph import (
     Edge,
     FakeGraph,
     TopicNode,
+    content_words,
     query_words,
     seen_in,
     similarity,
@@ -236,16 +237,17 @@ class FakeTopicStore:
             return []
         s, u = window(since, until)
         query = standard_terms(" ".join(words))
+        content = standard_terms(" ".join(content_words(text)))
         scored = []
         for node in self.graph.live_topics(namespace):
             p = node.props
             doc = standard_terms(f"{p['name']} {p['alias_text']} {p['one_liner']} {p['gist']}")
             score = term_score(query, doc, fuzzy)
             if score > 0 and seen_in(p, s, u):
-                scored.append((score, node))
-        scored.sort(key=lambda pair: -pair[0])
+                scored.append((score, term_score(content, doc, fuzzy), node))
+        scored.sort(key=lambda row: -row[0])
         drop = LIGHT_DROP if light else ()
-        return [ScoredTopic(n.topic(drop), score, "fulltext") for score, n in scored[:k]]
+        return [ScoredTopic(n.topic(drop), sc, "fulltext", core) for sc, core, n in scored[:k]]
 
     def search_vector(
         self,

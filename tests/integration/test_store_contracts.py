@@ -422,6 +422,11 @@ def full_text_search_of_topics(s: Side, ns: str, other: str) -> Any:
             "lake billing aqueducts", since=T0 + timedelta(days=5), until=T0 + timedelta(days=15)
         ),
         "best_first": s.topics.search_text(ns, "billing postgres lake")[0].topic.topic_id,
+        # "the" finds the lake house too, but only "billing" is a content word
+        "content": {
+            h.topic.topic_id.removeprefix(f"{ns}-"): (h.score > 0, (h.content_score or 0) > 0)
+            for h in s.topics.search_text(ns, "how is the billing", fuzzy=False)
+        },
         "light": plain(s.topics.search_text(ns, "lake", light=True)[0].topic.facts),
         "source": {h.source for h in s.topics.search_text(ns, "lake")},
         "empty": outcome(lambda: s.topics.search_text(ns, "x")),
