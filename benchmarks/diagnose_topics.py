@@ -12,7 +12,8 @@ Reads a namespace kept by ``eval topics --keep`` (no replay, no sleep) and print
   ``eval topics`` measures it (same packing, ``api.eval_topics._pack``), and where the evidence
   of each question (categories 1-4) went: its turn cited by no fact, the topic whose fact cites
   it ranked 1-3 / 4-8 / below 8 by topic search, and how often it was ranked but not packed
-  (the 1000 tokens were full before its fact);
+  (the 1000 tokens were full before its fact), and how many of the missed turns open their
+  session (``opens_session``; each missed turn is tagged so in ``--misses``);
 * the observations ``observation_coverage`` misses, split into evidence cited by no fact and
   evidence cited only by topics whose "name: one-liner" is unlike the observation (cosine
   < 0.35), with the topics that hold most of the latter (the catch-alls) and a few examples.
@@ -61,6 +62,7 @@ def recall_breakdown(
     buckets: Counter[str] = Counter()
     recalls = []
     misses: list[str] = []
+    missed_openers = 0
     for qa in sample["qa"]:
         evidence = set(normalise_evidence(qa.get("evidence", [])))
         if not evidence or int(qa["category"]) not in (1, 2, 3, 4):
@@ -87,12 +89,21 @@ def recall_breakdown(
                 label += ", packed" if turn in cited else ", not packed (budget)"
             buckets[label] += 1
             if turn not in cited:
+                missed_openers += opens_session(turn)
                 misses.append(_miss(question, turn, holders, rank, ranked))
     return {
         "recall": round(sum(recalls) / max(len(recalls), 1), 3),
         "turns": dict(buckets),
+        "missed turns opening their session": missed_openers,
         "misses": misses,
     }
+
+
+def opens_session(turn: str) -> bool:
+    """Whether a LoCoMo turn id ("D22:1") is the first turn of its session: a session between
+    friends opens with one person's news, and such turns were a sixth to a quarter of the
+    missed evidence (docs/topics.md, branch topics8)."""
+    return turn.rsplit(":", 1)[-1] == "1"
 
 
 def _miss(
@@ -102,8 +113,9 @@ def _miss(
     rank, or None below ``DEEP_K``), and the three topics ranked first."""
     holder = holders[0]
     first = ", ".join(repr(t.name) for t in ranked[:3])
+    opener = " (opens its session)" if opens_session(turn) else ""
     return (
-        f"{question!r} {turn}: held by {holder.name!r} ({len(holder.facts)} facts), "
+        f"{question!r} {turn}{opener}: held by {holder.name!r} ({len(holder.facts)} facts), "
         f"rank {None if rank is None else rank + 1}; first: {first}"
     )
 
