@@ -72,15 +72,15 @@ CO_ACTIVATION = 0.5
 MAX_CO_ACTIVATION = 3.0
 TOP_TOPICS = 10
 # In a sleep of a chat with an assistant (``side_topics.with_assistant``), a candidate's or a
-# changed topic's semantic text longer than this (about the 256 word pieces MiniLM reads, at ~4
-# characters a piece) is not embedded whole: the candidate's vector is composed from its head
-# and its facts' turn vectors (``candidate_vectors``), the topic's blended from its stored one
-# (``blend``). Candidates' and topics' texts were half the word pieces such a sleep embedded,
-# the model read only the first ~1,000 characters of the long ones, and their parts' vectors
-# were at hand. Elsewhere (between
-# people: LoCoMo) texts are embedded whole: composing there cost topic-only recall (conv-26
-# 0.574 -> 0.561, conv-30 0.674 -> 0.662), and texts of short turns are cheap.
-BLEND_CHARS = 1000
+# changed topic's semantic text longer than this (~150 word pieces: the candidates' average) is
+# not embedded whole: the candidate's vector is composed from its head and its facts' turn
+# vectors (``candidate_vectors``), the topic's blended from its stored one (``blend``).
+# Candidates' and topics' texts were half the word pieces such a sleep embedded, and the vectors
+# of their parts were at hand. On the twelve LongMemEval questions of docs/evaluation.md recall
+# and topics were the same at 1,000 and at 600 characters (word pieces -22% and -34%).
+# Elsewhere (between people: LoCoMo) texts are embedded whole: composing there cost topic-only
+# recall (conv-26 0.574 -> 0.561, conv-30 0.674 -> 0.662), and texts of short turns are cheap.
+BLEND_CHARS = 600
 
 
 class SleepSummary(BaseModel):
@@ -414,7 +414,7 @@ class Sleeper:
     def _topic_writes(self, namespace: str, work: _Work, blended: bool = False) -> list[TopicWrite]:
         """New topics carry their vector; an existing one a new vector only if its semantic
         text changed: in a ``blended`` sleep (a chat with an assistant) and for a text longer
-        than the model reads (``BLEND_CHARS``), its stored vector blended with the vectors of
+        than ``BLEND_CHARS``, its stored vector blended with the vectors of
         the candidates folded into it (``blend``); else, or without a stored vector of this
         model, its text embedded (those texts together, in one call)."""
         changed: dict[str, str] = {}
@@ -619,13 +619,13 @@ def candidate_vectors(
     embedder: Embedder, cands: SliceCandidates, compose: bool = True
 ) -> list[list[float]]:
     """One unit vector per candidate, in order, in one embedding call. A candidate's
-    semantic text is embedded (each distinct text once), unless it is longer than the model
-    reads (``BLEND_CHARS``), ``compose`` is on (a chat with an assistant: ``Sleeper``) and
-    segmentation embedded the turns of all its facts: then only its
-    head ("name: lead fact") is embedded, and its vector is the mean of the head's and its
-    facts' turns' vectors, each weighted by its characters (mean pooling weighs every word
-    piece alike). Such texts were a third of the word pieces a sleep of chat-assistant turns
-    embedded, and the model read only their first ~1,000 characters (docs/evaluation.md)."""
+    semantic text is embedded (each distinct text once), unless it is longer than
+    ``BLEND_CHARS``, ``compose`` is on (a chat with an assistant: ``Sleeper``) and
+    segmentation embedded the turns of all its facts: then only its head ("name: lead fact")
+    is embedded, and its vector is the mean of the head's and its facts' turns' vectors, each
+    weighted by its characters (mean pooling weighs every word piece alike). Candidates' texts
+    were a third of the word pieces a sleep of chat-assistant turns embedded
+    (docs/evaluation.md)."""
     plans: list[tuple[str, list[tuple[Sequence[float], int]]] | None] = []
     wanted: list[str] = []
     for cand in cands.candidates:

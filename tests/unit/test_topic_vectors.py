@@ -116,8 +116,8 @@ def test_a_long_changed_topic_is_blended_not_embedded_again() -> None:
 def test_a_short_or_not_chat_changed_topic_has_its_text_embedded(
     chat: bool, long: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if long:
-        monkeypatch.setattr(sleep_module, "BLEND_CHARS", 0)
+    # the threshold set so that the topic's text is over it (not a chat) or under it
+    monkeypatch.setattr(sleep_module, "BLEND_CHARS", 0 if long else 10_000)
     m, tid, _ = party_twice(chat)
     m.sleeper.sleep(m.namespace, T0 + timedelta(days=2, hours=1))
     topic = m.topics.get_one(m.namespace, tid)
