@@ -11,7 +11,7 @@ the appends (``--mode inline``, what ``sheriff eval longmemeval`` does) or queue
 sleep worker before the next session (``--mode background``). Prints messages/s, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
-calls, texts and characters by caller, the Cypher statements run (by query file) and the
+calls, texts, characters, word pieces and repeated texts by caller, the Cypher statements run (by query file) and the
 transactions committed, and with ``--topics`` the topic list a user would see
 (name, facts, touches, first and last seen). With ``--profile`` the run is under cProfile and
 the 25 costliest functions (cumulative) are printed.
@@ -30,6 +30,7 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from api.container import Container
 from api.eval_longmemeval import Question, load_questions
@@ -52,11 +53,14 @@ class CountingEmbedder:
         self.chars = 0
         self.seconds = 0.0
         self.by_caller: Counter[str] = Counter()  # "caller: texts" -> texts, chars, seconds
+        self.seen: set[str] = set()  # every text embedded so far (repeats are counted)
+        self.tokenizer = _tokenizer()
 
     def reset(self) -> None:
         self.calls = self.texts = self.chars = 0
         self.seconds = 0.0
         self.by_caller.clear()
+        self.seen.clear()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.calls += 1
@@ -71,7 +75,24 @@ class CountingEmbedder:
         self.by_caller[f"{caller} texts"] += len(texts)
         self.by_caller[f"{caller} chars"] += chars
         self.by_caller[f"{caller} ms"] += round(seconds * 1000)
+        # word pieces (truncated as the model reads them): what the model's time follows
+        pieces = sum(len(e.ids) for e in self.tokenizer.encode_batch(list(texts)))
+        self.by_caller[f"{caller} pieces"] += pieces
+        self.by_caller[f"{caller} repeats"] += sum(1 for t in texts if t in self.seen)
+        self.seen.update(texts)
         return vectors
+
+
+def _tokenizer() -> Any:
+    """MiniLM's word-piece tokenizer, truncating at the model's 256 pieces as it reads."""
+    from tokenizers import Tokenizer
+
+    from retrieval.minilm import MAX_SEQ_LENGTH, weights_dir
+
+    tokenizer = Tokenizer.from_file(str(weights_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+    tokenizer.no_padding()
+    return tokenizer
 
 
 class QueryCounter:
@@ -221,7 +242,8 @@ def main() -> None:
         print(f"{key}: {value}")
     print(
         f"embed: {counting.calls} calls, {counting.texts} texts, {counting.chars} chars, "
-        f"{counting.seconds:.1f} s"
+        f"{counting.seconds:.1f} s, "
+        f"{sum(v for k, v in counting.by_caller.items() if k.endswith(' pieces'))} word pieces"
     )
     for key, value in sorted(counting.by_caller.items()):
         print(f"  {key}: {value}")

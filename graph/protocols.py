@@ -261,6 +261,10 @@ class SleepStoreProtocol(Protocol):
         """Whole topics by id (the ones a sleep will rewrite)."""
         ...
 
+    def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
+        """The stored vectors of some topics, by id (a topic without one is left out)."""
+        ...
+
     def top_topic_scores(
         self, namespace: str, limit: int = 20
     ) -> list[tuple[str, float, datetime]]:

@@ -232,6 +232,14 @@ class SleepStore(Store):
         )
         return [topic_from_props(r["t"], r["related"]) for r in records]
 
+    def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
+        """The stored vectors of some topics, by id (a topic without one is left out)."""
+        if not topic_ids:
+            return {}
+        params = {"namespace": namespace, "topic_ids": topic_ids}
+        records = self._run(query("get_topic_vectors"), params, read=True)
+        return {r["topic_id"]: [float(x) for x in r["vector"]] for r in records}
+
     def top_topic_scores(
         self, namespace: str, limit: int = 20
     ) -> list[tuple[str, float, datetime]]:

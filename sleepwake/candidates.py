@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -19,7 +19,7 @@ from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
 from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
 from sleepwake.policy import ANSWER_ROLES
 from sleepwake.redact import redact
-from text.gist import semantic_text
+from text.gist import semantic_parts, semantic_text
 from text.timephrases import resolve
 
 _DETERMINERS = re.compile(
@@ -134,6 +134,12 @@ class Candidate:
         """What is embedded; equals ``Topic.semantic_text()`` of the topic it would create."""
         return semantic_text(self.name, self.one_liner(), [f.text for f in self.facts])
 
+    def semantic_parts(self) -> tuple[str, list[Fact]]:
+        """The head of ``semantic_text`` and the facts after it (``text.gist.semantic_parts``)."""
+        head, texts = semantic_parts(self.name, self.one_liner(), [f.text for f in self.facts])
+        by_text = {f.text: f for f in reversed(self.facts)}  # the first fact of a text wins
+        return head, [by_text[t] for t in texts]
+
 
 @dataclass
 class SliceCandidates:
@@ -142,6 +148,9 @@ class SliceCandidates:
     in_progress: tuple[InProgress, Message] | None
     per_message: dict[str, list[str]]  # message id -> candidate keys, in slice order
     extractions: dict[str, Extraction] = field(default_factory=dict)  # message id -> its own
+    # message id -> the unit vector segmentation gave the turn (episode topics; else empty):
+    # a long candidate's vector is composed from them (sleepwake.sleep.candidate_vectors)
+    turn_vectors: dict[str, Sequence[float]] = field(default_factory=dict)
 
 
 def fact_text(message: Message, sentence: str) -> str:

@@ -615,7 +615,12 @@ def _assemble(
         cand.summary = compose_one_liner(cand.name, facts, lead) or lead
     ordered = sorted(out.values(), key=lambda c: (c.first_seq or 0, c.key))
     return SliceCandidates(
-        ordered, cands.dependencies, cands.in_progress, per_message, cands.extractions
+        ordered,
+        cands.dependencies,
+        cands.in_progress,
+        per_message,
+        cands.extractions,
+        {mid: v.tolist() for mid, v in turn_vectors.items()},
     )
 
 

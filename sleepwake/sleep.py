@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -60,6 +60,7 @@ from sleepwake.normalise import merge_candidate, new_topic, stable_id
 from sleepwake.policy import SleepPolicy, SleepReason, select_slice
 from sleepwake.side_topics import fold_side_topics, with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
+from text.gist import FACT_CHARS, VECTOR_FACTS, unspoken
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,16 @@ STEPS = (
 CO_ACTIVATION = 0.5
 MAX_CO_ACTIVATION = 3.0
 TOP_TOPICS = 10
+# In a sleep of a chat with an assistant (``side_topics.with_assistant``), a candidate's or a
+# changed topic's semantic text longer than this (~150 word pieces: the candidates' average) is
+# not embedded whole: the candidate's vector is composed from its head and its facts' turn
+# vectors (``candidate_vectors``), the topic's blended from its stored one (``blend``).
+# Candidates' and topics' texts were half the word pieces such a sleep embedded, and the vectors
+# of their parts were at hand. On the twelve LongMemEval questions of docs/evaluation.md recall
+# and topics were the same at 1,000 and at 600 characters (word pieces -22% and -34%).
+# Elsewhere (between people: LoCoMo) texts are embedded whole: composing there cost topic-only
+# recall (conv-26 0.574 -> 0.561, conv-30 0.674 -> 0.662), and texts of short turns are cheap.
+BLEND_CHARS = 600
 
 
 class SleepSummary(BaseModel):
@@ -103,6 +114,7 @@ class _Work:
     topics: dict[str, Topic] = field(default_factory=dict)
     versions: dict[str, int | None] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)
+    facts_before: dict[str, int] = field(default_factory=dict)  # an existing topic's, as read
     by_key: dict[str, str] = field(default_factory=dict)  # candidate key -> topic id
     updates: dict[str, list[tuple[Candidate, str, list[float]]]] = field(default_factory=dict)
     events: list[tuple[TopicEvent, list[float]]] = field(default_factory=list)
@@ -218,13 +230,13 @@ class Sleeper:
         if extraction_report["mode"] != "llm":
             cands = form_topics(piece, cands, cands.extractions, self.embedder.embed, self.tz)
         self._fault("extract")
-        vectors = _embed_unique(self.embedder, [c.semantic_text() for c in cands.candidates])
+        chat = with_assistant(piece)
+        vectors = candidate_vectors(self.embedder, cands, compose=chat)
         self._fault("embed")
         by_key = {c.key: v for c, v in zip(cands.candidates, vectors, strict=True)}
         subjects = compute_subjects(cands.candidates, cands.per_message, by_key)
         self._fault("subjects")
         slice_id = _slice_id(namespace, piece)
-        chat = with_assistant(piece)
         work = self._match_and_merge(namespace, cands.candidates, vectors, slice_id, now, chat)
         self._fault("normalise")
         links = self._edges(cands, subjects, work)
@@ -235,7 +247,7 @@ class Sleeper:
         plan = SleepCommit(
             namespace=namespace,
             now=now,
-            topics=self._topic_writes(work),
+            topics=self._topic_writes(namespace, work, blended=chat),
             events=[(e, v) for e, v in work.events],
             links=links,
             subjects=self._subjects(namespace, now, subjects, work),
@@ -381,6 +393,7 @@ class Sleeper:
         for topic in self.store.get_topics(namespace, existing):
             work.topics[topic.topic_id] = topic
             work.versions[topic.topic_id] = topic.version
+            work.facts_before[topic.topic_id] = sum(f.invalid_at is None for f in topic.facts)
         for cand, vector, (tid, _new) in zip(candidates, vectors, targets, strict=True):
             if tid not in work.topics:
                 topic = new_topic(cand, namespace, tid, self.embedder.model_name)
@@ -398,22 +411,41 @@ class Sleeper:
         ]
         return work
 
-    def _topic_writes(self, work: _Work) -> list[TopicWrite]:
+    def _topic_writes(self, namespace: str, work: _Work, blended: bool = False) -> list[TopicWrite]:
         """New topics carry their vector; an existing one a new vector only if its semantic
-        text changed (those texts are embedded together, in one call)."""
-        stale: dict[str, str] = {}
+        text changed: in a ``blended`` sleep (a chat with an assistant) and for a text longer
+        than ``BLEND_CHARS``, its stored vector blended with the vectors of
+        the candidates folded into it (``blend``); else, or without a stored vector of this
+        model, its text embedded (those texts together, in one call)."""
+        changed: dict[str, str] = {}
         for tid, topic in work.topics.items():
             if work.versions[tid] is None:
                 continue
             semantic = topic.semantic_text()
             if topic.embedding is not None and topic.embedding.hash == text_hash(semantic):
                 continue
-            topic.embedding = EmbeddingMeta(
+            changed[tid] = semantic
+        same_model = [
+            tid
+            for tid, semantic in changed.items()
+            if (meta := work.topics[tid].embedding) is not None
+            and meta.model == self.embedder.model_name
+            and len(semantic) > BLEND_CHARS
+            and blended
+        ]
+        stored = self.store.topic_vectors(namespace, same_model) if same_model else {}
+        fresh = {
+            tid: blend(stored[tid], work.facts_before.get(tid, 0), work.updates.get(tid, []))
+            for tid in changed
+            if tid in stored
+        }
+        stale = [tid for tid in changed if tid not in fresh]
+        vectors = self.embedder.embed([changed[tid] for tid in stale]) if stale else []
+        fresh.update(zip(stale, vectors, strict=True))
+        for tid, semantic in changed.items():
+            work.topics[tid].embedding = EmbeddingMeta(
                 model=self.embedder.model_name, hash=text_hash(semantic)
             )
-            stale[tid] = semantic
-        vectors = self.embedder.embed(list(stale.values())) if stale else []
-        fresh = dict(zip(stale, vectors, strict=True))
         return [
             TopicWrite(
                 topic,
@@ -583,11 +615,78 @@ class Heartbeat:
                 return
 
 
-def _embed_unique(embedder: Embedder, texts: list[str]) -> list[list[float]]:
-    """Embed each distinct text once (candidates of one sentence share their one-liner)."""
-    unique = list(dict.fromkeys(texts))
+def candidate_vectors(
+    embedder: Embedder, cands: SliceCandidates, compose: bool = True
+) -> list[list[float]]:
+    """One unit vector per candidate, in order, in one embedding call. A candidate's
+    semantic text is embedded (each distinct text once), unless it is longer than
+    ``BLEND_CHARS``, ``compose`` is on (a chat with an assistant: ``Sleeper``) and
+    segmentation embedded the turns of all its facts: then only its head ("name: lead fact")
+    is embedded, and its vector is the mean of the head's and its facts' turns' vectors, each
+    weighted by its characters (mean pooling weighs every word piece alike). Candidates' texts
+    were a third of the word pieces a sleep of chat-assistant turns embedded
+    (docs/evaluation.md)."""
+    plans: list[tuple[str, list[tuple[Sequence[float], int]]] | None] = []
+    wanted: list[str] = []
+    for cand in cands.candidates:
+        text = cand.semantic_text()
+        plan = _composition(cand, text, cands.turn_vectors) if compose else None
+        plans.append(plan)
+        wanted.append(text if plan is None else plan[0])
+    unique = list(dict.fromkeys(wanted))
     by_text = dict(zip(unique, embedder.embed(unique), strict=True))
-    return [by_text[t] for t in texts]
+    out: list[list[float]] = []
+    for text, plan in zip(wanted, plans, strict=True):
+        if plan is None:
+            out.append(by_text[text])
+        else:
+            out.append(_weighted_unit([(by_text[text], len(text)), *plan[1]]))
+    return out
+
+
+def _composition(
+    cand: Candidate, text: str, turn_vectors: dict[str, Sequence[float]]
+) -> tuple[str, list[tuple[Sequence[float], int]]] | None:
+    """(head, [(turn vector, weight) per fact]) when ``cand``'s vector can be composed (see
+    ``candidate_vectors``), else None: its text is short, or a fact's turn has no vector."""
+    if len(text) <= BLEND_CHARS or not turn_vectors:
+        return None
+    head, facts = cand.semantic_parts()
+    parts: list[tuple[Sequence[float], int]] = []
+    for fact in facts:
+        vector = next((turn_vectors[m] for m in fact.source_message_ids if m in turn_vectors), None)
+        if vector is None:
+            return None
+        parts.append((vector, len(unspoken(fact.text[:FACT_CHARS]))))
+    return (head, parts) if parts else None
+
+
+def _weighted_unit(parts: Sequence[tuple[Sequence[float], float]]) -> list[float]:
+    """The unit-length weighted sum of ``parts`` (vector, weight); the first vector when they
+    cancel out."""
+    total = np.zeros(len(parts[0][0]), dtype=np.float64)
+    for vector, weight in parts:
+        total += np.asarray(vector, dtype=np.float64) * weight
+    norm = float(np.linalg.norm(total))
+    if norm == 0.0:
+        return [float(x) for x in parts[0][0]]
+    return [float(x) for x in total / norm]
+
+
+def blend(
+    stored: list[float], facts_before: int, parts: list[tuple[Candidate, str, list[float]]]
+) -> list[float]:
+    """A changed topic's new vector without embedding its text again: the unit-length mean of
+    its stored vector and the vectors of the candidates folded into it this sleep, each
+    weighted by the facts it stands for (at most the ``VECTOR_FACTS`` + 1 a semantic text
+    holds, at least one). Mean pooling makes a text's vector close to the length-weighted mean
+    of its parts' vectors, and a candidate's vector already embeds its name, lead and facts, so
+    the topic's semantic text need not be read again: it was 16% of the word pieces a sleep of
+    chat-assistant turns embedded, the longest texts of all (docs/evaluation.md)."""
+    cap = VECTOR_FACTS + 1
+    weighted: list[tuple[Sequence[float], float]] = [(stored, min(max(facts_before, 1), cap))]
+    weighted += [(vector, min(max(len(cand.facts), 1), cap)) for cand, _s, vector in parts]
+    return _weighted_unit(weighted)
 
 
 def _similarities(vectors: list[list[float]]) -> np.ndarray:

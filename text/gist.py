@@ -113,6 +113,13 @@ def semantic_text(name: str, one_liner: str, facts: Sequence[str]) -> str:
     """What a topic's vector embeds: "name: one-liner" and its ``VECTOR_FACTS`` most central
     facts (the one-liner's not twice), without speaker prefixes: with them every topic of a
     conversation between two people reads alike to the model."""
+    head, chosen = semantic_parts(name, one_liner, facts)
+    return " ".join([head, *(unspoken(f[:FACT_CHARS]) for f in chosen)])
+
+
+def semantic_parts(name: str, one_liner: str, facts: Sequence[str]) -> tuple[str, list[str]]:
+    """The parts of ``semantic_text``: its head ("name: lead fact") and the facts after it,
+    as given (speaker prefix and all), most central first."""
     # the lead fact whole, not the other parts: they are facts of their own, below, and with
     # them the vector of every topic of two friends leaned to the mean of their talk
     lead = lead_fact(one_liner, facts)
@@ -120,4 +127,4 @@ def semantic_text(name: str, one_liner: str, facts: Sequence[str]) -> str:
     head = f"{name}: {said}" if one_liner and one_liner != name else name
     # the facts below the head: any but the lead (the other parts are not in the head)
     chosen = [f for f in central_facts(facts, name, VECTOR_FACTS + 1) if f not in (lead, one_liner)]
-    return " ".join([head, *(unspoken(f[:FACT_CHARS]) for f in chosen[:VECTOR_FACTS])])
+    return head, chosen[:VECTOR_FACTS]

@@ -116,6 +116,15 @@ class FakeSleepStore:
         """Whole topics by id (the ones a sleep will rewrite)."""
         return FakeTopicStore(self.graph).get(namespace, topic_ids) if topic_ids else []
 
+    def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
+        """The stored vectors of some topics, by id (a topic without one is left out)."""
+        with self.graph.lock:
+            return {
+                n.props["topic_id"]: list(n.embedding)
+                for n in self.graph.topic_nodes(namespace, topic_ids)
+                if n.embedding is not None
+            }
+
     def top_topic_scores(
         self, namespace: str, limit: int = 20
     ) -> list[tuple[str, float, datetime]]:

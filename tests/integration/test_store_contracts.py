@@ -704,6 +704,21 @@ def sleep_reads_are_the_pool_and_the_top_topics(s: Side, ns: str, other: str) ->
     }
 
 
+def stored_vectors_by_id_within_the_namespace(s: Side, ns: str, other: str) -> Any:
+    """``SleepStore.topic_vectors``: what a sleep blends a changed topic's vector from."""
+    seed_topics(s, ns, [topic(ns, "party", "Party", "planning the surprise party")])
+    seed_topics(s, ns, [topic(ns, "novec", "Lake House")], with_vectors=False)
+    seed_topics(s, other, [topic(other, "bill", "Billing", "billing migration")])
+    ids = [f"{ns}-party", f"{ns}-novec", f"{other}-bill", f"{ns}-missing"]
+    found = s.sleep.topic_vectors(ns, ids)
+    return {
+        "ids": sorted(found),
+        "as_stored": found.get(f"{ns}-party")
+        == pytest.approx(EMBED.vector("Party: planning the surprise party")),
+        "none": s.sleep.topic_vectors(ns, []),
+    }
+
+
 def a_commit_gives_its_lease_back_only_when_it_commits(s: Side, ns: str, other: str) -> Any:
     s.messages.append(ns, [message(ns, i, f"first new turn {i}") for i in range(3)])
     seed_topics(s, ns, [topic(ns, "old", "Old Topic", "was here", days=-20)])
@@ -1052,6 +1067,7 @@ SCENARIOS: list[Scenario] = [
     the_sleep_queue_claims_retries_and_records_runs,
     match_pool_nearest_and_named,
     sleep_reads_are_the_pool_and_the_top_topics,
+    stored_vectors_by_id_within_the_namespace,
     a_commit_writes_everything_or_nothing,
     a_commit_gives_its_lease_back_only_when_it_commits,
     participants_are_found_by_name,
