@@ -42,3 +42,39 @@ def test_the_cpus_are_shared_out_between_the_workers_models() -> None:
     assert threads_per_worker(1) == cpus
     assert threads_per_worker(cpus) == 1
     assert threads_per_worker(cpus * 4) == 1  # never zero
+
+
+def test_connections_to_the_workers_port_have_nagle_off() -> None:
+    """The shared port's connections get TCP_NODELAY from asyncio, as a one-worker server's do
+    (without it every response waited ~40 ms for the client's delayed ACK)."""
+    import asyncio
+    import socket
+
+    import uvicorn
+
+    from api.serve import listening_socket
+
+    sock = listening_socket(uvicorn.Config("api.app:worker_app", host="127.0.0.1", port=0))
+    assert sock.proto == socket.IPPROTO_TCP
+    nodelay: list[int] = []
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            conn = transport.get_extra_info("socket")
+            nodelay.append(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    async def accept_one() -> None:
+        server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+        port = sock.getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(100):
+            if nodelay:
+                break
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+        await server.wait_closed()
+
+    asyncio.run(accept_one())
+    assert nodelay and nodelay[0] != 0
