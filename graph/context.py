@@ -36,7 +36,7 @@ from graph.overfetch import Page, PagedQuery
 from graph.redaction import Redactor
 from graph.skill_vectors import STAMP_CAP, SkillStamp
 from graph.suppression import SessionTurn, SuppressionStore, turn_params
-from graph.topics import ScoredTopic, TopicStore
+from graph.topics import ScoredTopic, TextRank, TopicStore
 from text.timephrases import SleepHistory
 
 log = logging.getLogger(__name__)
@@ -72,12 +72,15 @@ class TextSearch:
 @dataclass
 class ContextTexts:
     """What ``ContextStore.search_texts`` found: the evidence, the topics' full-text hits,
-    and with a window the window's own evidence and the topics with an event in it."""
+    and with a window the window's own evidence and the topics with an event in it. Asked not
+    to read the topics, ``topics`` is empty and ``topic_ranks`` holds their ranking (the
+    topic search reads them with its vector query, ``TopicStore.search_vector_reading``)."""
 
     evidence: list[MessageHit]
     topics: list[ScoredTopic]
     windowed: list[MessageHit] = field(default_factory=list)
     event_topic_ids: set[str] = field(default_factory=set)
+    topic_ranks: list[TextRank] | None = None
 
 
 def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepHistory:
@@ -152,6 +155,7 @@ class ContextStore(Store):
         evidence: TextSearch,
         topics: TextSearch,
         window: TextSearch | None = None,
+        read_topics: bool = True,
     ) -> ContextTexts:
         """The conversation's messages matching ``evidence`` (``MessageStore.search_text``)
         and the topics matching ``topics`` (``TopicStore.search_text`` with exact words and
@@ -160,7 +164,8 @@ class ContextStore(Store):
         (``EventStore.topic_ids_in_window``). Every first page comes in one round trip
         (``search_context_texts``, ``search_context_texts_windowed``); a search that must grow
         past its first page, and the topics' read by id, run as the stores run them, so the
-        answers are theirs."""
+        answers are theirs. Without ``read_topics`` the topics are ranked, not read
+        (``ContextTexts.topic_ranks``, ``TopicStore.text_ranking``)."""
         message_store, topic_store = self._stores()
         said = message_store.text_query(
             namespace, evidence.text, evidence.k, evidence.since, evidence.until
@@ -180,13 +185,14 @@ class ContextStore(Store):
             params |= _prefixed("window", within) | _event_window(topics)
         file = "search_context_texts" if within is None else "search_context_texts_windowed"
         row = self._run(query(file), params, read=True)[0]
+        ranks = topic_store.text_ranking(
+            namespace, topics.text, topics.k, named, fuzzy=False, first=_page(row, "topic")
+        )
         out = ContextTexts(
             message_store.text_hits(said, evidence.k, _page(row, "message")),
-            topic_store.text_ranked(
-                namespace, topics.text, topics.k, named, fuzzy=False, light=True,
-                first=_page(row, "topic"),
-            ),
-        )  # fmt: skip
+            topic_store.ranked_topics(namespace, ranks, light=True) if read_topics else [],
+            topic_ranks=None if read_topics else ranks,
+        )
         if window is not None and within is not None:
             out.windowed = message_store.text_hits(within, window.k, _page(row, "window"))
             out.event_topic_ids = set(row["event_topic_ids"])

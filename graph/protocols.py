@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
     from graph.suppression import Retention, SessionState, SessionTurn
-    from graph.topics import Neighbour, ScoredTopic
+    from graph.topics import Neighbour, ScoredTopic, TextRank
 
 
 class MessageStoreProtocol(Protocol):
@@ -144,6 +144,32 @@ class TopicStoreProtocol(Protocol):
         """Nearest topics by embedding, score (1 + cosine) / 2, best first."""
         ...
 
+    def search_vector_reading(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        overfetch: int = 5,
+        light: bool = False,
+        topic_ids: Sequence[str] = (),
+    ) -> tuple[list[ScoredTopic], list[Topic]]:
+        """``search_vector``'s hits and, in the same read, the topics of ``topic_ids`` that
+        are not among them (with the same ``light``; unknown ids left out)."""
+        ...
+
+    def ranked_topics(
+        self,
+        namespace: str,
+        ranks: Sequence[TextRank],
+        light: bool = False,
+        read: Sequence[Topic] = (),
+    ) -> list[ScoredTopic]:
+        """A full-text ranking's hits in its order: the topics already ``read`` as they are,
+        the others read by id (unknown ids left out)."""
+        ...
+
     def neighbours(
         self,
         namespace: str,
@@ -204,12 +230,14 @@ class ContextStoreProtocol(Protocol):
         evidence: TextSearch,
         topics: TextSearch,
         window: TextSearch | None = None,
+        read_topics: bool = True,
     ) -> ContextTexts:
         """The conversation's messages matching ``evidence`` (as ``MessageStore.search_text``
         finds them) and the topics matching ``topics`` (as ``TopicStore.search_text`` with
         ``fuzzy=False, light=True``); with a ``window``, the messages matching it and the
         topics with an event in the topic search's window (``EventStore.topic_ids_in_window``,
-        at most 1,000). In one round trip where it can."""
+        at most 1,000). In one round trip where it can. Without ``read_topics`` it may leave
+        the topics unread and give their ranking (``ContextTexts.topic_ranks``)."""
         ...
 
     @property

@@ -66,6 +66,16 @@ class ScoredTopic:
 
 
 @dataclass(frozen=True)
+class TextRank:
+    """One full-text candidate ranked but not yet read: its id, its BM25 over every query word
+    and over the content words alone (``ScoredTopic.score`` and ``content_score``)."""
+
+    topic_id: str
+    score: float
+    content_score: float | None = None
+
+
+@dataclass(frozen=True)
 class Neighbour:
     seed_id: str
     topic: Topic
@@ -366,6 +376,21 @@ class TopicStore(Store):
         """The candidates of ``search`` (``text_query``) ranked by BM25, best ``k``, read by
         id; ``first``: its first page, already read (``search_topics_fulltext``'s ``raw`` and
         ``hits`` for ``search.first_fetch``)."""
+        ranks = self.text_ranking(namespace, text, k, search, fuzzy, first)
+        return self.ranked_topics(namespace, ranks, light)
+
+    def text_ranking(
+        self,
+        namespace: str,
+        text: str,
+        k: int,
+        search: PagedQuery,
+        fuzzy: bool = True,
+        first: Page[dict[str, Any]] | None = None,
+    ) -> list[TextRank]:
+        """``text_ranked``'s ranking without the read by id: the best ``k`` candidates' ids
+        and BM25 scores, best first (``ranked_topics`` or ``search_vector_reading`` reads
+        them)."""
 
         def page(fetch: int) -> Page[dict[str, Any]]:
             records = self._run(
@@ -386,12 +411,25 @@ class TopicStore(Store):
         # a candidate that matched only the namespace clause (boost 0) shares no query word
         matched = [i for i in range(len(pool)) if scores[i] > 0]
         order = sorted(matched, key=lambda i: (-scores[i], i))[:k]
-        ids = [pool[i]["topic_id"] for i in order]
-        topics = {t.topic_id: t for t in self._by_id(namespace, ids, light)}
+        return [TextRank(pool[i]["topic_id"], scores[i], core[i]) for i in order]
+
+    def ranked_topics(
+        self,
+        namespace: str,
+        ranks: Sequence[TextRank],
+        light: bool = False,
+        read: Sequence[Topic] = (),
+    ) -> list[ScoredTopic]:
+        """The full-text hits of ``ranks`` (``text_ranking``), in its order: the topics already
+        ``read`` (with the same ``light``) as they are, the others read by id; an id not in
+        the namespace any more is left out."""
+        topics = {t.topic_id: t for t in read}
+        missing = [r.topic_id for r in ranks if r.topic_id not in topics]
+        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
         return [
-            ScoredTopic(topics[pool[i]["topic_id"]], scores[i], "fulltext", core[i])
-            for i in order
-            if pool[i]["topic_id"] in topics
+            ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score)
+            for r in ranks
+            if r.topic_id in topics
         ]
 
     def search_vector(
@@ -415,24 +453,46 @@ class TopicStore(Store):
         and the exact scan only if that is short too. An exact scan of every topic seen since
         ``since`` took ~2 s for "last week" at 100k topics (10k vectors); the index answers
         that in tens of ms."""
+        hits, _ = self.search_vector_reading(namespace, vector, k, since, until, overfetch, light)
+        return hits
+
+    def search_vector_reading(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        overfetch: int = 5,
+        light: bool = False,
+        topic_ids: Sequence[str] = (),
+    ) -> tuple[list[ScoredTopic], list[Topic]]:
+        """``search_vector``'s hits and, in the same round trip, the topics of ``topic_ids``
+        (the full-text ranking's, ``text_ranking``) that are not among the hits, read by id
+        with the same ``light`` (as ``get_topics_by_id``; ids not in the namespace are left
+        out): a light search's vector and full-text records in one read."""
         vec = check_vector(vector)
         window = _window(since, until)
         windowed = window["since"] is not None or window["until"] is not None
         factor = overfetch * (WINDOW_OVERFETCH if windowed else 1)
         fetch = min(max(k * factor, MIN_INDEX_FETCH), MAX_FETCH)
-        params = {"vector": vec, "k": k, "namespace": namespace, "light": light, **window}
+        params: dict[str, Any] = {
+            "vector": vec, "k": k, "namespace": namespace, "light": light, **window,
+        }  # fmt: skip
         params |= {
             "fetch": fetch,
             "fetch_more": min(fetch * FETCH_MORE, MAX_FETCH),
             "scan_since": window["since"] or BEFORE_ALL,
             "scan_max": SCAN_MAX,
+            "topic_ids": list(topic_ids),
         }
         records = self._run(query("search_topics_vector"), params, read=True)
         label = "vector-scan" if records[0]["scanned"] else "vector"
-        return [
+        hits = [
             ScoredTopic(topic_from_props(h["t"]), float(h["score"]), label)
             for h in records[0]["hits"]
         ]
+        return hits, [topic_from_props(t) for t in records[0]["topics"]]
 
     def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
         """Topics by id in the order asked, without embeddings (``light``: no facts either)."""

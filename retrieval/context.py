@@ -35,6 +35,7 @@ from graph.protocols import (
 )
 from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionTurn
+from graph.topics import ScoredTopic, TextRank
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
@@ -171,9 +172,11 @@ class _SeparateReads:
         evidence: TextSearch,
         topics: TextSearch,
         window: TextSearch | None = None,
+        read_topics: bool = True,
     ) -> ContextTexts:
         """The evidence, the topics' full-text candidates (and with a ``window``, its own
-        evidence and event topics), one round trip each."""
+        evidence and event topics), one round trip each (the topics read whatever
+        ``read_topics`` says: ``TopicStore.search_text`` reads them)."""
         e, t = evidence, topics
         out = ContextTexts(
             self.messages.search_text(namespace, e.text, e.k, e.since, e.until),
@@ -448,9 +451,11 @@ class ContextBuilder:
             query, self.search.fetch_size(sized), window.start if window else None,
             window.end if window else None,
         )  # fmt: skip
+        # the topics ranked, not read: the vector query reads them (one round trip fewer)
         return _EVIDENCE_POOL.submit(
-            self.reads.search_texts, req.namespace, first, topics, rest[0] if rest else None
-        )
+            self.reads.search_texts, req.namespace, first, topics, rest[0] if rest else None,
+            read_topics=False,
+        )  # fmt: skip
 
     def _pool(
         self,
@@ -467,7 +472,7 @@ class ContextBuilder:
         window = plan.window if plan.deep else None
         given = self._windowed(req, plan.window, plan.deep)
         return self.search.pool(
-            req.namespace, query, now, sized, window, vector, lambda: texts.result().topics,
+            req.namespace, query, now, sized, window, vector, lambda: _text_topics(texts),
             (lambda: texts.result().event_topic_ids) if given else None,
         )  # fmt: skip
 
@@ -706,6 +711,13 @@ class ContextBuilder:
             return None
         keep = retention(self.config.suppression)
         return SessionTurn(req.session_id, confidence, task_fingerprint(req.message), keep)
+
+
+def _text_topics(texts: Future[ContextTexts]) -> list[ScoredTopic] | list[TextRank]:
+    """The topics' full-text candidates of a ``search_texts`` read: their ranking when it left
+    them to the vector query to read, else the topics read."""
+    found = texts.result()
+    return found.topics if found.topic_ranks is None else found.topic_ranks
 
 
 def _after(as_of: datetime | None) -> datetime | None:

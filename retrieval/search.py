@@ -17,7 +17,7 @@ from datetime import datetime
 from graph.errors import EmbeddingUnavailable
 from graph.models import EdgeType, Topic
 from graph.protocols import EventStoreProtocol, TopicStoreProtocol
-from graph.topics import ScoredTopic
+from graph.topics import ScoredTopic, TextRank
 from retrieval.config import SearchConfig
 from retrieval.embedding import Embedder
 from text.timephrases import TimeWindow
@@ -170,14 +170,16 @@ class TopicSearch:
         k: int,
         window: TimeWindow | None,
         vector: Sequence[float] | None,
-        text_hits: Callable[[], list[ScoredTopic]] | None = None,
+        text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None = None,
         event_ids: Callable[[], set[str]] | None = None,
     ) -> CandidatePool:
         """Vector and full-text candidates for a search of up to ``k`` topics (``vector``: the
         query's embedding, None when there is none: degraded to the lexical path; ``text_hits``:
         the full-text candidates when the caller reads them itself, as
         ``topics.search_text(namespace, text, fetch_size(k), window, fuzzy=False,
-        light=True)`` gives them; ``event_ids``: the window's event topics, likewise)."""
+        light=True)`` gives them, or their ranking alone (``TopicStore.text_ranking``), whose
+        topics the vector query then reads in its own round trip; ``event_ids``: the window's
+        event topics, likewise)."""
         pool = CandidatePool(namespace, now, window)
         fetch = self.fetch_size(k)
         # the window's event topics need no candidate: read beside the searches
@@ -239,33 +241,49 @@ class TopicSearch:
         window: TimeWindow | None,
         vector: Sequence[float] | None,
         pool: CandidatePool,
-        text_hits: Callable[[], list[ScoredTopic]] | None = None,
+        text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None = None,
     ) -> list[tuple[str, list[Topic]]]:
         """Vector and full-text candidates, the database calls run side by side (the full-text
-        ones read by the caller when it gives ``text_hits``)."""
+        ones read by the caller when it gives ``text_hits``; given as a ranking, their topics
+        are read by the vector query, after the ranking, in the same round trip)."""
         since = window.start if window else None
         until = window.end if window else None
-        calls: dict[str, Callable[[], list[ScoredTopic]]] = {
-            "fulltext": text_hits
-            or (
-                lambda: self.topics.search_text(
-                    namespace, text, fetch, since, until, fuzzy=False, light=True
-                )
+        calls: dict[str, Callable[[], list[ScoredTopic]]] = {}
+        ranked: list[ScoredTopic] | None = None
+        if text_hits is None:
+            calls["fulltext"] = lambda: self.topics.search_text(
+                namespace, text, fetch, since, until, fuzzy=False, light=True
             )
-        }
-        if vector is not None:
-            vec = list(vector)
-            calls["vector"] = lambda: self.topics.search_vector(
-                namespace, vec, fetch, since, until, overfetch=self.cfg.vector_overfetch, light=True
+        vec = list(vector) if vector is not None else None
+        if vec is not None and window is not None:  # also the nearest overall, to rank against
+            calls["vector-any-time"] = lambda: self.topics.search_vector(
+                namespace, vec, fetch, overfetch=self.cfg.vector_overfetch, light=True
             )
-            if window is not None:  # also the nearest overall, to rank against
-                calls["vector-any-time"] = lambda: self.topics.search_vector(
-                    namespace, vec, fetch, overfetch=self.cfg.vector_overfetch, light=True
-                )
         futures = {label: _POOL.submit(call) for label, call in calls.items()}
+        # the caller's full-text read, waited for: its hits, or a ranking still to be read
+        given = text_hits() if text_hits is not None else None
+        ranks = [h for h in given or () if isinstance(h, TextRank)]
+        if given is not None and len(ranks) < len(given):  # read already: topics, not ranks
+            ranked = [h for h in given if isinstance(h, ScoredTopic)]
+        vector_hits: list[ScoredTopic] | None = None
+        read: list[Topic] = []
+        if vec is not None:
+            vector_hits, read = self.topics.search_vector_reading(
+                namespace, vec, fetch, since, until, overfetch=self.cfg.vector_overfetch,
+                light=True, topic_ids=[r.topic_id for r in ranks],
+            )  # fmt: skip
+        if given is not None and ranked is None:  # a ranking: read with the vector hits
+            known = [h.topic for h in vector_hits or ()] + read
+            ranked = self.topics.ranked_topics(namespace, ranks, light=True, read=known)
+        results: dict[str, list[ScoredTopic]] = {
+            "fulltext": futures["fulltext"].result() if ranked is None else ranked
+        }
+        if vector_hits is not None:
+            results["vector"] = vector_hits
+        if "vector-any-time" in futures:
+            results["vector-any-time"] = futures["vector-any-time"].result()
         out: list[tuple[str, list[Topic]]] = []
-        for label, future in futures.items():
-            hits = future.result()
+        for label, hits in results.items():
             best = pool.cosine if label.startswith("vector") else pool.text_scores
             for h in hits:
                 # the vector index scores (1 + cos) / 2; the trigger reads plain cosine

@@ -16,8 +16,13 @@
 // without facts and events; not the lower-cased and full-text copies, created/updated times or
 // the vector; times as ISO text, parsed by graph/mapping.py: no driver temporal decoding,
 // docs/performance.md); false: the whole topic.
+// $topic_ids: list<string> (may be empty): topics read by id besides, as get_topics_by_id
+// reads them with the same $light (the full-text ranking's, so that a light search reads
+// its vector and full-text records in one round trip, docs/performance.md)
 // returns: raw (hits of the last index call), scanned (the exact scan answered),
-//          hits: list<{t: map, score: float}>, best first; score = (1 + cos) / 2
+//          hits: list<{t: map, score: float}>, best first; score = (1 + cos) / 2,
+//          topics: list<map>, the topics of $topic_ids in the order asked, but those in hits
+//          (ids not in the namespace are left out)
 CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
 WITH collect(node) AS found
 WITH size(found) AS raw,
@@ -52,7 +57,7 @@ UNWIND (CASE WHEN size(chosen) = 0 THEN [null] ELSE chosen END) AS n
 WITH raw, scanned, n, CASE WHEN n IS NULL THEN null
                            ELSE vector.similarity.cosine(n.embedding, $vector) END AS score
 ORDER BY score DESC
-RETURN raw, scanned, collect(CASE WHEN n IS NULL THEN null
+WITH raw, scanned, collect(CASE WHEN n IS NULL THEN null
   ELSE {t: CASE WHEN $light
        THEN n {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
                first_seen_at: toString(n.first_seen_at), last_seen_at: toString(n.last_seen_at),
@@ -62,3 +67,20 @@ RETURN raw, scanned, collect(CASE WHEN n IS NULL THEN null
                last_used_at: toString(n.last_used_at), .version,
                archived_at: toString(n.archived_at)}
        ELSE n {.*, embedding: null} END, score: score} END) AS hits
+WITH raw, scanned, hits, [h IN hits | h.t.topic_id] AS found
+RETURN raw, scanned, hits, COLLECT {
+  UNWIND range(0, size($topic_ids) - 1) AS i
+  WITH i WHERE NOT $topic_ids[i] IN found
+  MATCH (t:Topic {namespace: $namespace, topic_id: $topic_ids[i]})
+  WITH i, CASE WHEN $light
+    THEN t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
+            first_seen_at: toString(t.first_seen_at), last_seen_at: toString(t.last_seen_at),
+            .numbers_json, .open_loops_json, .skill_refs, .artifact_refs, .embedding_model,
+            .embedding_hash, .embedding_dimensions, .utility_score, .decay_bucket,
+            .touch_count, .correction_count, .constraint_count, .usage_count,
+            last_used_at: toString(t.last_used_at), .version,
+            archived_at: toString(t.archived_at)}
+    ELSE t {.*, embedding: null} END AS t
+  ORDER BY i
+  RETURN t
+} AS topics

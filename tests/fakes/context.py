@@ -9,6 +9,7 @@ from datetime import datetime
 
 from graph.context import ContextStart, ContextTexts, TextSearch, sleep_history
 from graph.suppression import SessionTurn
+from graph.topics import TextRank
 from retrieval.suppression import LocalSuppression
 from tests.fakes.events import FakeEventStore
 from tests.fakes.graph import FakeGraph
@@ -49,16 +50,21 @@ class FakeContextStore:
         evidence: TextSearch,
         topics: TextSearch,
         window: TextSearch | None = None,
+        read_topics: bool = True,
     ) -> ContextTexts:
         """The messages matching ``evidence`` and the topics matching ``topics`` (with a
         ``window``, its messages and the topics with an event in the topics' window), as the
-        fake stores find them."""
+        fake stores find them; without ``read_topics``, the topics' ranking instead."""
         e, t = evidence, topics
+        found = self.topics.search_text(
+            namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
+        )
         out = ContextTexts(
             self.messages.search_text(namespace, e.text, e.k, e.since, e.until),
-            self.topics.search_text(
-                namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
-            ),
+            found if read_topics else [],
+            topic_ranks=None
+            if read_topics
+            else [TextRank(h.topic.topic_id, h.score, h.content_score) for h in found],
         )
         if window is not None:
             w = window

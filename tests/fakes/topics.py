@@ -15,7 +15,7 @@ from graph.clock import ensure_utc
 from graph.errors import NotFound, ValidationFailed
 from graph.mapping import topic_props
 from graph.models import EdgeType, Topic, TopicEdge, edge_type
-from graph.topics import LinkRequest, Neighbour, ScoredTopic, check_vector
+from graph.topics import LinkRequest, Neighbour, ScoredTopic, TextRank, check_vector
 from tests.fakes.graph import (
     LIGHT_DROP,
     SUMMARY_DROP,
@@ -271,6 +271,44 @@ class FakeTopicStore:
         source = "vector-window" if s is not None else "vector"
         drop = LIGHT_DROP if light else ()
         return [ScoredTopic(n.topic(drop), score, source) for score, n in scored[:k]]
+
+    def search_vector_reading(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        overfetch: int = 5,
+        light: bool = False,
+        topic_ids: Sequence[str] = (),
+    ) -> tuple[list[ScoredTopic], list[Topic]]:
+        """``search_vector`` and the topics of ``topic_ids`` not among its hits, by id."""
+        hits = self.search_vector(namespace, vector, k, since, until, overfetch, light)
+        found = {h.topic.topic_id for h in hits}
+        return hits, self._by_id(namespace, [t for t in topic_ids if t not in found], light)
+
+    def ranked_topics(
+        self,
+        namespace: str,
+        ranks: Sequence[TextRank],
+        light: bool = False,
+        read: Sequence[Topic] = (),
+    ) -> list[ScoredTopic]:
+        """The ranking's hits in its order, the topics not ``read`` read by id."""
+        topics = {t.topic_id: t for t in read}
+        missing = [r.topic_id for r in ranks if r.topic_id not in topics]
+        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
+        return [
+            ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score)
+            for r in ranks
+            if r.topic_id in topics
+        ]
+
+    def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
+        """Topics by id in the order asked (``light``: without what a search result omits)."""
+        drop = LIGHT_DROP if light else ()
+        return [n.topic(drop) for n in self.graph.topic_nodes(namespace, list(topic_ids))]
 
     def neighbours(
         self,

@@ -143,10 +143,12 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # triggers and short follow-ups (the tail), "before you slept" and "since you woke"
             # (the last sleep and wake), a re-introduced entity (known names): one read
             "read_context_start": 1,
-            "search_topics_vector": 1,
-            # the evidence and the topics' full-text candidates: one read (both first pages)
+            # the evidence and the topics' full-text candidates: one read (both first pages),
+            # the candidates ranked there and not read
             "search_context_texts": 1,
-            "get_topics_by_id": 1,  # the full-text topics' records
+            # the vector candidates and the full-text ranking's topics: one read (no
+            # get_topics_by_id of its own)
+            "search_topics_vector": 1,
             "get_topic_summaries": 1,  # every candidate, the best ones whole
             # citations by external id: read with the summaries (no get_message_source_ids)
             "mark_topics_used": 1,

@@ -38,7 +38,7 @@ from graph.models import (
 from graph.sleep import DecayParams, SleepCommit, SleepStore, TopicWrite
 from graph.sleep_queue import SleepQueueStore, SleepRun
 from graph.suppression import Retention, SessionTurn
-from graph.topics import LinkRequest, TopicStore
+from graph.topics import LinkRequest, TextRank, TopicStore
 from sleepwake import tiers
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
@@ -467,7 +467,28 @@ def vector_search_of_topics(s: Side, ns: str, other: str) -> Any:
         "archived": hits(k=10),
         "light": plain(s.topics.search_vector(ns, query, light=True)[0].topic.facts),
         "bad_vector": outcome(lambda: s.topics.search_vector(ns, [0.0] * 384)),
+        "reading": reading(s, ns, other, query),
     }
+
+
+def reading(s: Side, ns: str, other: str, query: list[float]) -> Any:
+    """``search_vector_reading``: the hits of ``search_vector`` and, in the same read, the
+    topics asked by id that are not among them, in the order asked and as ``ranked_topics``
+    (``get_topics_by_id``) reads them; another namespace's and unknown ids left out."""
+    asked = [f"{ns}-t2", f"{ns}-t0", f"{other}-t0", f"{ns}-novec", "nope", f"{ns}-t3"]
+    out = {}
+    for light in (True, False):
+        hits, read = s.topics.search_vector_reading(ns, query, k=2, light=light, topic_ids=asked)
+        alone = s.topics.search_vector(ns, query, k=2, light=light)
+        ranks = [TextRank(t, 1.0) for t in asked]
+        out[light] = {
+            "read": [t.topic_id for t in read],
+            "hits_as_alone": plain(hits) == plain(alone),
+            "as_by_id": plain(s.topics.ranked_topics(ns, ranks, light=light))
+            == plain(s.topics.ranked_topics(ns, ranks, light, [h.topic for h in hits] + read)),
+            "none_asked": plain(s.topics.search_vector_reading(ns, query, k=2, light=light)[1]),
+        }
+    return out
 
 
 def neighbours_strongest_first_per_seed(s: Side, ns: str, other: str) -> Any:
@@ -952,7 +973,16 @@ def the_text_searches_of_a_context_come_in_one(s: Side, ns: str, other: str) -> 
         for w in within:
             alone[2] = s.messages.search_text(ns, w.text, w.k, w.since, w.until)
             alone[3] = s.events.topic_ids_in_window(ns, named.since, named.until)
+        # the topics ranked, not read: the ranking's topics read by id are the topics read
+        unread = s.context.search_texts(ns, said, named, *within, read_topics=False)
+        ranks = unread.topic_ranks or []
         out[name] = {
+            "ranks": sorted(r.topic_id for r in ranks),  # the fake scores otherwise
+            "unread": plain(unread.topics),
+            "ranked_as_read": plain(s.topics.ranked_topics(ns, ranks, light=True))
+            == plain(got.topics),
+            "evidence_alike": plain(unread.evidence) == plain(got.evidence)
+            and plain(unread.windowed) == plain(got.windowed),
             "messages": sorted(h.message.message_id for h in got.evidence),
             "topics": sorted(h.topic.topic_id for h in got.topics),
             "windowed": sorted(h.message.message_id for h in got.windowed),
