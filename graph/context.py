@@ -36,7 +36,7 @@ from graph.overfetch import Page, PagedQuery
 from graph.redaction import Redactor
 from graph.skill_vectors import STAMP_CAP, SkillStamp
 from graph.suppression import SessionTurn, SuppressionStore, turn_params
-from graph.topics import ScoredTopic, TextRank, TopicStore
+from graph.topics import ScoredTopic, TextRank, TopicStore, text_need
 from text.timephrases import SleepHistory
 
 log = logging.getLogger(__name__)
@@ -183,18 +183,26 @@ class ContextStore(Store):
         params = _both(said, named)
         if within is not None:
             params |= _prefixed("window", within) | _event_window(topics)
+            params |= {
+                "topic_need": text_need(named, topics.k),
+                "topic_next": named.next_fetch,
+                "window_next": within.next_fetch,
+            }
         file = "search_context_texts" if within is None else "search_context_texts_windowed"
         row = self._run(query(file), params, read=True)[0]
         ranks = topic_store.text_ranking(
-            namespace, topics.text, topics.k, named, fuzzy=False, first=_page(row, "topic")
-        )
+            namespace, topics.text, topics.k, named, fuzzy=False, first=_page(row, "topic"),
+            then=_page(row, "topic_next") if within is not None else None,
+        )  # fmt: skip
         out = ContextTexts(
             message_store.text_hits(said, evidence.k, _page(row, "message")),
             topic_store.ranked_topics(namespace, ranks, light=True) if read_topics else [],
             topic_ranks=None if read_topics else ranks,
         )
         if window is not None and within is not None:
-            out.windowed = message_store.text_hits(within, window.k, _page(row, "window"))
+            out.windowed = message_store.text_hits(
+                within, window.k, _page(row, "window"), _page(row, "window_next")
+            )
             out.event_topic_ids = set(row["event_topic_ids"])
         return out
 
@@ -297,6 +305,8 @@ def _event_window(topics: TextSearch) -> dict[str, Any]:
     return {"event_since": since, "event_until": until, "event_limit": EVENT_TOPICS}
 
 
-def _page(row: Any, prefix: str) -> Page[Any]:
-    """One search's first page from a ``search_context_texts`` row."""
+def _page(row: Any, prefix: str) -> Page[Any] | None:
+    """One search's page from a ``search_context_texts`` row (None: not read)."""
+    if row[f"{prefix}_raw"] is None:
+        return None
     return Page(int(row[f"{prefix}_raw"]), row[f"{prefix}_hits"])

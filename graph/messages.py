@@ -302,10 +302,15 @@ class MessageStore(Store):
         return PagedQuery(params, Plan(first=max(k * 8, 200) if windowed else max(k, 1)))
 
     def text_hits(
-        self, search: PagedQuery, k: int, first: Page[Any] | None = None
+        self,
+        search: PagedQuery,
+        k: int,
+        first: Page[Any] | None = None,
+        then: Page[Any] | None = None,
     ) -> list[MessageHit]:
         """The hits of ``search`` (``text_query``); ``first``: its first page, already read
-        (``search_messages_fulltext``'s ``raw`` and ``hits`` for ``search.first_fetch``)."""
+        (``search_messages_fulltext``'s ``raw`` and ``hits`` for ``search.first_fetch``);
+        ``then``: its next page (for ``search.next_fetch``), read beforehand too."""
 
         def page(fetch: int) -> Page[Any]:
             records = self._run(
@@ -313,7 +318,8 @@ class MessageStore(Store):
             )
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
-        found = overfetch(k, search.plan, seeded(page, first, search.first_fetch))
+        later = None if then is None else (search.next_fetch, then)
+        found = overfetch(k, search.plan, seeded(page, first, search.first_fetch, later))
         return [
             MessageHit(
                 message_from_props(h["m"]),

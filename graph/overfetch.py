@@ -95,20 +95,35 @@ class PagedQuery:
         """The ``fetch`` of the first page ``overfetch`` asks for."""
         return min(self.plan.first, self.plan.limit)
 
+    @property
+    def next_fetch(self) -> int:
+        """The ``fetch`` of the page ``overfetch`` asks for after a short first page (0: it
+        asks for none)."""
+        first = self.first_fetch
+        if self.plan.grow == 1 or first >= self.plan.limit:
+            return 0
+        return min(first * self.plan.grow, self.plan.limit)
+
 
 def seeded(
-    page: Callable[[int], Page[T]], first: Page[T] | None, fetch: int
+    page: Callable[[int], Page[T]],
+    first: Page[T] | None,
+    fetch: int,
+    then: tuple[int, Page[T]] | None = None,
 ) -> Callable[[int], Page[T]]:
     """``page``, except that its first call for ``fetch`` rows answers ``first`` (read
     beforehand with the same parameters), so ``overfetch`` continues exactly as if it had
-    fetched it itself; ``first`` None: ``page`` unchanged."""
-    if first is None:
+    fetched it itself; ``first`` None: ``page`` unchanged. ``then``: the next page, read
+    beforehand too (its ``fetch`` and the page), answered when it is asked for."""
+    pending = {} if first is None else {fetch: first}
+    if then is not None:
+        pending.setdefault(then[0], then[1])
+    if not pending:
         return page
-    pending = [first]
 
     def call(n: int) -> Page[T]:
-        if pending and n == fetch:
-            return pending.pop()
+        if n in pending:
+            return pending.pop(n)
         return page(n)
 
     return call

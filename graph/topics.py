@@ -387,10 +387,12 @@ class TopicStore(Store):
         search: PagedQuery,
         fuzzy: bool = True,
         first: Page[dict[str, Any]] | None = None,
+        then: Page[dict[str, Any]] | None = None,
     ) -> list[TextRank]:
         """``text_ranked``'s ranking without the read by id: the best ``k`` candidates' ids
         and BM25 scores, best first (``ranked_topics`` or ``search_vector_reading`` reads
-        them)."""
+        them); ``then``: the page after ``first`` (for ``search.next_fetch``), read
+        beforehand too."""
 
         def page(fetch: int) -> Page[dict[str, Any]]:
             records = self._run(
@@ -399,8 +401,10 @@ class TopicStore(Store):
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
         size = max(k, RERANK_POOL)
-        need = size if search.params["since"] is None and search.params["until"] is None else k
-        found = run_overfetch(need, search.plan, seeded(page, first, search.first_fetch))
+        later = None if then is None else (search.next_fetch, then)
+        found = run_overfetch(
+            text_need(search, k), search.plan, seeded(page, first, search.first_fetch, later)
+        )
         pool = found.hits[:size]
         words = query_words(text)
         scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
@@ -540,6 +544,14 @@ class TopicStore(Store):
     def _version(self, namespace: str, topic_id: str) -> int | None:
         records = self._run(query("topic_version"), {"namespace": namespace, "topic_id": topic_id})
         return int(records[0]["version"]) if records else None
+
+
+def text_need(search: PagedQuery, k: int) -> int:
+    """How many candidates a topic full-text search (``TopicStore.text_query``) for ``k``
+    keeps before it stops growing: the whole rerank pool without a window, ``k`` with one."""
+    if search.params["since"] is None and search.params["until"] is None:
+        return max(k, RERANK_POOL)
+    return k
 
 
 def _scored(record: Any, source: str) -> ScoredTopic:

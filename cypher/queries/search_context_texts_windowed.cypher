@@ -6,9 +6,14 @@
 // params: search_context_texts' ($message_*, $topic_*, $namespace), and
 //         $window_query, $window_fetch, $window_k, $window_since, $window_until (the window's
 //         message search), $event_since, $event_until (datetime, both given: the
-//         (namespace, at) index is seeked), $event_limit
+//         (namespace, at) index is seeked), $event_limit; $topic_need (the candidates the
+//         topic search keeps), $topic_next and $window_next (the fetch of each search's next
+//         page, as graph.overfetch asks for it: read here too when the first page is short,
+//         so a narrow window's second page costs no round trip of its own; 0: none)
 // returns: search_context_texts' columns, window_raw, window_hits (search_messages_fulltext's
-//          raw and hits), event_topic_ids (event_topic_ids_in_window's topic_ids)
+//          raw and hits), event_topic_ids (event_topic_ids_in_window's topic_ids), and
+//          topic_next_raw / topic_next_hits, window_next_raw / window_next_hits: the next
+//          pages (raw null when not read)
 CALL {
   CALL db.index.fulltext.queryNodes('message_text_en', $message_query, {limit: $message_fetch})
     YIELD node, score
@@ -28,13 +33,27 @@ CALL {
   CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
     YIELD node
   WITH collect(node) AS found
-  RETURN size(found) AS topic_raw,
+  WITH size(found) AS raw,
     [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
+       AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
+       AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)] AS kept
+  // the next page when this one is short, as the store would ask for it next
+  WITH raw, kept, CASE
+    WHEN size(kept) < $topic_need AND raw >= $topic_fetch AND $topic_next > $topic_fetch
+    THEN COLLECT {
+      CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_next})
+        YIELD node
+      RETURN node
+    } END AS more
+  RETURN raw AS topic_raw,
+    [n IN kept | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text,
+                  one_liner: n.one_liner, gist: coalesce(n.gist, '')}] AS topic_hits,
+    size(more) AS topic_next_raw,
+    [n IN coalesce(more, []) WHERE n.namespace = $namespace AND n.archived_at IS NULL
        AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
        AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
      | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
-        gist: coalesce(n.gist, '')}]
-    AS topic_hits
+        gist: coalesce(n.gist, '')}] AS topic_next_hits
 }
 CALL {
   CALL db.index.fulltext.queryNodes('message_text_en', $window_query, {limit: $window_fetch})
@@ -44,12 +63,33 @@ CALL {
     [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
        AND ($window_since IS NULL OR h.m.at >= $window_since)
        AND ($window_until IS NULL OR h.m.at < $window_until)][0..$window_k] AS kept
-  UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
-  WITH raw, h, h.m AS m
-  RETURN raw AS window_raw, collect(CASE WHEN m IS NULL THEN null ELSE
-    {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}, score: h.score,
-     topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
-              | {topic_id: t.topic_id, name: t.name}]} END) AS window_hits
+  // a narrow window keeps a share of Lucene's rows: the next page when this one is short, as
+  // the store would ask for it next (one round trip fewer, the same rows)
+  WITH raw, kept, CASE
+    WHEN size(kept) < $window_k AND raw >= $window_fetch AND $window_next > $window_fetch
+    THEN COLLECT {
+      CALL db.index.fulltext.queryNodes('message_text_en', $window_query, {limit: $window_next})
+        YIELD node, score
+      RETURN {m: node, score: score} AS h
+    } END AS more
+  WITH raw, kept, size(more) AS next_raw,
+    [h IN coalesce(more, []) WHERE h.m.namespace = $namespace AND h.score > 0
+       AND ($window_since IS NULL OR h.m.at >= $window_since)
+       AND ($window_until IS NULL OR h.m.at < $window_until)][0..$window_k] AS next_kept
+  RETURN raw AS window_raw, COLLECT {
+      UNWIND kept AS h
+      WITH h, h.m AS m
+      RETURN {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)},
+              score: h.score, topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
+                                       | {topic_id: t.topic_id, name: t.name}]} AS hit
+    } AS window_hits,
+    next_raw AS window_next_raw, COLLECT {
+      UNWIND next_kept AS h
+      WITH h, h.m AS m
+      RETURN {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)},
+              score: h.score, topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
+                                       | {topic_id: t.topic_id, name: t.name}]} AS hit
+    } AS window_next_hits
 }
 CALL {
   MATCH (e:TopicEvent)
@@ -57,5 +97,5 @@ CALL {
   WITH DISTINCT e.topic_id AS topic_id LIMIT $event_limit
   RETURN collect(topic_id) AS event_topic_ids
 }
-RETURN message_raw, message_hits, topic_raw, topic_hits, window_raw, window_hits,
-  event_topic_ids
+RETURN message_raw, message_hits, topic_raw, topic_hits, topic_next_raw, topic_next_hits,
+  window_raw, window_hits, window_next_raw, window_next_hits, event_topic_ids

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from typing import Any
 
@@ -22,6 +22,9 @@ from neo4j import Driver
 from api.container import Container
 from api.settings import Settings
 from graph.clock import FixedClock
+from graph.context import ContextStore, TextSearch
+from graph.messages import MessageStore
+from graph.models import Message, parse
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.test_context import (
     DAY1,
@@ -220,3 +223,41 @@ def test_a_deep_window_reads_its_texts_and_event_topics_in_one_round_trip(
         "search_context_texts",
     ):
         assert calls[alone] == 0, driver.calls
+
+
+def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
+    driver: Driver, namespace: str
+) -> None:
+    """A window that keeps too few of Lucene's first rows: the next page (as the store's
+    over-fetch asks for it) is read in the same query, and the hits are those of the
+    store's own search, which takes two round trips for them."""
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    said = [_said(namespace, i, start + timedelta(hours=i)) for i in range(230)]
+    MessageStore(driver).append(namespace, said)
+    # Lucene ties in insertion order: the first 200 rows hold none of the window's two
+    window = TextSearch("lake", 2, start + timedelta(hours=228), start + timedelta(hours=240))
+    counting = CountingDriver(driver)
+    store = ContextStore(counting)  # type: ignore[arg-type]
+    got = store.search_texts(namespace, TextSearch("lake", 5), TextSearch("lake", 12), window)
+    assert counting.calls == ["search_context_texts_windowed"], counting.calls
+    alone = CountingDriver(driver)
+    hits = MessageStore(alone).search_text(  # type: ignore[arg-type]
+        namespace, window.text, window.k, window.since, window.until
+    )
+    assert alone.calls == ["search_messages_fulltext"] * 2, alone.calls  # it did grow
+    assert [h.message.message_id for h in got.windowed] == [
+        f"{namespace}-m228",
+        f"{namespace}-m229",
+    ]
+    assert [(h.message.message_id, h.score) for h in got.windowed] == [
+        (h.message.message_id, h.score) for h in hits
+    ]
+
+
+def _said(namespace: str, i: int, at: datetime) -> Message:
+    """The ``i``-th user message of ``namespace``, at ``at``, about the lake."""
+    data = {
+        "message_id": f"{namespace}-m{i}", "namespace": namespace, "role": "user",
+        "content": "the lake was cold", "at": at, "token_estimate": 4,
+    }  # fmt: skip
+    return parse(Message, data)
