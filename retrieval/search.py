@@ -249,7 +249,6 @@ class TopicSearch:
         since = window.start if window else None
         until = window.end if window else None
         calls: dict[str, Callable[[], list[ScoredTopic]]] = {}
-        ranked: list[ScoredTopic] | None = None
         if text_hits is None:
             calls["fulltext"] = lambda: self.topics.search_text(
                 namespace, text, fetch, since, until, fuzzy=False, light=True
@@ -262,19 +261,7 @@ class TopicSearch:
         futures = {label: _POOL.submit(call) for label, call in calls.items()}
         # the caller's full-text read, waited for: its hits, or a ranking still to be read
         given = text_hits() if text_hits is not None else None
-        ranks = [h for h in given or () if isinstance(h, TextRank)]
-        if given is not None and len(ranks) < len(given):  # read already: topics, not ranks
-            ranked = [h for h in given if isinstance(h, ScoredTopic)]
-        vector_hits: list[ScoredTopic] | None = None
-        read: list[Topic] = []
-        if vec is not None:
-            vector_hits, read = self.topics.search_vector_reading(
-                namespace, vec, fetch, since, until, overfetch=self.cfg.vector_overfetch,
-                light=True, topic_ids=[r.topic_id for r in ranks],
-            )  # fmt: skip
-        if given is not None and ranked is None:  # a ranking: read with the vector hits
-            known = [h.topic for h in vector_hits or ()] + read
-            ranked = self.topics.ranked_topics(namespace, ranks, light=True, read=known)
+        ranked, vector_hits = self._read_with_vector(namespace, fetch, window, vec, given)
         results: dict[str, list[ScoredTopic]] = {
             "fulltext": futures["fulltext"].result() if ranked is None else ranked
         }
@@ -297,6 +284,34 @@ class TopicSearch:
             pool.degraded = True
             out.append(("vector-unavailable", []))
         return out
+
+    def _read_with_vector(
+        self,
+        namespace: str,
+        fetch: int,
+        window: TimeWindow | None,
+        vector: list[float] | None,
+        given: list[ScoredTopic] | list[TextRank] | None,
+    ) -> tuple[list[ScoredTopic] | None, list[ScoredTopic] | None]:
+        """The full-text hits the caller ``given`` (None: it gave none) and the vector hits
+        (None: no vector). Given as a ranking, its topics are read by the vector query (one
+        round trip for both), or by id without a vector."""
+        ranks = [h for h in given or () if isinstance(h, TextRank)]
+        ranked: list[ScoredTopic] | None = None
+        if given is not None and len(ranks) < len(given):  # read already: topics, not ranks
+            ranked = [h for h in given if isinstance(h, ScoredTopic)]
+        hits: list[ScoredTopic] | None = None
+        read: list[Topic] = []
+        if vector is not None:
+            hits, read = self.topics.search_vector_reading(
+                namespace, vector, fetch, window.start if window else None,
+                window.end if window else None, overfetch=self.cfg.vector_overfetch,
+                light=True, topic_ids=[r.topic_id for r in ranks],
+            )  # fmt: skip
+        if given is not None and ranked is None:  # a ranking: read with the vector hits
+            known = [h.topic for h in hits or ()] + read
+            ranked = self.topics.ranked_topics(namespace, ranks, light=True, read=known)
+        return ranked, hits
 
     def _event_topics(self, namespace: str, window: TimeWindow | None) -> set[str]:
         if window is None or (window.start is None and window.end is None):
