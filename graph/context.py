@@ -179,7 +179,8 @@ class ContextStore(Store):
                 namespace, window.text, window.k, window.since, window.until
             )
         if said is None or named is None or (window is not None and within is None):
-            return self._one_by_one(namespace, evidence, topics, window)  # a text without words
+            # a text without words
+            return self._one_by_one(namespace, evidence, topics, window, read_topics)
         params = _both(said, named)
         if within is not None:
             params |= _prefixed("window", within) | _event_window(topics)
@@ -212,15 +213,21 @@ class ContextStore(Store):
         evidence: TextSearch,
         topics: TextSearch,
         window: TextSearch | None,
+        read_topics: bool = True,
     ) -> ContextTexts:
-        """``search_texts`` one store call each (a text with no word to search for)."""
+        """``search_texts`` one store call each (a text with no word to search for); the
+        topics ranked and left unread without ``read_topics``, as ``search_texts`` leaves
+        them."""
         message_store, topic_store = self._stores()
         e, t = evidence, topics
+        named = topic_store.text_query(namespace, t.text, t.k, t.since, t.until, fuzzy=False)
+        ranks = [] if named is None else topic_store.text_ranking(
+            namespace, t.text, t.k, named, fuzzy=False
+        )  # fmt: skip
         out = ContextTexts(
             message_store.search_text(namespace, e.text, e.k, e.since, e.until),
-            topic_store.search_text(
-                namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
-            ),
+            topic_store.ranked_topics(namespace, ranks, light=True) if read_topics else [],
+            topic_ranks=None if read_topics else ranks,
         )
         if window is not None:
             w = window
