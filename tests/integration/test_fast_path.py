@@ -232,9 +232,15 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     over-fetch asks for it) is read in the same query, and the hits are those of the
     store's own search, which takes two round trips for them."""
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    said = [_said(namespace, i, start + timedelta(hours=i)) for i in range(230)]
+    # the window's two messages score below the 228 before it (the word once in a longer
+    # text), so Lucene's first 200 rows hold neither, whatever order it gives equal scores
+    said = [
+        _said(namespace, i, start + timedelta(hours=i), "lake lake lake cold")
+        if i < 228
+        else _said(namespace, i, start + timedelta(hours=i), "the lake was cold and grey all week")
+        for i in range(230)
+    ]
     MessageStore(driver).append(namespace, said)
-    # Lucene ties in insertion order: the first 200 rows hold none of the window's two
     window = TextSearch("lake", 2, start + timedelta(hours=228), start + timedelta(hours=240))
     counting = CountingDriver(driver)
     store = ContextStore(counting)  # type: ignore[arg-type]
@@ -245,7 +251,7 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
         namespace, window.text, window.k, window.since, window.until
     )
     assert alone.calls == ["search_messages_fulltext"] * 2, alone.calls  # it did grow
-    assert [h.message.message_id for h in got.windowed] == [
+    assert sorted(h.message.message_id for h in got.windowed) == [
         f"{namespace}-m228",
         f"{namespace}-m229",
     ]
@@ -254,10 +260,10 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     ]
 
 
-def _said(namespace: str, i: int, at: datetime) -> Message:
-    """The ``i``-th user message of ``namespace``, at ``at``, about the lake."""
+def _said(namespace: str, i: int, at: datetime, content: str) -> Message:
+    """The ``i``-th user message of ``namespace``, at ``at``."""
     data = {
         "message_id": f"{namespace}-m{i}", "namespace": namespace, "role": "user",
-        "content": "the lake was cold", "at": at, "token_estimate": 4,
+        "content": content, "at": at, "token_estimate": len(content) // 4,
     }  # fmt: skip
     return parse(Message, data)
