@@ -39,6 +39,7 @@ from sleepwake.candidates import (
 )
 from sleepwake.extract import Extraction
 from sleepwake.policy import ANSWER_ROLES
+from sleepwake.side_topics import with_assistant
 from text.english import STOPWORDS, is_filler, time_spans
 from text.gist import central_facts, one_liner_part, speaker_of, unspoken
 from text.tokens import stem
@@ -79,6 +80,7 @@ MAX_FACT_CHARS = 400
 NAMES_TOPIC = 0.1  # a summary fact that names its topic is worth this much cosine
 ECHO_PENALTY = 0.2  # an assistant's turn as the summary costs this much cosine (it restates)
 ANSWER_ONLY = 0.2  # a phrase only an assistant's turn said names a topic this much worse
+DIRECTIVE_ONLY = 0.3  # chat: a user's phrase no answer of the episode repeats, this much worse
 DECISION_BONUS = 0.15  # a turn with a decision or a number sums a topic up better than a remark
 CENTRAL_BONUS = 0.25  # the fact sharing most words with the topic's others (text.gist), this much
 REACTION_PENALTY = 0.15  # "Love how you got the horse's grace!": about the listener's thing
@@ -91,6 +93,7 @@ _BRACKETS = re.compile(r"\[[^\]]*\]")
 _CONTRACTION = re.compile(r"\w'(?:ve|re|ll|d|m|t)\b|n't\b", re.I)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|you're|you've|yours)\b", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|my|me|we|we're|we've|our|us)\b", re.I)
+_FIRST_SINGULAR = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|my|me)\b")
 _NUMBER = re.compile(r"\d")
 # "That must feel surreal.", "Having pets must be a wonderful experience.": "must" guessing at
 # how something is for the other person, not a rule
@@ -196,6 +199,7 @@ class PhraseStats:
     shown_only: bool = False  # only ever inside a [description] of what was shared
     user_said: bool = True  # the user said it (not only an assistant's answer)
     user_turns: int = 0  # turns of the episode by the user (not an answer) that mention it
+    answered: float = 0.0  # chat with an assistant: what the answers make of it (``answered``)
 
 
 def eligible(cand: Candidate) -> bool:
@@ -216,6 +220,7 @@ def phrase_score(stats: PhraseStats, centrality: float) -> float:
     score -= SHOWN_ONLY if stats.shown_only else 0.0
     # an answer's words name what the user asked about less well than the user's own
     score -= ANSWER_ONLY if not stats.user_said else 0.0
+    score += stats.answered  # 0 outside a chat with an assistant
     if stats.words == 1:  # a single word all over the slice is generic ("time", "life")
         score -= 0.3 * max(0.0, stats.spread - 0.34)
     else:  # a specific phrase the whole slice keeps coming back to is its subject
@@ -286,11 +291,24 @@ def select_sentences(sentences: Sequence[str], structural: Sequence[str] = ()) -
     return [s for s in sentences if s in chosen]
 
 
+def not_of_itself(sentences: Sequence[str]) -> list[str]:
+    """An answer's sentences without those in which the assistant speaks of itself ("As an AI
+    language model, I don't have brand or product preferences.", "I'm happy to help you with
+    that!"): the first person weighs most in ``sentence_weight`` because a person's "I" is
+    their news, but an assistant's "I" is about the assistant, not the subject. All of them
+    when every sentence is so."""
+    kept = [s for s in sentences if not _FIRST_SINGULAR.search(s)]
+    return kept or list(sentences)
+
+
 def turn_fact(message: Message, extraction: Extraction, tz: str) -> Fact | None:
     """The single fact a turn contributes; a relative date in it is resolved into
     ``valid_from`` (kept beside the verbatim text)."""
     structural = [*extraction.constraints, *(d.text for d in extraction.decisions)]
-    chosen = select_sentences(extraction.sentences, structural)
+    sentences = extraction.sentences
+    if message.role in ANSWER_ROLES:
+        sentences = not_of_itself(sentences)
+    chosen = select_sentences(sentences, structural)
     if not chosen:
         return None
     body = " ".join(chosen)
@@ -376,8 +394,14 @@ def form_topics(
     people = {m.speaker for m in piece if m.role == "user" and m.speaker}
     structural = _structural_keys(cands, extractions, users, among_people=len(people) > 1)
     _gather_phrases(episodes, cands, structural, said, users)
+    chat = with_assistant(piece)
+    if chat:
+        _weigh_by_answers(episodes, by_key)
     _choose_heads(episodes, by_key, embed)
-    return _assemble(episodes, by_key, extractions, cands, tz)
+    if chat:
+        _continue_requests(episodes, _pauses(piece))
+    # a chat moves in exchanges: one passing exchange is an aside however short the slice
+    return _assemble(episodes, by_key, extractions, cands, tz, asides=chat or None)
 
 
 def turn_vectors(piece: Sequence[Message], embed: Embed) -> np.ndarray:
@@ -491,6 +515,71 @@ def _gather_phrases(
             )
 
 
+def answered(stats: PhraseStats, answers: int, repeated: int) -> float:
+    """In a chat with an assistant, how much what the episode's ``answers`` make of a phrase
+    the user said moves it as a name: when ``repeated`` of them say it again, it is the
+    subject the request and the answer share ("latent conditions" of "Write me the 'V.
+    Variation claims for latent conditions' part of the article using 210 words."); when none
+    does, it is the form the user asked for, which the answer carries out without naming it
+    ("Please write in English language.", "please give it a nice heading", "article using"),
+    and names a topic ``DIRECTIVE_ONLY`` worse. A phrase only an answer said has
+    ``ANSWER_ONLY`` already."""
+    if not answers or not stats.user_turns or repeated:
+        return 0.0
+    return -DIRECTIVE_ONLY
+
+
+def _weigh_by_answers(episodes: list[_Episode], by_key: dict[str, Candidate]) -> None:
+    """Set ``answered`` on each phrase of each episode of a chat with an assistant (read over
+    the answers' whole text, not their lead: a long answer repeats its subject in its body);
+    a rule or a dependency whose phrase no answer repeats is the form of a request ("Do not
+    write any explanations."), and heads nothing of its own."""
+    for ep in episodes:
+        answers = [m.content.lower() for m in ep.messages if m.role in ANSWER_ROLES]
+        for stats in ep.phrases:
+            pattern = _phrase_pattern(by_key[stats.key])
+            repeated = sum(1 for text in answers if pattern.search(text))
+            stats.answered = answered(stats, len(answers), repeated)
+            if stats.answered < 0:
+                stats.structural = False
+
+
+def _continue_requests(episodes: list[_Episode], pauses: list[bool]) -> None:
+    """In a chat with an assistant, an episode none of whose phrases its requests and its
+    answers share (only the answer names them, or only the request, as the form it asked
+    for: ``answered``) has no subject of its own: "ME3.2, and as usual, please give it a
+    nice heading.", "No, I need a full name." go on with the request before them. (One
+    whose best phrase alone is not shared has a subject: the haystack sessions of one day
+    follow each other without a pause, and "heavy metal", named by the user and the answer
+    but ranked under an answer's phrase, went on with the talk of a payments roadmap before
+    it when this looked at the best phrase only.) Such an episode takes the heads of the one before
+    (``_assemble``: an episode naming nothing continues the one before), unless it opens the
+    slice or follows a pause (a new session starts a subject of its own)."""
+    start, before = 0, False  # ``before``: the episode before has heads, its own or taken
+    for i, ep in enumerate(episodes):
+        opens = i == 0 or pauses[start - 1]
+        start += len(ep.messages)
+        if opens or not ep.heads or not before:
+            before = bool(ep.heads)
+            continue
+        main = next((p for p in ep.phrases if p.key == ep.heads[0]), None)
+        if main is None or main.structural or any(_shared(p) for p in ep.phrases):
+            continue
+        ep.heads = []
+
+
+def _shared(stats: PhraseStats) -> bool:
+    """The user said it in the episode and an answer of the episode says it again."""
+    return bool(stats.user_turns) and not stats.answered
+
+
+def _phrase_pattern(cand: Candidate) -> re.Pattern[str]:
+    """Any surface form of a phrase as whole words, a plural (``-s``, ``-es``) allowed."""
+    forms = sorted({cand.key, *(s.lower() for s in cand.surfaces)}, key=len, reverse=True)
+    words = [r"\s+".join(rf"{re.escape(w)}(?:e?s)?" for w in f.split()) for f in forms if f]
+    return re.compile(rf"\b(?:{'|'.join(words)})\b")
+
+
 def _said_outside_brackets(cand: Candidate, said: dict[str, str]) -> bool:
     """Whether some turn says the phrase in its own words (not only in a [description])."""
     forms = {cand.key, *(s.lower() for s in cand.surfaces)}
@@ -558,6 +647,7 @@ def _assemble(
     extractions: dict[str, Extraction],
     cands: SliceCandidates,
     tz: str,
+    asides: bool | None = None,
 ) -> SliceCandidates:
     out: dict[str, Candidate] = {}
     per_message: dict[str, list[str]] = {}
@@ -566,7 +656,7 @@ def _assemble(
     speakers = {normalise_key(m.speaker) for ep in episodes for m in ep.messages if m.speaker}
     previous: list[str] = []
     counts = [_fact_count(ep, extractions, tz) for ep in episodes]
-    long = sum(len(ep.messages) for ep in episodes) >= LONG_SLICE
+    long = asides or sum(len(ep.messages) for ep in episodes) >= LONG_SLICE
     aside = ASIDE_FACTS if long else 0  # a short slice may change subject every turn or two
     for i, ep in enumerate(episodes):
         said = counts[i]

@@ -610,3 +610,136 @@ def test_a_second_head_needs_the_user_to_come_back_to_it() -> None:
     turns = episodes.SECOND_HEAD_TURNS
     assert episodes._second_head([main, once], main, vec, centroid, turns) == []
     assert episodes._second_head([main, twice], main, vec, centroid, turns) == ["passport"]
+
+
+ARTICLE = (
+    "Latent conditions are problems hidden below the ground or behind walls that nobody could "
+    "see when the contract was signed. When latent conditions are found, the builder may issue "
+    "a variation claim for the extra work. A homeowner should ask for the report that shows the "
+    "latent conditions and check the variation claim against the contract. "
+)
+
+
+def test_in_a_chat_the_answer_names_the_topic_not_the_form_asked_for() -> None:
+    """A request's subject is what its answer takes up; the form asked for ("in English
+    language", "using 210 words") is carried out, not talked about, and names nothing."""
+    turns = [
+        ("user", "Write me the part on latent conditions of the article using 210 words. "
+                 "Please write in English language."),
+        ("assistant", ARTICLE * 3),
+    ]  # fmt: skip
+    messages = _messages(turns)
+    phrases = build_candidates(messages)
+    keys = {c.key for c in phrases.candidates}
+    assert {"latent conditions", "english", "article using"} <= keys, keys
+    topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
+    names = [c.name.lower() for c in topics.candidates]
+    assert names == ["latent conditions"], names
+    # between people (no long answer) the same words are ranked as before: nothing moves
+    asked = _stats("english language", user_turns=1)
+    assert episodes.answered(asked, answers=0, repeated=0) == 0.0
+    assert episodes.answered(asked, answers=1, repeated=0) == -episodes.DIRECTIVE_ONLY
+    taken_up = _stats("latent conditions", user_turns=1)
+    assert episodes.answered(taken_up, answers=1, repeated=1) == 0.0
+    only_the_answer = _stats("variation claim", user_said=False)
+    assert episodes.answered(only_the_answer, answers=1, repeated=1) == 0.0
+
+
+def test_an_answers_fact_is_not_what_the_assistant_says_of_itself() -> None:
+    message = Message(
+        message_id="m1", namespace="ns", role="assistant", content="x", at=T0
+    )  # fmt: skip
+    text = (
+        "As an AI language model, I don't have brand or product preferences. "
+        "Popular workout headphones are the Jaybird X4 and the Powerbeats Pro."
+    )
+    fact = turn_fact(message, extract(text), "UTC")
+    assert fact is not None and "Jaybird" in fact.text and "AI language model" not in fact.text
+    # a person's first person is their news
+    mine = Message(message_id="m2", namespace="ns", role="user", content="x", at=T0)
+    text = "I bought the Jaybird X4 for my runs. Popular workout headphones are the Powerbeats Pro."
+    fact = turn_fact(mine, extract(text), "UTC")
+    assert fact is not None and "I bought" in fact.text
+    # an answer that only speaks of itself still gives its fact
+    alone = turn_fact(message, extract("I'm happy to help you plan the trip to Seoul!"), "UTC")
+    assert alone is not None
+
+
+def test_a_request_with_no_subject_of_its_own_goes_on_with_the_one_before() -> None:
+    """In a chat with an assistant, an episode whose best phrase the request and the answer do
+    not share ("ME3.2, please give it a nice heading") continues the topic before it; a new
+    session (after a pause) or the slice's first episode keeps its own."""
+
+    def episode(key: str, answered: float, user_turns: int = 1) -> episodes._Episode:
+        ep = episodes._Episode(_messages([("user", "x"), ("assistant", "y")]), np.zeros((2, 2)))
+        ep.phrases = [_stats(key, answered=answered, user_turns=user_turns)]
+        ep.heads = [key]
+        return ep
+
+    asked = -episodes.DIRECTIVE_ONLY
+    only_the_answer = episode("excel files", 0.0, user_turns=0)
+    eps = [episode("python exercises", 0.0), episode("heading", asked), only_the_answer]
+    episodes._continue_requests(eps, [False] * 5)
+    assert [ep.heads for ep in eps] == [["python exercises"], [], []]
+    eps = [episode("python exercises", 0.0), episode("heading", asked), episode("roadmap", 0.0)]
+    episodes._continue_requests(eps, [False, True, False, False, False])  # a pause before the 2nd
+    assert [ep.heads for ep in eps] == [["python exercises"], ["heading"], ["roadmap"]]
+    # an episode that has a subject of its own, though not as its best phrase, keeps its head
+    eps = [episode("python exercises", 0.0), episode("heading", asked)]
+    eps[1].phrases.append(_stats("excel files", user_turns=1))
+    episodes._continue_requests(eps, [False] * 3)
+    assert eps[1].heads == ["heading"]
+    eps = [episode("heading", asked)]
+    episodes._continue_requests(eps, [False])
+    assert eps[0].heads == ["heading"]
+
+
+def test_in_a_chat_one_passing_exchange_joins_the_talk_before_it() -> None:
+    """A chat with an assistant moves in exchanges: one exchange between two subjects (a
+    question and its answer, two facts) is an aside of the talk before it, even in a slice
+    shorter than ``LONG_SLICE``; between people (no long answer) such a slice keeps every
+    episode's own head."""
+    bread = "Sourdough bread needs a lively starter, strong flour, water and salt. " * 8
+    helmet = [
+        ("user", "My bike helmet cracked on the ride yesterday, so I need a new bike helmet."),
+        ("assistant", "Sorry to hear about the bike helmet; a cracked bike helmet must go."),
+    ]
+
+    def slice_of(answer: str) -> list[Message]:
+        first = _messages(
+            [
+                ("user", "How do I bake sourdough bread at home with my sourdough starter?"),
+                ("assistant", answer),
+                ("user", "I fed my sourdough starter last night for the sourdough bread."),
+                ("assistant", answer),
+            ]
+        )
+        later = T0 + timedelta(hours=2)
+        second = _messages(helmet, start=later)
+        third = _messages(
+            [
+                ("user", "I'm planning a two-week trek on the Inca Trail in May."),
+                ("assistant", ADVICE if len(answer) > 500 else "Sounds great."),
+                ("user", "I already bought new hiking boots for the Inca Trail trek."),
+                ("assistant", "Great choice for the Inca Trail."),
+            ],
+            start=later + timedelta(hours=2),
+        )
+        messages = [*first, *second, *third]
+        return [
+            Message(
+                message_id=f"m{i}", namespace="ns", role=m.role, content=m.content, at=m.at, seq=i
+            )
+            for i, m in enumerate(messages)
+        ]
+
+    def names(messages: list[Message]) -> list[str]:
+        phrases = build_candidates(messages)
+        topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
+        return [c.name.lower() for c in topics.candidates]
+
+    chat = slice_of(bread)
+    assert len(chat) < episodes.LONG_SLICE
+    assert not any("helmet" in n for n in names(chat)), names(chat)
+    between_people = slice_of("Sourdough takes a starter, flour, water and salt.")
+    assert any("helmet" in n for n in names(between_people)), names(between_people)
