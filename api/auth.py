@@ -88,17 +88,33 @@ class ApiKeys:
 
     def authenticate(self, key: str | None) -> ApiKey:
         """The live key record for ``key``; ``AuthFailed`` says why when there is none."""
+        record = self.from_cache(key)
+        if record is not None:
+            return record
+        assert key is not None  # from_cache refused a missing key
+        return self.from_store(key)
+
+    def from_cache(self, key: str | None) -> ApiKey | None:
+        """The live key record for ``key`` when this process's cache holds it, else None (then
+        :meth:`from_store` answers); ``AuthFailed`` for a missing, malformed or revoked key. No
+        I/O, so the server checks a cached key on its event loop without a thread hand-off."""
         if not key:
             raise AuthFailed("missing")
         if not looks_like_key(key):
             raise AuthFailed("malformed")
         record = self.cache.get(hash_key(key))
         self._observe("hit" if record is not None else "miss")
+        if record is not None and record.revoked:
+            raise AuthFailed("revoked")
+        return record
+
+    def from_store(self, key: str) -> ApiKey:
+        """The live key record for ``key`` read from the store (one round trip), then cached;
+        ``AuthFailed`` when it is unknown or revoked."""
+        record = self.store.find(key)
         if record is None:
-            record = self.store.find(key)
-            if record is None:
-                raise AuthFailed("unknown")
-            self.cache.put(record)
+            raise AuthFailed("unknown")
+        self.cache.put(record)
         if record.revoked:
             raise AuthFailed("revoked")
         return record

@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.concurrency import run_in_threadpool
 
 from agent.loop import AgentLoop
 from agent.tools import ToolRegistry
 from api.auth import ApiKeys, AuthFailed
 from api.container import Container
 from api.metrics import Metrics
+from graph.keys import ApiKey
 from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
 from service.facts import FactService
@@ -54,64 +56,68 @@ def _container(request: Request) -> Container:
     return container
 
 
-def get_services(request: Request) -> Services:
+def _services(request: Request) -> Services:
     return _container(request).services
 
 
-def get_topics(request: Request) -> TopicService:
-    return get_services(request).topics
+async def get_services(request: Request) -> Services:
+    return _services(request)
 
 
-def get_conversation(request: Request) -> ConversationService:
-    return get_services(request).conversation
+async def get_topics(request: Request) -> TopicService:
+    return _services(request).topics
 
 
-def get_context(request: Request) -> ContextService:
-    return get_services(request).context
+async def get_conversation(request: Request) -> ConversationService:
+    return _services(request).conversation
 
 
-def get_sleepwake(request: Request) -> SleepWakeService:
-    return get_services(request).sleepwake
+async def get_context(request: Request) -> ContextService:
+    return _services(request).context
 
 
-def get_skills(request: Request) -> NamespaceSkills:
-    return get_services(request).skills
+async def get_sleepwake(request: Request) -> SleepWakeService:
+    return _services(request).sleepwake
 
 
-def get_windows(request: Request) -> WindowResolver:
-    return get_services(request).windows
+async def get_skills(request: Request) -> NamespaceSkills:
+    return _services(request).skills
 
 
-def get_forget(request: Request) -> ForgetService:
-    return get_services(request).forget
+async def get_windows(request: Request) -> WindowResolver:
+    return _services(request).windows
 
 
-def get_facts(request: Request) -> FactService:
-    return get_services(request).facts
+async def get_forget(request: Request) -> ForgetService:
+    return _services(request).forget
 
 
-def get_exporter(request: Request) -> ExportService:
-    return get_services(request).exporter
+async def get_facts(request: Request) -> FactService:
+    return _services(request).facts
 
 
-def get_importer(request: Request) -> ImportService:
-    return get_services(request).importer
+async def get_exporter(request: Request) -> ExportService:
+    return _services(request).exporter
 
 
-def get_chatgpt(request: Request) -> ChatGPTImporter:
-    return get_services(request).chatgpt
+async def get_importer(request: Request) -> ImportService:
+    return _services(request).importer
 
 
-def get_api_keys(request: Request) -> ApiKeys:
+async def get_chatgpt(request: Request) -> ChatGPTImporter:
+    return _services(request).chatgpt
+
+
+async def get_api_keys(request: Request) -> ApiKeys:
     keys: ApiKeys = request.app.state.api_keys
     return keys
 
 
-def get_tools(request: Request) -> ToolRegistry:
+async def get_tools(request: Request) -> ToolRegistry:
     return _container(request).tools
 
 
-def get_agent(request: Request) -> Callable[[], AgentLoop]:
+async def get_agent(request: Request) -> Callable[[], AgentLoop]:
     """The awake loop, fetched by the route after its body is validated (bad input is a 422
     even on a server without a model); ``AgentUnavailable`` (503) when no Responses endpoint
     is configured."""
@@ -119,16 +125,23 @@ def get_agent(request: Request) -> Callable[[], AgentLoop]:
     return lambda: container.agent
 
 
-def authenticate(
+async def authenticate(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     header_key: Annotated[str | None, Depends(api_key_header)],
 ) -> Principal:
-    """The caller's key, checked; ``AuthFailed`` (401) when missing, unknown or revoked."""
+    """The caller's key, checked; ``AuthFailed`` (401) when missing, unknown or revoked. A key
+    in this process's cache is checked on the event loop; one that is not (its first request,
+    or its entry expired) is read from Neo4j in a worker thread, as a sync dependency was."""
     key = credentials.credentials if credentials is not None else header_key
     if key is None and request.headers.get("authorization"):
         key = "-"  # an Authorization header with another scheme: malformed, not missing
-    return check_key(request, key)
+    keys: ApiKeys = request.app.state.api_keys
+    record = _counted(request, keys.from_cache, key)
+    if record is None:
+        assert key is not None  # from_cache refused a missing key
+        record = await run_in_threadpool(_counted, request, keys.from_store, key)
+    return _principal(request, record)
 
 
 def key_from_headers(request: Request) -> str | None:
@@ -146,23 +159,36 @@ def key_from_headers(request: Request) -> str | None:
 def check_key(request: Request, key: str | None) -> Principal:
     """Authenticate ``key`` for ``request`` (counted in the metrics); ``AuthFailed`` says why."""
     keys: ApiKeys = request.app.state.api_keys
-    metrics: Metrics = request.app.state.metrics
+    return _principal(request, _counted(request, keys.authenticate, key))
+
+
+_T = TypeVar("_T")
+_K = TypeVar("_K")
+
+
+def _counted(request: Request, check: Callable[[_K], _T], key: _K) -> _T:
+    """``check(key)``, a refusal counted in the metrics by its reason."""
     try:
-        record = keys.authenticate(key)
+        return check(key)
     except AuthFailed as exc:
+        metrics: Metrics = request.app.state.metrics
         metrics.auth.labels(exc.reason).inc()
         raise
+
+
+def _principal(request: Request, record: ApiKey) -> Principal:
+    metrics: Metrics = request.app.state.metrics
     metrics.auth.labels("ok").inc()
     request.state.namespace = record.namespace  # for the access log
     return Principal(key_id=record.key_id, namespace=record.namespace)
 
 
-def namespace_of(principal: Annotated[Principal, Depends(authenticate)]) -> str:
+async def namespace_of(principal: Annotated[Principal, Depends(authenticate)]) -> str:
     return principal.namespace
 
 
-def clock_now(request: Request) -> datetime:
-    return get_services(request).clock.now()
+async def clock_now(request: Request) -> datetime:
+    return _services(request).clock.now()
 
 
 TopicsDep = Annotated[TopicService, Depends(get_topics)]

@@ -91,6 +91,9 @@ def serve(settings: Settings, workers: int) -> None:
         workers=workers,
         timeout_graceful_shutdown=GRACEFUL_S,
         timeout_worker_healthcheck=HEALTHCHECK_S,
+        # every request is logged once, by the app (api.access: route, status, duration,
+        # request id, namespace); uvicorn's own line per request repeated it
+        access_log=False,
     )
     server = uvicorn.Server(config)
     if workers == 1:  # no supervisor: this process is the worker

@@ -100,6 +100,29 @@ def rank(
 ) -> list[float]:
     """BM25 score of each of ``docs`` (field name -> text) for the query ``words``, with the
     statistics of ``docs`` alone. Scores are in the order of ``docs``."""
+    return rank_many([words], docs, fields, fuzzy)[0]
+
+
+def rank_many(
+    queries: Sequence[Sequence[str]],
+    docs: Sequence[Mapping[str, str]],
+    fields: Sequence[str],
+    fuzzy: bool = False,
+) -> list[list[float]]:
+    """``rank`` of each of ``queries`` over the same ``docs``, every field tokenized once (the
+    topic search ranks its candidates by all the query's words and by its content words:
+    tokenizing 200 candidates x 4 fields was most of each ranking's cost). Each query's scores
+    are exactly ``rank``'s, its own fuzzy budget included."""
+    split = [{field: tokens(doc.get(field) or "") for field in fields} for doc in docs]
+    return [_rank(words, split, fields, fuzzy) for words in queries]
+
+
+def _rank(
+    words: Sequence[str],
+    docs: Sequence[Mapping[str, list[str]]],
+    fields: Sequence[str],
+    fuzzy: bool,
+) -> list[float]:
     scores = [0.0] * len(docs)
     matcher = _Matcher(fuzzy=True) if fuzzy else None  # one budget for the whole call
     for field in fields:
@@ -125,16 +148,18 @@ def rank(
 _Field = tuple[dict[int, int], dict[str, dict[int, float]]]
 
 
-def _exact_field(words: Sequence[str], docs: Sequence[Mapping[str, str]], field: str) -> _Field:
-    """One field of every document: its length in tokens (documents where it is not empty, in
-    order) and word -> {document: how often the word occurs in it}. Each field's tokens are met
-    with the query's words once (no per-document ``Counter``: a search ranks 200 candidates x 4
-    fields, and counting every token was most of its cost)."""
+def _exact_field(
+    words: Sequence[str], docs: Sequence[Mapping[str, list[str]]], field: str
+) -> _Field:
+    """One field of every document (as its tokens): its length in tokens (documents where it
+    is not empty, in order) and word -> {document: how often the word occurs in it}. Each
+    field's tokens are met with the query's words once (no per-document ``Counter``: a search
+    ranks 200 candidates x 4 fields, and counting every token was most of its cost)."""
     wanted = set(words)
     lengths: dict[int, int] = {}
     matches: dict[str, dict[int, float]] = {w: {} for w in wanted}
     for i, doc in enumerate(docs):
-        found = tokens(doc.get(field) or "")
+        found = doc[field]
         if not found:
             continue
         lengths[i] = len(found)
@@ -144,10 +169,10 @@ def _exact_field(words: Sequence[str], docs: Sequence[Mapping[str, str]], field:
 
 
 def _fuzzy_field(
-    words: Sequence[str], docs: Sequence[Mapping[str, str]], field: str, matcher: _Matcher
+    words: Sequence[str], docs: Sequence[Mapping[str, list[str]]], field: str, matcher: _Matcher
 ) -> _Field:
     """As ``_exact_field``, each word's fuzzy matches weighted by ``matcher``."""
-    counts = {i: Counter(tokens(doc.get(field) or "")) for i, doc in enumerate(docs)}
+    counts = {i: Counter(doc[field]) for i, doc in enumerate(docs)}
     lengths = {i: c.total() for i, c in counts.items() if c}
     matches: dict[str, dict[int, float]] = {}
     for word in dict.fromkeys(words):

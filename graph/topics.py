@@ -25,7 +25,7 @@ from graph.fulltext import (
     query_words,
     wanted_names,
 )
-from graph.lexical import rank
+from graph.lexical import rank, rank_many
 from graph.mapping import (
     as_datetime,
     edge_from_row,
@@ -407,11 +407,13 @@ class TopicStore(Store):
         )
         pool = found.hits[:size]
         words = query_words(text)
-        scores = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
-        # the same candidates scored by the content words alone: a long chat topic's gist holds
-        # "how", "many", "the", "have" and scored as high as one holding "cuisines"
+        # the same candidates scored by the content words alone too: a long chat topic's gist
+        # holds "how", "many", "the", "have" and scored as high as one holding "cuisines"
         content = content_words(text)
-        core = scores if content == words else rank(content, pool, TEXT_FIELDS, fuzzy=fuzzy)
+        if content == words:
+            scores = core = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
+        else:
+            scores, core = rank_many([words, content], pool, TEXT_FIELDS, fuzzy=fuzzy)
         # a candidate that matched only the namespace clause (boost 0) shares no query word
         matched = [i for i in range(len(pool)) if scores[i] > 0]
         order = sorted(matched, key=lambda i: (-scores[i], i))[:k]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
 
 from api.deps import ContextDep, NamespaceDep, NowDep
 from api.schemas import ContextCreate, ContextPublic
@@ -14,13 +15,16 @@ router = APIRouter(tags=["context"])
 
 
 @router.post("/context")
-def build_context(
+async def build_context(
     body: ContextCreate, context: ContextDep, ns: NamespaceDep, now: NowDep
 ) -> ContextPublic:
     """Light retrieval always; deep retrieval on a trigger or ``explicit``; packed into
     ``budget`` tokens with citations. ``trace`` adds why each candidate was kept or dropped.
     Topics that reach the context are marked used."""
-    return memory_context(context, ns, body, now)
+    # the build blocks (Neo4j, the model): one worker thread for it; the answer, already a
+    # ContextPublic, is then checked and written as JSON on the event loop, where a sync
+    # route would hand both to a thread again (docs/performance.md, seventh pass)
+    return await run_in_threadpool(memory_context, context, ns, body, now)
 
 
 def memory_context(

@@ -3,16 +3,21 @@ isolation (a key never reaches another namespace's topics or messages, even by g
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
 
+from api.auth import ApiKeys
 from api.settings import Settings
+from graph.keys import ApiKeyStore
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.api_support import api_client, bearer, keys, new_key
 
 T = "2026-03-02T09:00:00Z"
+NOW = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +73,31 @@ def test_a_cached_key_costs_no_database_lookup(client: TestClient, namespace: st
     finally:
         del service.store.find  # back to the class's method
     assert calls == [key]
+
+
+def test_a_key_revoked_by_another_process_stops_working_when_its_entry_expires(
+    client: TestClient, namespace: str
+) -> None:
+    """Another worker (or ``sheriff keys revoke``) revokes through its own store: this worker's
+    cached entry keeps the key working for at most the cache TTL, then the key is read from
+    Neo4j again (off the event loop) and refused."""
+    service = keys(client)
+    key = new_key(client, namespace)
+    record = service.store.find(key)
+    assert record is not None
+    short = ApiKeys(service.store, service.clock, ttl_s=0.5)
+    client.app.state.api_keys = short  # type: ignore[attr-defined]
+    try:
+        assert client.get("/v1/messages", headers=bearer(key)).status_code == 200  # now cached
+        container = client.app.state.container  # type: ignore[attr-defined]
+        other = ApiKeyStore(container.driver, container.settings.neo4j_database)
+        other.revoke(record.key_id, NOW)
+        assert client.get("/v1/messages", headers=bearer(key)).status_code == 200  # the cache
+        time.sleep(0.6)
+        _assert_401(client.get("/v1/messages", headers=bearer(key)), "revoked")
+        _assert_401(client.get("/v1/messages", headers=bearer(key)), "revoked")  # cached so
+    finally:
+        client.app.state.api_keys = service  # type: ignore[attr-defined]
 
 
 def test_open_endpoints_need_no_key(client: TestClient) -> None:

@@ -131,6 +131,28 @@ def test_the_cache_saves_lookups_and_revocation_drops_it() -> None:
         keys.authenticate(key)
 
 
+def test_the_cache_alone_answers_without_the_store_and_the_store_fills_it() -> None:
+    """The server checks a cached key on its event loop (``from_cache``: no I/O) and reads an
+    uncached one in a thread (``from_store``); a revoked key is refused either way."""
+    keys, store = _keys()
+    record, key = keys.create("ns-a")
+    assert keys.from_cache(key) is None and store.finds == 0
+    assert keys.from_store(key).namespace == "ns-a" and store.finds == 1
+    assert keys.from_cache(key) == record and store.finds == 1
+    store.revoke(record.key_id, T0)  # another process: this cache still holds the live record
+    assert keys.from_cache(key) == record
+    keys.cache.drop(record.key_hash)  # the entry expired
+    with pytest.raises(AuthFailed, match="revoked"):
+        keys.from_store(key)
+    with pytest.raises(AuthFailed, match="revoked"):
+        keys.from_cache(key)  # the revoked record is cached: refused without a lookup
+    assert store.finds == 2
+    for bad, reason in [(None, "missing"), ("x", "malformed")]:
+        with pytest.raises(AuthFailed) as failed:
+            keys.from_cache(bad)
+        assert failed.value.reason == reason
+
+
 def test_unknown_keys_are_not_cached_so_new_keys_work_at_once() -> None:
     keys, store = _keys()
     key = new_key()

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from graph.fulltext import content_words, in_namespace, lucene_query, namespace_token
-from graph.lexical import FUZZY_BUDGET, edit_distance, rank, tokens
+from graph.lexical import FUZZY_BUDGET, edit_distance, rank, rank_many, tokens
 
 FIELDS = ("name", "alias_text", "one_liner")
 
@@ -81,6 +81,25 @@ def test_fuzzy_words_match_within_two_edits_weighted_by_similarity() -> None:
     assert rank(["zanzibar"], docs, FIELDS, fuzzy=False)[1] == 0.0
     assert edit_distance("zanzibar", "zanzibra") == 1  # a transposition is one edit
     assert edit_distance("abc", "abcdef") == 3  # beyond the limit: limit + 1
+
+
+@pytest.mark.parametrize("fuzzy", [False, True])
+def test_ranking_several_queries_at_once_gives_each_its_own_scores(fuzzy: bool) -> None:
+    """``rank_many`` tokenizes the candidates once for all queries (the topic search ranks by
+    every word and by the content words); each query's scores are ``rank``'s, bit for bit,
+    and a fuzzy query spends its own budget."""
+    docs = [doc("Zanzibar merger plan", "the plan for the merger", "zanzibar deal"),
+            doc("Zanzibra", "a typo of it"), doc("Garden", "", ""), doc("The plan", "plans")]  # fmt: skip
+    queries = [["the", "zanzibar", "merger", "plan"], ["zanzibar", "merger"], [], ["the"]]
+    together = rank_many(queries, docs, FIELDS, fuzzy=fuzzy)
+    assert together == [rank(words, docs, FIELDS, fuzzy=fuzzy) for words in queries]
+    assert together[0] != together[1] and together[2] == [0.0] * len(docs)
+    words = [f"word{i:02d}xyz" for i in range(32)]
+    many = [doc(" ".join(f"word{j:03d}xy" for j in range(40))) for _ in range(50)]
+    assert (
+        rank_many([words, words], many, FIELDS, fuzzy=fuzzy)
+        == [rank(words, many, FIELDS, fuzzy=fuzzy)] * 2
+    )
 
 
 def test_fuzzy_ranking_work_is_bounded() -> None:
