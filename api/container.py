@@ -190,7 +190,10 @@ class Container:
 
     @cached_property
     def search(self) -> TopicSearch:
-        return TopicSearch(self.topics, self.events, self.embedder, self.settings.retrieval.search)
+        return TopicSearch(
+            self.topics, self.events, self.embedder, self.settings.retrieval.search,
+            speakers=self.messages.speakers_named,
+        )  # fmt: skip
 
     @cached_property
     def waker(self) -> Waker:

@@ -191,7 +191,10 @@ def main() -> None:
         ):
             update = {"fusion": fusion, "vector_weight": weight, "rrf_k": k, "recency_floor": floor}
             cfg = base.model_copy(update=update)
-            search = TopicSearch(container.topics, container.events, container.embedder, cfg)
+            search = TopicSearch(
+                container.topics, container.events, container.embedder, cfg,
+                speakers=container.messages.speakers_named,
+            )  # fmt: skip
             result = recall_breakdown(container, search, sample, ns, ctx)
             misses = result.pop("misses")
             print(", ".join(f"{key}={value}" for key, value in update.items()) + ":", result)

@@ -40,7 +40,7 @@ from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, cl
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
 from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
-from retrieval.search import CandidatePool, TopicHit, TopicSearch
+from retrieval.search import CandidatePool, TopicHit, TopicSearch, unnamed
 from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import LocalSuppression, SuppressionCache, retention, task_fingerprint
 from retrieval.triggers import (
@@ -115,10 +115,14 @@ class _Plan:
     personal: str | None = None  # why an implicit message consults memory whatever the score
     # the message as the sentences of what the search found are picked and scored: without the
     # names of the conversation's participants, which every greeting matches ("When did Audrey
-    # see a hummingbird?" packed "Hey Audrey!" lines). The search itself keeps them: a speaker's
-    # own turns are often the evidence of a question about them (it matches the speaker field).
+    # see a hummingbird?" packed "Hey Audrey!" lines). The conversation's search keeps them: a
+    # speaker's own turns are often the evidence of a question about them (it matches the
+    # speaker field); topic search drops them too (``speakers``)
     evidence_text: str = ""
     skills: SkillStamp | None = None  # the routing skills' stamp (graph.context.ContextStart)
+    # the participants the message names (lower case): topic search reads the message without
+    # them (retrieval.search.unnamed)
+    speakers: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -351,7 +355,10 @@ class ContextBuilder:
         # the consult confidence is low (the trigger widens it to deep after a vague search)
         personal = personal_cue(req.message) if cls is RequestClass.IMPLICIT else None
         evidence_text = drop_names(req.message, begun.speakers)
-        return _Plan(tail, window, triggers, cls, deep, personal, evidence_text, begun.skills)
+        return _Plan(
+            tail, window, triggers, cls, deep, personal, evidence_text, begun.skills,
+            frozenset(begun.speakers),
+        )  # fmt: skip
 
     def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
         """The session's suppression state, or None (no session, or the store failed: the
@@ -399,6 +406,8 @@ class ContextBuilder:
         query = req.message
         if len(terms(query)) < 3 and plan.tail:  # "and then?": lean on the recent tail
             query = " ".join([*(m.content for m in plan.tail[-2:]), query])
+        # topic search reads it without the participants' names (as TopicSearch.run does)
+        query = unnamed(query, plan.speakers)
         # a light request's candidates are fetched for its own k (light_pool): 16 per ranking
         # instead of 40, most of the vector search's Neo4j work and ~50 topic maps fewer; the
         # low-confidence signals are the same either way (the best two cosines, the best BM25)
@@ -410,7 +419,8 @@ class ContextBuilder:
         evidence = self._texts(req, query, plan, sized)
         vector = self.search.embed_query(query)
         if self.skill_router is not None:  # routed beside the topic search, same vector
-            own = vector if query == req.message else None
+            # (the message's own, names aside: a skill is not about a participant)
+            own = vector if query == unnamed(req.message, plan.speakers) else None
             got.skills = _SKILL_POOL.submit(self._route_skills, req, own, plan.skills)
         pool = self._pool(req, query, now, plan, sized, vector, evidence)
         got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)

@@ -1,7 +1,9 @@
 """Topic search: hybrid candidates (vector + full text), fused by score (the cosine rescaled over
 the vector candidates and the BM25 of the question's content words over the best; or by
 reciprocal rank fusion, ``SearchConfig.fusion``), optionally restricted to a time window and
-expanded one hop over the typed edges (docs/retrieval.md, "How topic search ranks").
+expanded one hop over the typed edges (docs/retrieval.md, "How topic search ranks"). It reads
+the message without the names of the conversation's speakers (``unnamed``): a topic's vector and
+full-text entry leave the speakers out, so a name in the question only blurs its match.
 
 Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x time_window_boost.
 """
@@ -9,7 +11,7 @@ Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x ti
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,6 +22,7 @@ from graph.protocols import EventStoreProtocol, TopicStoreProtocol
 from graph.topics import ScoredTopic, TextRank
 from retrieval.config import SearchConfig
 from retrieval.embedding import Embedder
+from text.english import drop_names, name_candidates
 from text.timephrases import TimeWindow
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="topic-search")
@@ -90,6 +93,17 @@ def score_fusion(
     return fused
 
 
+def unnamed(text: str, speakers: Iterable[str]) -> str:
+    """``text`` as topic search reads it: without the names of the conversation's speakers
+    (``drop_names``; ``text`` itself when nothing else would be left). A topic's vector and its
+    full-text gist leave the speaker prefixes out (docs/topics.md: with them every topic of two
+    friends reads alike), so "When did Joanna make a chocolate tart?" is embedded and matched
+    as "When did make a chocolate tart?": the name moved the question's vector toward no topic
+    in particular and matched every one-liner that quotes that person."""
+    out = drop_names(text, speakers)
+    return text if out == text else " ".join(out.split())
+
+
 def final_score(
     relevance: float, topic: Topic, now: datetime, in_window: bool, cfg: SearchConfig
 ) -> dict[str, float]:
@@ -118,11 +132,16 @@ class TopicSearch:
         events: EventStoreProtocol,
         embedder: Embedder | None,
         config: SearchConfig | None = None,
+        speakers: Callable[[str, Sequence[str]], set[str]] | None = None,
     ) -> None:
         self.topics = topics
         self.events = events
         self.embedder = embedder
         self.cfg = config or SearchConfig()
+        # (namespace, phrases) -> those that name a speaker of the namespace
+        # (``MessageStore.speakers_named``); None: names are not looked up (``run`` reads the
+        # text as given)
+        self.speakers = speakers
 
     def search(
         self,
@@ -146,11 +165,22 @@ class TopicSearch:
         expand: bool = False,
     ) -> SearchResult:
         """Ranked topics for ``text``; with a window, topics seen in it (or with events in it)
-        rank above more similar but older ones; ``expand`` adds 1-hop neighbours. All state is
-        per call, so one instance serves concurrent requests."""
+        rank above more similar but older ones; ``expand`` adds 1-hop neighbours. ``text`` is
+        read without the names of the namespace's speakers (``query``). All state is per call,
+        so one instance serves concurrent requests."""
+        text = self.query(namespace, text)
         vector = self.embed_query(text)
         pool = self.pool(namespace, text, now, k, window, vector)
         return self.rank(pool, k, expand)
+
+    def query(self, namespace: str, text: str) -> str:
+        """``text`` without the names of the namespace's speakers (``unnamed``), looked up with
+        ``speakers`` (one indexed read, only when ``text`` has a word that may be a name). The
+        context path has them already (``graph.context.ContextStart``) and calls ``unnamed``."""
+        if self.speakers is None:
+            return text
+        names = name_candidates(text)
+        return unnamed(text, self.speakers(namespace, names)) if names else text
 
     def embed_query(self, text: str) -> list[float] | None:
         """The query's vector, or None without an embedder or when the model is unavailable

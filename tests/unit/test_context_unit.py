@@ -279,3 +279,44 @@ def test_a_question_naming_a_participant_asks_memory_though_no_topic_is_named_af
     # not a question, or a name nobody in this conversation goes by: no reason to ask memory
     assert build(m, "Caroline says hi to everyone").request_class == "B"
     assert build(m, "What does Rosalind like most?").request_class == "B"
+
+
+def test_topic_search_reads_a_question_without_the_participants_names() -> None:
+    # the topics' vectors and full text leave the speakers out, so the context's topic search
+    # embeds the question without "Caroline" (the start read already named her: no extra
+    # lookup), and the skill router is given that same vector rather than embedding again
+    m = wire(SleepPolicy(tail_turns=2))
+    turns = [
+        ("Caroline", "I went to a LGBTQ support group yesterday and it was so powerful."),
+        ("Melanie", "That's great! I signed up for a pottery class last week."),
+    ]
+    items = [
+        IncomingMessage.model_validate(
+            {"role": "user", "speaker": who, "content": text, "at": T0 + timedelta(minutes=i)}
+        )
+        for i, (who, text) in enumerate(turns)
+    ]
+    m.conversation.append(m.namespace, items)
+    m.sleeper.sleep(m.namespace, T0 + timedelta(hours=2))
+    seen: list[str] = []
+    routed: list[Any] = []
+
+    class Recording:
+        model_name, dimensions = m.search.embedder.model_name, m.search.embedder.dimensions
+
+        def embed(self, texts: Any) -> Any:
+            seen.extend(texts)
+            return m.search.embedder.embed(texts)
+
+    def router(message: str, tool_output: Any, vector: Any, **_: Any) -> dict[str, Any]:
+        routed.append(vector)
+        return {"skills": [], "mode": "test"}
+
+    s = m.stores
+    engine = TopicSearch(s.topics, s.events, Recording(), m.search.cfg)
+    builder = ContextBuilder(s.topics, s.messages, engine, sleep_history(s), skill_router=router)
+    question = "Which support group did Caroline go to yesterday?"
+    builder.build(ContextRequest(namespace=m.namespace, message=question, now=NOW))
+    assert seen[0] == "Which support group did go to yesterday?", seen
+    assert all("caroline" not in text.lower() for text in seen), seen
+    assert routed and routed[0] is not None

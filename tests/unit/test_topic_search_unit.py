@@ -16,7 +16,7 @@ import pytest
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, parse
 from graph.topics import LinkRequest
 from retrieval.config import SearchConfig
-from retrieval.search import TopicSearch, final_score, rrf, score_fusion
+from retrieval.search import TopicSearch, final_score, rrf, score_fusion, unnamed
 from tests.fakes import DownEmbedder, FakeStores
 from tests.fakes.pipelines import T0
 from text.timephrases import TimeWindow
@@ -321,3 +321,61 @@ def test_rank_decides_not_age_an_old_best_match_beats_a_new_second_best() -> Non
     old = SearchConfig(rrf_k=60.0, recency_floor=0.5, fusion="rrf")
     before = TopicSearch(fake.topics, fake.events, Lookup(table), old)
     assert ids(before.search(NS, "support group", NOW)) == ["oct", "may"]
+
+
+# -- the speakers' names -----------------------------------------------------------------------
+class Recording(Lookup):
+    """A ``Lookup`` that remembers the texts it embedded."""
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        super().__init__(table)
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.seen.extend(texts)
+        return super().embed(texts)
+
+
+FRIENDS = {
+    "tart": ("Chocolate Tart", "Joanna: I made a chocolate tart with raspberries.", 5,
+             axis(1, 0, 0)),
+    "film": ("Movie Night", "Joanna: Nate and I watched a movie.", 5, axis(0, 1, 0)),
+}  # fmt: skip
+
+
+def test_unnamed_drops_the_speakers_names_and_their_possessive() -> None:
+    assert unnamed("When did Joanna make Nate's tart?", {"joanna", "nate"}).split() == [
+        "When",
+        "did",
+        "make",
+        "tart?",
+    ]
+    assert unnamed("Joanna?", {"joanna"}) == "Joanna?"  # nothing else: the text itself
+    assert unnamed("When did Joanna bake?", set()) == "When did Joanna bake?"
+
+
+def test_search_reads_the_message_without_the_namespaces_speakers() -> None:
+    """The topics' vectors and full text leave the speakers out, so the name is dropped before
+    embedding and before the full-text query: the question is embedded without it, and a topic
+    whose one-liner only shares the name ("Joanna: Nate and I watched a movie.") is not a
+    full-text candidate."""
+    asked: list[list[str]] = []
+
+    def speakers(namespace: str, names: Sequence[str]) -> set[str]:
+        asked.append(list(names))
+        return {"joanna", "nate"} & {n.lower() for n in names}
+
+    question = "When did Joanna make a tart?"
+    table = {"When did make a tart?": axis(1, 0, 0)}
+    model = Recording(table)
+    engine = TopicSearch(stores(FRIENDS).topics, FakeStores().events, model, speakers=speakers)
+    result = engine.run(NS, question, NOW, k=2)
+    assert model.seen == ["When did make a tart?"]
+    assert any("Joanna" in names for names in asked)
+    assert ids(result.hits)[0] == "tart"
+    assert "film" not in result.text_scores  # matched by "joanna" alone before
+    # without a speakers lookup the text is read as given (names and all)
+    plain = Recording(table)
+    given = TopicSearch(engine.topics, engine.events, plain).run(NS, question, NOW, k=2)
+    assert plain.seen == [question]
+    assert "film" in given.text_scores
