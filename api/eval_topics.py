@@ -169,7 +169,9 @@ def topic_only_recall(
         evidence = set(normalise_evidence(qa.get("evidence", [])))
         if not evidence or int(qa["category"]) not in (1, 2, 3, 4):
             continue
-        hits = container.search.search(ns, str(qa["question"]), now, k=TOPIC_K)
+        # as REST and the agent search: the question's own date is a preference (its window)
+        found = container.services.topics.search(ns, str(qa["question"]), now, TOPIC_K, None)
+        hits = found.result.hits
         whole = [
             by_id[h.topic.topic_id] for h in hits if h.topic.topic_id in by_id
         ]  # search is light

@@ -38,6 +38,12 @@ class SearchConfig(BaseModel):
     tau_days: float = Field(default=30.0, gt=0, description="recency decay time constant")
     window_boost: float = Field(default=3.0, ge=1, description="topic seen inside the window")
     event_in_window_boost: float = Field(default=1.5, ge=1, description="topic event in window")
+    # a window bounded on both sides ("on 4 August, 2023", "in May 2023"): a candidate holding a
+    # live fact said inside it (docs/topics.md, branch topics11); first..last seen alone holds
+    # for nearly every topic of a months-long conversation
+    said_in_window_boost: float = Field(
+        default=2.0, ge=1, description="topic with a fact said in a bounded window"
+    )
     utility_scale: float = Field(default=20.0, gt=0, description="utility/(utility+scale)")
     neighbour_factor: float = Field(default=0.5, ge=0, le=1, description="1-hop share of seed")
     neighbour_limit: int = Field(default=5, ge=0, description="neighbours per seed (deep)")

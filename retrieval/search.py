@@ -54,6 +54,9 @@ class CandidatePool:
     now: datetime
     window: TimeWindow | None
     topics: dict[str, Topic] = field(default_factory=dict)
+    # the time the text itself names ("What did Audrey eat on October 24, 2023?"): a preference,
+    # not a filter (``TopicSearch.said_in_window``)
+    named: TimeWindow | None = None
     rankings: list[list[str]] = field(default_factory=list)
     sources: dict[str, list[str]] = field(default_factory=dict)
     cosine: dict[str, float] = field(default_factory=dict)
@@ -163,14 +166,17 @@ class TopicSearch:
         k: int = 8,
         window: TimeWindow | None = None,
         expand: bool = False,
+        named: TimeWindow | None = None,
     ) -> SearchResult:
         """Ranked topics for ``text``; with a window, topics seen in it (or with events in it)
-        rank above more similar but older ones; ``expand`` adds 1-hop neighbours. ``text`` is
-        read without the names of the namespace's speakers (``query``). All state is per call,
-        so one instance serves concurrent requests."""
+        rank above more similar but older ones; ``expand`` adds 1-hop neighbours; ``named``,
+        the time ``text`` names itself, only favours topics with something said then
+        (``said_in_window``). ``text`` is read without the names of the namespace's speakers
+        (``query``). All state is per call, so one instance serves concurrent requests."""
         text = self.query(namespace, text)
         vector = self.embed_query(text)
         pool = self.pool(namespace, text, now, k, window, vector)
+        pool.named = named
         return self.rank(pool, k, expand)
 
     def query(self, namespace: str, text: str) -> str:
@@ -232,9 +238,11 @@ class TopicSearch:
     def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:
         """The pool fused (``relevance``) and scored (§8.2), best ``k``; ``expand``
         adds 1-hop neighbours of the best ``k`` first."""
+        relevance = self.relevance(pool)
+        said = self.said_in_window(pool, list(relevance))
         scored = [
-            self._hit(pool, pool.topics[tid], rel, pool.sources[tid])
-            for tid, rel in self.relevance(pool).items()
+            self._hit(pool, pool.topics[tid], rel, pool.sources[tid], tid in said)
+            for tid, rel in relevance.items()
         ]
         scored.sort(key=lambda h: -h.score)
         if expand and scored:
@@ -262,6 +270,29 @@ class TopicSearch:
             text = {t: s for t, s in pool.text_scores.items() if t in listed}
         fused = score_fusion(cosine, text, self.cfg.vector_weight)
         return {tid: fused.get(tid, 0.0) for tid in listed}
+
+    def said_in_window(self, pool: CandidatePool, topic_ids: list[str]) -> set[str]:
+        """Those of ``topic_ids`` holding a live fact said (``Fact.at``) inside the time the
+        text names (``pool.named``), when it is bounded on both sides (a date, a month: "What
+        did Audrey eat on October 24, 2023?"); one read of the candidates' facts, only then. An
+        open window ("before 4 October") or none: empty. A topic without facts
+        counts when its first..last seen span overlaps the window. Not the first..last seen span of a
+        requested window (``window_boost``): that covers nearly every date of a conversation
+        that returns to a topic for months, and a question's date does not filter the
+        candidates (a fact restated later, or its topic renamed, is still the answer)."""
+        window = pool.named
+        if window is None or window.start is None or window.end is None or not topic_ids:
+            return set()
+        if self.cfg.said_in_window_boost == 1.0:
+            return set()
+        start, end = window.start, window.end
+        said = set()
+        for t in self.topics.get(pool.namespace, topic_ids):
+            times = [f.at for f in t.facts if f.invalid_at is None and f.at is not None]
+            # a topic without facts (made through the API): its seen span stands for them
+            if any(start <= at < end for at in times) if t.facts else _overlaps(t, window):
+                said.add(t.topic_id)
+        return said
 
     def _candidates(
         self,
@@ -349,7 +380,12 @@ class TopicSearch:
         return self.events.topic_ids_in_window(namespace, window.start, window.end)
 
     def _hit(
-        self, pool: CandidatePool, topic: Topic, relevance: float, sources: list[str]
+        self,
+        pool: CandidatePool,
+        topic: Topic,
+        relevance: float,
+        sources: list[str],
+        said_in_window: bool = False,
     ) -> TopicHit:
         window = pool.window
         in_window = window is not None and _overlaps(topic, window)
@@ -360,6 +396,9 @@ class TopicSearch:
         if topic.topic_id in pool.event_topic_ids:
             parts["event_in_window_boost"] = self.cfg.event_in_window_boost
             parts["score"] *= self.cfg.event_in_window_boost
+        if said_in_window:
+            parts["said_in_window_boost"] = self.cfg.said_in_window_boost
+            parts["score"] *= self.cfg.said_in_window_boost
         reason = f"matched by {', '.join(sorted(set(sources)))}"
         if in_window and window is not None:
             reason += f"; seen within '{window.phrase}'"

@@ -201,22 +201,28 @@ class TopicService:
         """Ranked topics; the window is the one given, else the time phrase inside ``query``.
         With a window the graph is expanded one hop unless ``expand`` says otherwise; with
         ``as_of`` only topics known then."""
-        if window is None:
-            window = self.windows.in_text(namespace, query, now)
-        grow = expand if expand is not None else window is not None
+        # the query's own time phrase favours topics with something said then; it filters
+        # nothing (docs/topics.md, branch topics11)
+        named = self.windows.in_text(namespace, query, now) if window is None else None
+        grow = expand if expand is not None else (window or named) is not None
         fetch = k if as_of is None else min(200, k * 5)  # as_of filters after ranking
-        result = self.searcher.run(namespace, query, now, k=fetch, window=window, expand=grow)
+        result = self.searcher.run(
+            namespace, query, now, k=fetch, window=window, expand=grow, named=named
+        )
         if as_of is not None:
             known = [h for h in result.hits if h.topic.time.first_seen_at <= as_of]
             result.hits = known[:k]
-        return WindowedSearch(result, window)
+        return WindowedSearch(result, window or named)
 
     def search_full(
         self, namespace: str, query: str, now: datetime, phrase: str | None, k: int
     ) -> WindowedSearch:
         """The agent's search: an explicit ``phrase`` must name a time; hits carry whole topics
         (facts and loops), as search itself returns match fields only."""
-        window = self.windows.for_query(namespace, query, phrase, now, "time_window")
+        # an explicit phrase filters; the query's own is a preference (``search``)
+        window = None
+        if phrase is not None and phrase.strip():
+            window = self.windows.phrase(namespace, phrase, now, "time_window")
         found = self.search(namespace, query, now, k, window)
         ids = [h.topic.topic_id for h in found.result.hits]
         full = {t.topic_id: t for t in self.topics.get(namespace, ids)}
