@@ -4,8 +4,9 @@
 keep ``k`` of the rows it over-fetched; when they keep fewer it scores the window exactly (at
 most ``SCAN_MAX`` topics in it) or asks the index again for ``FETCH_MORE`` times the rows. The
 vectors here lie around a random direction, far from any text embedding another namespace keeps
-in the shared index, so which path runs is set by the data and ``SCAN_MAX`` alone: the 50
-topics nearest the query are outside the window, the 10 farther ones inside it.
+in the shared index, so which path runs is set by the data and ``SCAN_MAX`` alone: the 200
+topics nearest the query (four times the rows the first index call asks for) are outside
+the window, the 10 farther ones inside it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from graph.models import EMBEDDING_DIMENSIONS, Topic, parse
 from graph.topics import TopicStore
 from tests.conftest import T0
 
-NEAR, FAR = 50, 10  # topics outside / inside the window
+NEAR, FAR = 200, 10  # topics outside / inside the window
 WINDOW_START = T0 + timedelta(days=25)
 
 
@@ -32,7 +33,7 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 @pytest.fixture
 def seeded(driver: Driver, namespace: str) -> tuple[TopicStore, list[float], dict[str, np.ndarray]]:
-    """60 topics at growing distance from a random direction; the 10 farthest were last seen
+    """210 topics at growing distance from a random direction; the 10 farthest were last seen
     inside the window."""
     gen = np.random.default_rng(7)
     axis = unit(gen.normal(size=EMBEDDING_DIMENSIONS))
@@ -50,10 +51,11 @@ def seeded(driver: Driver, namespace: str) -> tuple[TopicStore, list[float], dic
                 },
             )
         )
-        # the window's topics lie clearly farther (cosine ~0.45 against >= ~0.7): with a gap of
-        # ~0.01 at the border, the approximate index of a busy server (CI's, every other
-        # test's vectors in it) once returned five of them in its first 50 rows
-        spread = 0.05 + 0.02 * i if i < NEAR else 2.0 + 0.02 * (i - NEAR)
+        # the window's topics lie clearly farther (cosine ~0.45 against >= ~0.69) behind four
+        # times the rows the first index call asks for: with 50 near topics and a gap of ~0.01
+        # at the border, the approximate index of a busy server (CI's, every other test's
+        # vectors and deletions in it) returned five of them in its first 50 rows
+        spread = 0.05 + 0.005 * i if i < NEAR else 2.0 + 0.02 * (i - NEAR)
         vectors.append(unit(axis + spread * unit(gen.normal(size=EMBEDDING_DIMENSIONS))))
     store = TopicStore(driver)
     store.create(topics, [v.tolist() for v in vectors], T0)
