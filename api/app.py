@@ -16,6 +16,7 @@ from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
 from api import errors
+from api.admission import ContextGate
 from api.auth import api_keys_for
 from api.container import Container
 from api.deadline import DeadlineMiddleware
@@ -58,6 +59,8 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
             _check_schema(c)
         c.embedder.embed(["warm-up"])  # load the model before the first request
         app.state.container = c
+        gate = ContextGate(c.settings.api_context_concurrency)  # this loop's, this worker's
+        app.state.context_gate = gate
         app.state.api_keys = api_keys_for(c, lambda r: metrics.key_cache.labels(r).inc())
         _ = c.services, c.workspaces  # built now: a bad workspace root stops the start-up
         # /health's own thread and cache: it answers while the routes' threadpool is busy
@@ -66,7 +69,7 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
         probe = Neo4jProbe(lambda: health_check(c.driver, database))
         app.state.neo4j_probe = probe
         try:
-            async with mcp.running(c):  # the MCP sessions live as long as the app
+            async with mcp.running(c, gate):  # the MCP sessions live as long as the app
                 yield
         finally:
             probe.close()

@@ -35,6 +35,7 @@ from api.errors import error_body
 from api.mcp_server import build_server, namespace_from_key
 
 if TYPE_CHECKING:
+    from api.admission import ContextGate
     from api.container import Container
 
 MCP_PATH = "/mcp"
@@ -48,11 +49,12 @@ class McpHttp:
         self.manager: StreamableHTTPSessionManager | None = None
 
     @asynccontextmanager
-    async def running(self, c: Container) -> AsyncIterator[None]:
+    async def running(self, c: Container, gate: ContextGate | None = None) -> AsyncIterator[None]:
         """Serve MCP sessions over ``c`` until the block ends (a fresh manager each time: the
-        SDK's manager runs once)."""
+        SDK's manager runs once); ``memory_context`` calls queue at ``gate`` with the REST
+        route's builds."""
         manager = StreamableHTTPSessionManager(
-            app=build_server(c, namespace_from_key), stateless=self.stateless
+            app=build_server(c, namespace_from_key, gate), stateless=self.stateless
         )
         async with manager.run():
             self.manager = manager

@@ -46,12 +46,14 @@ from graph.errors import SheriffError, ValidationFailed
 from graph.models import Topic
 
 if TYPE_CHECKING:
+    from api.admission import ContextGate
     from api.container import Container
 
 log = logging.getLogger(__name__)
 
 NamespaceOf = Callable[[ServerRequestContext[Any, Any]], str]
 TOPICS_URI = "sheriff://topics"
+CONTEXT_TOOL = "memory_context"  # builds a context: queued at the worker's context gate
 TOPIC_PREFIX = "sheriff://topics/"
 WAKE_PACKET_URI = "sheriff://wake-packet"
 PAGE_SIZE = 100  # topics per resources/list page
@@ -125,6 +127,7 @@ class MemoryServer:
     c: Container
     tools: ToolRegistry
     namespace_of: NamespaceOf
+    gate: ContextGate | None = None  # memory_context waits here with POST /v1/context
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], _: types.PaginatedRequestParams | None
@@ -137,6 +140,8 @@ class MemoryServer:
     ) -> types.CallToolResult:
         tool_ctx = ToolContext(namespace=self.namespace_of(ctx), now=self.c.clock.now())
         run = partial(self.run_tool, params.name, params.arguments or {}, tool_ctx)
+        if self.gate is not None and params.name == CONTEXT_TOOL:
+            return await self.gate.run(run)
         return await anyio.to_thread.run_sync(run)
 
     def run_tool(
@@ -230,9 +235,12 @@ class MemoryServer:
         }
 
 
-def build_server(c: Container, namespace_of: NamespaceOf) -> Server[Any]:
-    """The MCP server over container ``c``; ``namespace_of`` says whose memory a request is."""
-    handlers = MemoryServer(c, memory_registry(c), namespace_of)
+def build_server(
+    c: Container, namespace_of: NamespaceOf, gate: ContextGate | None = None
+) -> Server[Any]:
+    """The MCP server over container ``c``; ``namespace_of`` says whose memory a request is;
+    ``gate``: the API worker's context gate (none over stdio: one client)."""
+    handlers = MemoryServer(c, memory_registry(c), namespace_of, gate)
     return Server(
         "sheriff-claw",
         version=_version(),

@@ -96,6 +96,13 @@ class Settings(BaseSettings):
         description="a /v1 request unanswered this long is answered 503 if Neo4j refuses a "
         "probe or came back from an outage under two minutes ago (0: never; api/deadline.py)",
     )
+    api_context_concurrency: int = Field(
+        default=4,
+        ge=1,
+        le=256,
+        description="context builds one API worker runs at once; later requests wait their "
+        "turn, first come first served (api/admission.py)",
+    )
     api_workers: int | None = Field(
         default=None,
         ge=1,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from fastapi import APIRouter
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Request
 
+from api.admission import ContextGate
 from api.deps import ContextDep, NamespaceDep, NowDep
 from api.schemas import ContextCreate, ContextPublic
 from service.memory import ContextService
@@ -16,15 +16,17 @@ router = APIRouter(tags=["context"])
 
 @router.post("/context")
 async def build_context(
-    body: ContextCreate, context: ContextDep, ns: NamespaceDep, now: NowDep
+    body: ContextCreate, context: ContextDep, ns: NamespaceDep, now: NowDep, request: Request
 ) -> ContextPublic:
     """Light retrieval always; deep retrieval on a trigger or ``explicit``; packed into
     ``budget`` tokens with citations. ``trace`` adds why each candidate was kept or dropped.
     Topics that reach the context are marked used."""
-    # the build blocks (Neo4j, the model): one worker thread for it; the answer, already a
-    # ContextPublic, is then checked and written as JSON on the event loop, where a sync
-    # route would hand both to a thread again (docs/performance.md, seventh pass)
-    return await run_in_threadpool(memory_context, context, ns, body, now)
+    # the build blocks (Neo4j, the model): one worker thread for it, once the worker's context
+    # gate lets it in (api/admission.py); the answer, already a ContextPublic, is then checked
+    # and written as JSON on the event loop, where a sync route would hand both to a thread
+    # again (docs/performance.md, seventh pass)
+    gate: ContextGate = request.app.state.context_gate
+    return await gate.run(memory_context, context, ns, body, now)
 
 
 def memory_context(
