@@ -331,7 +331,8 @@ class ContextBuilder:
             name_candidates(req.message),
         )
         tail, history, known = begun.tail, begun.history, begun.known
-        window = resolve(req.message, now, self.tz, history)
+        # a window still ahead of now holds nothing said: neither a filter nor a trigger
+        window = resolve(req.message, now, self.tz, history, past_only=True)
         ctx = TriggerContext(
             now, self.tz, history, " ".join(m.content for m in tail),
             known_names=frozenset(known), search_pending=True,
@@ -828,7 +829,10 @@ def _signals(
     best = max(snippets, key=lambda s: s.score, default=None)
     top_topic = got.topic_hits[0].topic if got.topic_hits else None
     lexical = overlap(best.text, qterms) if best else 0.0
-    semantic = got.topic_hits[0].components.get("vector_cosine", 0.0) if got.topic_hits else 0.0
+    # the nearest of the ranked topics, not the first: a topic that only full text found may
+    # rank first with no cosine of its own while a near one ranks second ("What's the plan for
+    # the roof repair next week?": 0 against 0.69 made a clear match "skip")
+    semantic = max((h.components.get("vector_cosine", 0.0) for h in got.topic_hits), default=0.0)
     record_type = 0.0
     if top_topic is not None and (
         top_topic.time.notable_events or top_topic.open_loops or top_topic.stats.constraint_count

@@ -207,11 +207,15 @@ def clear(sig: RetrievalSignals, cfg: TriggerConfig) -> bool:
 
 
 def relative_time(text: str, ctx: TriggerContext) -> str | None:
+    """A time phrase whose window has begun: what was said then is worth a windowed search. A
+    window still ahead ("What's the plan for the roof repair this weekend?" on a Monday,
+    "tomorrow") names when a plan happens, not when anything was said: no trigger."""
     try:
         windows = find_windows(text, ctx.now, ctx.tz, ctx.sleep)
     except Exception:  # a trigger never breaks a turn
         return None
-    return f"relative_time: '{windows[0].phrase}'" if windows else None
+    begun = [w for w in windows if not w.ahead(ctx.now)]
+    return f"relative_time: '{begun[0].phrase}'" if begun else None
 
 
 def reintroduced_entity(text: str, ctx: TriggerContext) -> str | None:

@@ -137,6 +137,11 @@ class TimeWindow:
             return False
         return self.end is None or when < self.end
 
+    def ahead(self, now: datetime) -> bool:
+        """True when the window starts at or after ``now``: nothing in memory can have been said
+        in it ("this weekend" said on a Monday, "tomorrow", "next month" name a plan's time)."""
+        return self.start is not None and self.start >= ensure_utc(now, "now")
+
 
 @dataclass(frozen=True)
 class _Ctx:
@@ -516,13 +521,18 @@ def resolve(
     tz: str = "UTC",
     sleep: SleepHistory | None = None,
     week_mode: WeekMode = "rolling",
+    *,
+    past_only: bool = False,
 ) -> TimeWindow | None:
     """The single most specific window in ``text``, or ``None`` when it has no time phrase.
 
     Most specific = shortest; open-ended windows count as infinitely long. Ties go to an
-    explicit date, then to the phrase that comes first. Arguments as :func:`find_windows`.
+    explicit date, then to the phrase that comes first. Arguments as :func:`find_windows`;
+    ``past_only`` leaves out the windows still ahead of ``now`` (:meth:`TimeWindow.ahead`).
     """
     windows = find_windows(text, now, tz, sleep, week_mode)
+    if past_only:
+        windows = [w for w in windows if not w.ahead(now)]
     if not windows:
         return None
     ranked = sorted(

@@ -320,3 +320,22 @@ def test_topic_search_reads_a_question_without_the_participants_names() -> None:
     assert seen[0] == "Which support group did go to yesterday?", seen
     assert all("caroline" not in text.lower() for text in seen), seen
     assert routed and routed[0] is not None
+
+
+def test_semantic_signal_is_the_nearest_ranked_topic_not_the_first() -> None:
+    """A topic only full text found can rank first with no cosine of its own; the consult
+    confidence's semantic part is how near the nearest ranked topic is."""
+    from graph.models import Topic, TopicTime
+    from retrieval.config import ContextConfig
+    from retrieval.context import _Gathered, _signals
+    from retrieval.search import TopicHit
+
+    def hit(name: str, **components: float) -> TopicHit:
+        t = Topic(namespace="ns", name=name, time=TopicTime(first_seen_at=T0, last_seen_at=T0))
+        return TopicHit(t, 1.0, {"score": 1.0, **components})
+
+    got = _Gathered()
+    got.topic_hits = [hit("Weekend", text_score=6.5), hit("Roof repair", vector_cosine=0.69)]
+    assert _signals(got, frozenset({"roof"}), [], ContextConfig()).semantic == 0.69
+    got.topic_hits = [hit("Weekend", text_score=6.5)]
+    assert _signals(got, frozenset({"roof"}), [], ContextConfig()).semantic == 0.0

@@ -107,6 +107,22 @@ def test_relative_time_before_you_slept_needs_a_known_sleep() -> None:
     assert relative_time(text, slept) == "relative_time: 'before you slept'"
 
 
+def test_relative_time_needs_a_window_that_has_begun() -> None:
+    """A window still ahead names when a plan happens; nothing in memory was said in it."""
+    # NOW is a Wednesday: "this weekend" is the coming one, "tonight" starts at 18:00
+    assert relative_time("What's the plan for the roof repair this weekend?", CTX) is None
+    assert relative_time("Are we still on for tonight?", CTX) is None
+    sunday = TriggerContext(now=NOW + timedelta(days=4))  # inside this weekend's window
+    assert relative_time("What did we plan this weekend?", sunday) == (
+        "relative_time: 'this weekend'"
+    )
+    evening = TriggerContext(now=NOW + timedelta(hours=8))  # 20:00: tonight has begun
+    assert relative_time("Are we still on for tonight?", evening) == "relative_time: 'tonight'"
+    # a past window beside a future one still fires, with the past one named
+    text = "Last week you said the roof repair happens this weekend."
+    assert relative_time(text, CTX) == "relative_time: 'Last week'"
+
+
 def test_relative_time_near_misses() -> None:
     assert relative_time("the week was long and the sprint was hard", CTX) is None
     assert relative_time("I remember the 90s", CTX) is None

@@ -330,3 +330,16 @@ def test_every_weekday_and_weekday_mornings_are_habits_not_days() -> None:
         z("2026-11-15T00:00"), z("2026-11-16T00:00"), "on Sunday", "weekday"
     )  # one morning: that day
     assert resolve("last Sunday evenings were fun", NOW) is not None  # "last" names the day
+
+
+def test_resolve_past_only_leaves_out_windows_still_ahead() -> None:
+    monday = datetime(2026, 3, 2, 12, tzinfo=UTC)
+    text = "Last week you said the roof repair happens this weekend."
+    assert resolve(text, monday).phrase == "this weekend"  # the shorter window wins
+    past = resolve(text, monday, past_only=True)
+    assert past is not None and past.phrase == "Last week"
+    assert resolve("What's the plan for this weekend?", monday, past_only=True) is None
+    saturday = monday + timedelta(days=5, hours=1)
+    begun = resolve("What's the plan for this weekend?", saturday, past_only=True)
+    assert begun is not None and begun.contains(saturday) and not begun.ahead(saturday)
+    assert TimeWindow(None, monday, "before you slept", "before_sleep").ahead(monday) is False
