@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from graph.fulltext import FUZZY_MIN_LENGTH
 
@@ -29,6 +30,12 @@ K1, B = 1.2, 0.75
 MAX_EDITS = 2
 FUZZY_BUDGET = 10_000  # (word, token) pairs compared per call; beyond it, exact matches only
 _TOKEN = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
+# a field's text -> its length in tokens and how often each token occurs, per process: every
+# context request ranks ~200 candidates x 4 fields, mostly topics an earlier request met
+# (tokenizing them was half of each ranking, docs/performance.md "Ninth pass"); keyed by the
+# text itself, so an edited topic is tokenized afresh. ~1 KB an entry: ~16 MB when full
+FIELD_CACHE = 16_384
+_Counts = tuple[int, Counter[str]]
 
 
 def tokens(text: str) -> list[str]:
@@ -113,13 +120,20 @@ def rank_many(
     topic search ranks its candidates by all the query's words and by its content words:
     tokenizing 200 candidates x 4 fields was most of each ranking's cost). Each query's scores
     are exactly ``rank``'s, its own fuzzy budget included."""
-    split = [{field: tokens(doc.get(field) or "") for field in fields} for doc in docs]
+    split = [{field: field_counts(doc.get(field) or "") for field in fields} for doc in docs]
     return [_rank(words, split, fields, fuzzy) for words in queries]
+
+
+@lru_cache(maxsize=FIELD_CACHE)
+def field_counts(text: str) -> _Counts:
+    """``text``'s length in tokens and each token's count (shared: never to be changed)."""
+    found = tokens(text)
+    return len(found), Counter(found)
 
 
 def _rank(
     words: Sequence[str],
-    docs: Sequence[Mapping[str, list[str]]],
+    docs: Sequence[Mapping[str, _Counts]],
     fields: Sequence[str],
     fuzzy: bool,
 ) -> list[float]:
@@ -148,32 +162,30 @@ def _rank(
 _Field = tuple[dict[int, int], dict[str, dict[int, float]]]
 
 
-def _exact_field(
-    words: Sequence[str], docs: Sequence[Mapping[str, list[str]]], field: str
-) -> _Field:
-    """One field of every document (as its tokens): its length in tokens (documents where it
-    is not empty, in order) and word -> {document: how often the word occurs in it}. Each
-    field's tokens are met with the query's words once (no per-document ``Counter``: a search
-    ranks 200 candidates x 4 fields, and counting every token was most of its cost)."""
-    wanted = set(words)
+def _exact_field(words: Sequence[str], docs: Sequence[Mapping[str, _Counts]], field: str) -> _Field:
+    """One field of every document (as its ``field_counts``): its length in tokens (documents
+    where it is not empty, in order) and word -> {document: how often the word occurs in it}."""
+    wanted = dict.fromkeys(words)
     lengths: dict[int, int] = {}
     matches: dict[str, dict[int, float]] = {w: {} for w in wanted}
     for i, doc in enumerate(docs):
-        found = doc[field]
-        if not found:
+        length, counts = doc[field]
+        if not length:
             continue
-        lengths[i] = len(found)
-        for word in wanted.intersection(found):
-            matches[word][i] = float(found.count(word))
+        lengths[i] = length
+        for word in wanted:
+            n = counts.get(word)
+            if n:
+                matches[word][i] = float(n)
     return lengths, matches
 
 
 def _fuzzy_field(
-    words: Sequence[str], docs: Sequence[Mapping[str, list[str]]], field: str, matcher: _Matcher
+    words: Sequence[str], docs: Sequence[Mapping[str, _Counts]], field: str, matcher: _Matcher
 ) -> _Field:
     """As ``_exact_field``, each word's fuzzy matches weighted by ``matcher``."""
-    counts = {i: Counter(doc[field]) for i, doc in enumerate(docs)}
-    lengths = {i: c.total() for i, c in counts.items() if c}
+    counts = {i: doc[field][1] for i, doc in enumerate(docs)}
+    lengths = {i: doc[field][0] for i, doc in enumerate(docs) if doc[field][0]}
     matches: dict[str, dict[int, float]] = {}
     for word in dict.fromkeys(words):
         freqs = {i: matcher.freq(word, counts[i]) for i in lengths}

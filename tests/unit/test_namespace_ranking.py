@@ -115,3 +115,18 @@ def test_fuzzy_ranking_work_is_bounded() -> None:
 def test_empty_fields_and_unmatched_words_score_nothing(fuzzy: bool) -> None:
     assert rank(["zzz"], [doc("", ""), doc("a")], FIELDS, fuzzy) == [0.0, 0.0]
     assert rank([], [doc("a")], FIELDS, fuzzy) == [0.0]
+
+
+def test_field_counts_are_kept_per_text_and_bounded() -> None:
+    """A field's tokens are counted once per process and text (an edited text is counted
+    afresh); the cache holds at most FIELD_CACHE texts."""
+    from graph.lexical import FIELD_CACHE, field_counts
+
+    field_counts.cache_clear()
+    first = field_counts("Zanzibar merger plan, the plan")
+    assert first == (5, {"zanzibar": 1, "merger": 1, "plan": 2, "the": 1})
+    assert field_counts("Zanzibar merger plan, the plan") is first
+    assert field_counts("Zanzibar merger plan") == (3, {"zanzibar": 1, "merger": 1, "plan": 1})
+    assert field_counts.cache_info().maxsize == FIELD_CACHE
+    docs = [{"name": "Zanzibar merger plan", "one_liner": "the plan"}] * 3
+    assert rank_many([["plan"]], docs, FIELDS) == [rank(["plan"], docs, FIELDS)]
