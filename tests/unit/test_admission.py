@@ -70,3 +70,42 @@ def test_waiting_builds_are_served_first_come_first_served() -> None:
 def test_a_gate_needs_a_slot() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ContextGate(0)
+
+
+def test_the_mcp_context_tool_waits_at_the_gate_and_other_tools_do_not() -> None:
+    """``memory_context`` over MCP queues with POST /v1/context (one gate per worker); the
+    other tools run as before."""
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    import mcp_types as types
+
+    from api.mcp_server import CONTEXT_TOOL, MemoryServer
+
+    gated: list[str] = []
+
+    class Gate:
+        async def run(self, build: Any, *args: object) -> Any:
+            gated.append("in")
+            return build(*args)
+
+    class Tools:
+        def invoke(self, name: str, arguments: dict[str, Any], ctx: Any) -> dict[str, Any]:
+            return {"tool": name, "namespace": ctx.namespace}
+
+    clock = SimpleNamespace(now=lambda: datetime(2026, 3, 2, 12, tzinfo=UTC))
+    server = MemoryServer(
+        cast(Any, SimpleNamespace(clock=clock)), cast(Any, Tools()), lambda _: "ns",
+        cast(Any, Gate()),
+    )  # fmt: skip
+
+    async def call(name: str) -> types.CallToolResult:
+        params = types.CallToolRequestParams(name=name, arguments={})
+        return await server.call_tool(cast(Any, None), params)
+
+    searched = anyio.run(call, "memory_search")
+    assert gated == [] and not searched.is_error
+    answered = anyio.run(call, CONTEXT_TOOL)
+    assert gated == ["in"] and not answered.is_error
+    assert answered.structured_content == {"tool": CONTEXT_TOOL, "namespace": "ns"}
