@@ -349,6 +349,7 @@ class Outcome:
     server_ms: float | None = None
     body: str = ""
     steps: dict[str, float] = field(default_factory=dict)  # the answer's timings_ms
+    triggers: tuple[str, ...] = ()  # the answer's triggers ("relative_time: 'last week'", ...)
 
 
 def send(http: httpx.Client, kind: str, text: str, session: str) -> Outcome:
@@ -361,7 +362,10 @@ def send(http: httpx.Client, kind: str, text: str, session: str) -> Outcome:
             return Outcome(kind, ms, str(response.status_code), body=response.text[:300])
         data = response.json()
         steps = {k: float(v) for k, v in data["timings_ms"].items()}
-        return Outcome(kind, ms, "200", bool(data["deep"]), steps["total"], steps=steps)
+        return Outcome(
+            kind, ms, "200", bool(data["deep"]), steps["total"], steps=steps,
+            triggers=tuple(data.get("triggers") or ()),
+        )  # fmt: skip
     except Exception as exc:  # any failure is an error to count, never a crash of the run
         ms = (time.perf_counter() - started) * 1000
         return Outcome(kind, ms, type(exc).__name__, body=str(exc)[:300])
@@ -718,8 +722,10 @@ def report(phase: Phase) -> None:
         )
         print(f"  server steps p50              {step_line(ok)}")
         print(f"  throughput                    {len(ok) / phase.wall_s:.1f} requests/s")
+        deep = [o for o in ok if o.deep]
         print(
-            f"  deep retrieval                {100 * sum(o.deep for o in ok) / len(ok):.0f}% of requests"
+            f"  deep retrieval                {100 * len(deep) / len(ok):.1f}% of requests "
+            f"({len(deep):,} of {len(ok):,}); by first trigger: {trigger_families(deep)}"
         )
     by_status = Counter(o.status for o in phase.outcomes)
     print(f"  errors                        {len(errors)}  (by status: {dict(by_status)})")
@@ -827,6 +833,13 @@ def soak(args: argparse.Namespace, key: str, neo4j_pid: int | None, log: TextIO,
           f"growth <= {GROWTH_MB} MB: {'PASS' if max(growth, default=0) <= GROWTH_MB else 'FAIL'}")  # fmt: skip
 
 
+def trigger_families(deep: Sequence[Outcome]) -> str:
+    """How many deep answers each trigger family named first ("relative_time 1,029, ..."; a
+    deep answer naming none would show as "none", which only an explicit request may)."""
+    first = Counter(o.triggers[0].split(":", 1)[0] if o.triggers else "none" for o in deep)
+    return ", ".join(f"{name} {n:,}" for name, n in first.most_common()) or "-"
+
+
 def summary(floor: list[float], runs: list[Run]) -> None:
     """The issue's targets against this run's figures."""
     print("\n== summary (targets of issue #13; compare ratios on a busy machine) ==")
@@ -854,7 +867,7 @@ def summary(floor: list[float], runs: list[Run]) -> None:
             f"{p(conc, 99) if conc else 0:.0f} ms; CPU/request (server + Neo4j) sequential "
             f"{run.sequential.server_cpu_ms or 0:.0f} ms, concurrent "
             f"{run.concurrent.server_cpu_ms or 0:.0f} ms; deep "
-            f"{100 * sum(deep) / max(len(deep), 1):.0f}%; RSS {_mb(run.rss)}; errors {errors}"
+            f"{100 * sum(deep) / max(len(deep), 1):.1f}%; RSS {_mb(run.rss)}; errors {errors}"
         )
         print("    " + "  ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in checks.items()))
     if len(runs) > 1 and runs[0].concurrent.ok:
