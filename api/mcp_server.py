@@ -141,7 +141,7 @@ class MemoryServer:
         tool_ctx = ToolContext(namespace=self.namespace_of(ctx), now=self.c.clock.now())
         run = partial(self.run_tool, params.name, params.arguments or {}, tool_ctx)
         if self.gate is not None and params.name == CONTEXT_TOOL:
-            return await self.gate.run(run)
+            return await self.gate.run(tool_ctx.namespace, run)
         return await anyio.to_thread.run_sync(run)
 
     def run_tool(

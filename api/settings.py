@@ -100,8 +100,8 @@ class Settings(BaseSettings):
         default=4,
         ge=1,
         le=256,
-        description="context builds one API worker runs at once; later requests wait their "
-        "turn, first come first served (api/admission.py)",
+        description="context builds one API worker runs at once; later requests wait without "
+        "a thread, namespaces taking turns (api/admission.py)",
     )
     api_workers: int | None = Field(
         default=None,

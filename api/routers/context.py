@@ -22,11 +22,11 @@ async def build_context(
     ``budget`` tokens with citations. ``trace`` adds why each candidate was kept or dropped.
     Topics that reach the context are marked used."""
     # the build blocks (Neo4j, the model): one worker thread for it, once the worker's context
-    # gate lets it in (api/admission.py); the answer, already a ContextPublic, is then checked
-    # and written as JSON on the event loop, where a sync route would hand both to a thread
-    # again (docs/performance.md, seventh pass)
+    # gate lets it in (api/admission.py: a few at a time, namespaces in turn); the answer,
+    # already a ContextPublic, is then checked and written as JSON on the event loop, where a
+    # sync route would hand both to a thread again (docs/performance.md, seventh pass)
     gate: ContextGate = request.app.state.context_gate
-    return await gate.run(memory_context, context, ns, body, now)
+    return await gate.run(ns, memory_context, context, ns, body, now)
 
 
 def memory_context(

@@ -1,10 +1,12 @@
 """The API worker's context gate (api/admission.py): at most ``slots`` builds at once, the rest
-served in arrival order. Real threads and a real event loop; no timing: the builds block on an
-event until every request has arrived."""
+served namespace by namespace in turn, each namespace's in arrival order; a request cancelled
+while it waits gives its place up. Real threads and a real event loop; no timing: the builds
+block on an event until every request has arrived."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import anyio
 import pytest
@@ -12,10 +14,12 @@ import pytest
 from api.admission import ContextGate
 
 
-def crowd(slots: int, requests: int) -> tuple[list[int], int, dict[int, int], tuple[int, int]]:
-    """``requests`` builds through a gate of ``slots``, queued one by one, released together:
-    the order they started in, the most that ran at once, their results, and (running,
-    waiting) once all had arrived."""
+def crowd(
+    slots: int, requests: int, namespace: Callable[[int], str] = lambda i: "ns"
+) -> tuple[list[int], int, dict[int, int], tuple[int, int]]:
+    """``requests`` builds (request ``i`` from ``namespace(i)``) through a gate of ``slots``,
+    queued one by one, released together: the order they started in, the most that ran at
+    once, their results, and (running, waiting) once all had arrived."""
     started: list[int] = []
     active = peak = 0
     lock = threading.Lock()
@@ -39,7 +43,7 @@ def crowd(slots: int, requests: int) -> tuple[list[int], int, dict[int, int], tu
         gate = ContextGate(slots)
 
         async def one(i: int) -> None:
-            results[i] = await gate.run(build, i)
+            results[i] = await gate.run(namespace(i), build, i)
 
         async with anyio.create_task_group() as tg:
             for i in range(requests):
@@ -49,7 +53,11 @@ def crowd(slots: int, requests: int) -> tuple[list[int], int, dict[int, int], tu
             seen = (gate.running, gate.waiting)
             release.set()
 
-    anyio.run(main)
+    async def bounded() -> None:
+        with anyio.fail_after(30):  # a broken gate hangs; fail instead
+            await main()
+
+    anyio.run(bounded)
     return started, peak, results, seen
 
 
@@ -65,6 +73,56 @@ def test_waiting_builds_are_served_first_come_first_served() -> None:
     started, peak, _, seen = crowd(1, 6)
     assert seen == (1, 5) and peak == 1
     assert started == [0, 1, 2, 3, 4, 5]
+
+
+def test_namespaces_take_turns_so_a_burst_cannot_starve_another() -> None:
+    """Namespace a queues five builds before b queues one: b's runs second, not sixth; each
+    namespace's own keep their order."""
+    burst = {0: "a", 1: "a", 2: "a", 3: "a", 4: "a", 5: "b", 6: "c"}
+    started, peak, _, seen = crowd(1, 7, burst.__getitem__)
+    assert seen == (1, 6) and peak == 1
+    assert started == [0, 1, 5, 6, 2, 3, 4]
+
+
+def test_a_request_cancelled_while_it_waits_gives_its_place_up() -> None:
+    ran: list[str] = []
+    release = threading.Event()
+
+    def build(name: str) -> str:
+        ran.append(name)
+        assert release.wait(30), "never released"
+        return name
+
+    async def main() -> tuple[int, int]:
+        gate = ContextGate(1)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(gate.run, "a", build, "first")
+            while gate.running < 1:
+                await anyio.sleep(0.001)
+            scope = anyio.CancelScope()  # a client that goes away while it waits
+
+            async def leave() -> None:
+                with scope:
+                    await gate.run("b", build, "gone")
+
+            tg.start_soon(leave)
+            while gate.waiting < 1:
+                await anyio.sleep(0.001)
+            scope.cancel()
+            while gate.waiting:
+                await anyio.sleep(0.001)
+            tg.start_soon(gate.run, "c", build, "next")
+            while gate.waiting < 1:
+                await anyio.sleep(0.001)
+            release.set()
+        return gate.running, gate.waiting
+
+    async def bounded() -> tuple[int, int]:
+        with anyio.fail_after(30):  # a broken gate hangs; fail instead
+            return await main()
+
+    assert anyio.run(bounded) == (0, 0)
+    assert ran == ["first", "next"]
 
 
 def test_a_gate_needs_a_slot() -> None:
@@ -86,8 +144,8 @@ def test_the_mcp_context_tool_waits_at_the_gate_and_other_tools_do_not() -> None
     gated: list[str] = []
 
     class Gate:
-        async def run(self, build: Any, *args: object) -> Any:
-            gated.append("in")
+        async def run(self, namespace: str, build: Any, *args: object) -> Any:
+            gated.append(namespace)
             return build(*args)
 
     class Tools:
@@ -107,5 +165,5 @@ def test_the_mcp_context_tool_waits_at_the_gate_and_other_tools_do_not() -> None
     searched = anyio.run(call, "memory_search")
     assert gated == [] and not searched.is_error
     answered = anyio.run(call, CONTEXT_TOOL)
-    assert gated == ["in"] and not answered.is_error
+    assert gated == ["ns"] and not answered.is_error
     assert answered.structured_content == {"tool": CONTEXT_TOOL, "namespace": "ns"}
