@@ -831,7 +831,7 @@ def _signals(
     lexical = overlap(best.text, qterms) if best else 0.0
     # the nearest of the ranked topics, not the first: a topic that only full text found may
     # rank first with no cosine of its own while a near one ranks second ("What's the plan for
-    # the roof repair next week?": 0 against 0.69 made a clear match "skip")
+    # the roof repair this weekend?" on a Monday: 0 against 0.69 made a clear match "skip")
     semantic = max((h.components.get("vector_cosine", 0.0) for h in got.topic_hits), default=0.0)
     record_type = 0.0
     if top_topic is not None and (
