@@ -26,7 +26,7 @@ from neo4j import Driver
 
 from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
 from graph.cypher import query
-from graph.db import Store
+from graph.db import Store, iso
 from graph.events import EventStore
 from graph.fulltext import in_namespace, phrase_query, wanted_names
 from graph.mapping import as_datetime, message_from_props
@@ -262,7 +262,7 @@ class ContextStore(Store):
         ``used`` as its injections, as ``SuppressionStore.record`` (no turn: no session)."""
         steps: list[tuple[str, dict[str, Any]]] = []
         if used:
-            marked = {"namespace": namespace, "topic_ids": list(used), "now": ensure_utc(now)}
+            marked = {"namespace": namespace, "topic_ids": list(used), "now": iso(ensure_utc(now))}
             steps.append((query("mark_topics_used"), marked))
         if turn is not None:
             steps.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 from neo4j import READ_ACCESS, Driver, GraphDatabase, ManagedTransaction, Record
@@ -83,6 +84,50 @@ def health_check(driver: Driver, database: str = "neo4j") -> tuple[dict[str, Any
     return server, indexes
 
 
+class _QuietList(list[Any]):
+    """A list parameter that the driver's debug line shows as its size (``quiet``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<list of {len(self)}>"
+
+
+class _QuietMap(dict[str, Any]):
+    """A map parameter that the driver's debug line shows as its size (``quiet``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<map of {len(self)}>"
+
+
+def quiet(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with every list and map value in a subclass whose ``repr`` is its size. The
+    driver formats each RUN's parameters for its debug log line before it knows whether debug
+    logging is on (``Bolt5x5.run``: ``" ".join(map(repr, fields))``), so a query vector's 384
+    floats were turned into text on every search: ~0.2 ms a query, ~1.2 ms of a context
+    request's CPU (docs/performance.md, tenth pass). The values are packed as before (the
+    packer takes list and dict subclasses); a debug log shows sizes instead of the values (it
+    showed them whole, secrets included, before)."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if isinstance(value, (list, tuple)):
+            value = _QuietList(value)
+        elif isinstance(value, dict):
+            value = _QuietMap(value)
+        out[key] = value
+    return out
+
+
+def iso(value: datetime | None) -> str | None:
+    """A datetime parameter as ISO text, for a query that reads it as ``datetime($name)``
+    (null stays null). The driver converts a ``datetime`` parameter in pure Python (its
+    ``dehydrate_datetime``, ~0.1-0.2 ms each); Neo4j parses the text for a few microseconds.
+    Used by the queries every context request runs (docs/performance.md, tenth pass)."""
+    return None if value is None else value.isoformat()
+
+
 class Store:
     """Base of the per-aggregate stores: holds the driver (never creates one) and runs queries.
     Stores redact every text they write with ``redactor`` (the built-in secret shapes unless the
@@ -97,7 +142,7 @@ class Store:
 
     def _run(self, text: str, params: dict[str, Any], *, read: bool = False) -> list[Record]:
         records, _, _ = self._driver.execute_query(
-            text, parameters_=params, database_=self._db, routing_="r" if read else "w"
+            text, parameters_=quiet(params), database_=self._db, routing_="r" if read else "w"
         )
         return list(records)
 
@@ -117,7 +162,7 @@ class Store:
         shares ``execute_query``'s bookmarks, so a later read sees these writes."""
 
         def work(tx: ManagedTransaction) -> list[list[Record]]:
-            return [list(tx.run(text, params)) for text, params in steps]
+            return [list(tx.run(text, quiet(params))) for text, params in steps]
 
         bookmarks = self._driver.execute_query_bookmark_manager
         with self._driver.session(database=self._db, bookmark_manager=bookmarks) as session:

@@ -21,7 +21,7 @@ from typing import Any
 
 from graph.clock import ensure_utc
 from graph.cypher import query
-from graph.db import Store
+from graph.db import Store, iso
 from graph.mapping import iso_time
 
 SWEEP = 20  # expired sessions of the namespace deleted per turn at most
@@ -80,10 +80,10 @@ def turn_params(
     now, keep = ensure_utc(now), turn.retention
     return {
         "namespace": namespace, "session_id": turn.session_id,
-        "record_ids": list(dict.fromkeys(record_ids))[-keep.max_entries :], "now": now,
+        "record_ids": list(dict.fromkeys(record_ids))[-keep.max_entries :], "now": iso(now),
         "confidence": turn.confidence, "fingerprint": turn.fingerprint,
-        "cool_turns": keep.cool_turns, "cooled_before": now - keep.cool_time,
-        "expires_at": now + keep.ttl, "max_entries": keep.max_entries, "sweep": SWEEP,
+        "cool_turns": keep.cool_turns, "cooled_before": iso(now - keep.cool_time),
+        "expires_at": iso(now + keep.ttl), "max_entries": keep.max_entries, "sweep": SWEEP,
     }  # fmt: skip
 
 
@@ -92,7 +92,7 @@ class SuppressionStore(Store):
         """The session's state at ``now`` (a new, empty one when unknown or expired)."""
         rows = self._run(
             query("get_suppression_session"),
-            {"namespace": namespace, "session_id": session_id, "now": ensure_utc(now)},
+            {"namespace": namespace, "session_id": session_id, "now": iso(ensure_utc(now))},
             read=True,
         )
         if not rows:

@@ -15,7 +15,7 @@ from neo4j.exceptions import ConstraintError
 
 from graph.clock import BEFORE_ALL, ensure_utc
 from graph.cypher import query, query_for_edge
-from graph.db import Store
+from graph.db import Store, iso
 from graph.errors import NotFound, ValidationFailed, VersionConflict
 from graph.fulltext import (
     content_words,
@@ -213,7 +213,7 @@ class TopicStore(Store):
             return 0
         records = self._run(
             query("mark_topics_used"),
-            {"namespace": namespace, "topic_ids": list(topic_ids), "now": ensure_utc(now)},
+            {"namespace": namespace, "topic_ids": list(topic_ids), "now": iso(ensure_utc(now))},
         )
         return int(records[0]["marked"]) if records else 0
 
@@ -483,12 +483,13 @@ class TopicStore(Store):
         factor = overfetch * (WINDOW_OVERFETCH if windowed else 1)
         fetch = min(max(k * factor, MIN_INDEX_FETCH), MAX_FETCH)
         params: dict[str, Any] = {
-            "vector": vec, "k": k, "namespace": namespace, "light": light, **window,
+            "vector": vec, "k": k, "namespace": namespace, "light": light,
+            "since": iso(window["since"]), "until": iso(window["until"]),
         }  # fmt: skip
         params |= {
             "fetch": fetch,
             "fetch_more": min(fetch * FETCH_MORE, MAX_FETCH),
-            "scan_since": window["since"] or BEFORE_ALL,
+            "scan_since": iso(window["since"] or BEFORE_ALL),
             "scan_max": SCAN_MAX,
             "topic_ids": list(topic_ids),
         }

@@ -484,7 +484,7 @@ class ContextBuilder:
         given = self._windowed(req, plan.window, plan.deep)
         return self.search.pool(
             req.namespace, query, now, sized, window, vector, lambda: _text_topics(texts),
-            (lambda: texts.result().event_topic_ids) if given else None,
+            (lambda: texts.result().event_topic_ids) if given else None, texts.done,
         )  # fmt: skip
 
     def _evidence(self, req: ContextRequest, window: TimeWindow | None, deep: bool) -> ContextTexts:

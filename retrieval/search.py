@@ -208,21 +208,25 @@ class TopicSearch:
         vector: Sequence[float] | None,
         text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None = None,
         event_ids: Callable[[], set[str]] | None = None,
+        text_ready: Callable[[], bool] | None = None,
     ) -> CandidatePool:
         """Vector and full-text candidates for a search of up to ``k`` topics (``vector``: the
         query's embedding, None when there is none: degraded to the lexical path; ``text_hits``:
         the full-text candidates when the caller reads them itself, as
         ``topics.search_text(namespace, text, fetch_size(k), window, fuzzy=False,
         light=True)`` gives them, or their ranking alone (``TopicStore.text_ranking``), whose
-        topics the vector query then reads in its own round trip; ``event_ids``: the window's
-        event topics, likewise)."""
+        topics the vector query then reads in its own round trip, or, when ``text_ready`` says
+        the ranking is still to come once the vector is there, read by id after a vector query
+        that did not wait for it; ``event_ids``: the window's event topics, likewise)."""
         pool = CandidatePool(namespace, now, window)
         fetch = self.fetch_size(k)
         # the window's event topics need no candidate: read beside the searches
         events = None
         if window:
             events = _POOL.submit(event_ids or (lambda: self._event_topics(namespace, window)))
-        found = self._candidates(namespace, text, fetch, window, vector, pool, text_hits)
+        found = self._candidates(
+            namespace, text, fetch, window, vector, pool, text_hits, text_ready
+        )
         for label, hits in found:
             pool.rankings.append([h.topic_id for h in hits])
             for t in hits:
@@ -303,6 +307,7 @@ class TopicSearch:
         vector: Sequence[float] | None,
         pool: CandidatePool,
         text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None = None,
+        text_ready: Callable[[], bool] | None = None,
     ) -> list[tuple[str, list[Topic]]]:
         """Vector and full-text candidates, the database calls run side by side (the full-text
         ones read by the caller when it gives ``text_hits``; given as a ranking, their topics
@@ -320,9 +325,19 @@ class TopicSearch:
                 namespace, vec, fetch, overfetch=self.cfg.vector_overfetch, light=True
             )
         futures = {label: _POOL.submit(call) for label, call in calls.items()}
-        # the caller's full-text read, waited for: its hits, or a ranking still to be read
-        given = text_hits() if text_hits is not None else None
-        ranked, vector_hits = self._read_with_vector(namespace, fetch, window, vec, given)
+        if (
+            vec is not None
+            and text_hits is not None
+            and text_ready is not None
+            and not text_ready()
+        ):
+            # the full-text read still in flight: the vector query runs now, beside it, and the
+            # ranking's topics it did not return are read by id (docs/performance.md, tenth pass)
+            ranked, vector_hits = self._vector_first(namespace, fetch, window, vec, text_hits)
+        else:
+            # the caller's full-text read, waited for: its hits, or a ranking still to be read
+            given = text_hits() if text_hits is not None else None
+            ranked, vector_hits = self._read_with_vector(namespace, fetch, window, vec, given)
         results: dict[str, list[ScoredTopic]] = {
             "fulltext": futures["fulltext"].result() if ranked is None else ranked
         }
@@ -373,6 +388,30 @@ class TopicSearch:
             known = [h.topic for h in hits or ()] + read
             ranked = self.topics.ranked_topics(namespace, ranks, light=True, read=known)
         return ranked, hits
+
+    def _vector_first(
+        self,
+        namespace: str,
+        fetch: int,
+        window: TimeWindow | None,
+        vector: list[float],
+        text_hits: Callable[[], list[ScoredTopic] | list[TextRank]],
+    ) -> tuple[list[ScoredTopic], list[ScoredTopic]]:
+        """``_read_with_vector`` when the full-text read is not back yet: the vector query
+        without the ranking's ids, then the ranking (waited for), its topics the vector query
+        did not return read by id. The same topics, read the same way, as the one round trip
+        reads them; one more round trip, but the vector query no longer waits for the text
+        search and its ranking (~5 ms of a light request's wall time here)."""
+        hits, _ = self.topics.search_vector_reading(
+            namespace, vector, fetch, window.start if window else None,
+            window.end if window else None, overfetch=self.cfg.vector_overfetch, light=True,
+        )  # fmt: skip
+        given = text_hits()
+        ranks = [h for h in given if isinstance(h, TextRank)]
+        if len(ranks) < len(given):  # read already: topics, not ranks
+            return [h for h in given if isinstance(h, ScoredTopic)], hits
+        known = [h.topic for h in hits]
+        return self.topics.ranked_topics(namespace, ranks, light=True, read=known), hits
 
     def _event_topics(self, namespace: str, window: TimeWindow | None) -> set[str]:
         if window is None or (window.start is None and window.end is None):

@@ -1,7 +1,10 @@
 // Topics by id without their heavy JSON lists (what a context needs to title and date them),
 // with the message ids the one-liner came from; the topics in $full_ids come whole (facts,
-// numbers, open loops, events; the four topic times as ISO text), so a context reads its
-// candidates in one round trip. The others carry only the fields topic_from_props reads (no
+// numbers, open loops, events: every field topic_from_props reads, the four topic times as ISO
+// text; not the created/updated times, lower-cased or full-text copies: `t {.*}` made the
+// driver decode two datetimes a topic in pure Python, ~1 ms of a context request's CPU,
+// docs/performance.md, tenth pass), so a context reads its candidates in one round trip.
+// The others carry only the fields topic_from_props reads (no
 // created/updated times, lower-cased or full-text copies, facts list or vector; times as ISO
 // text, parsed by graph/mapping.py: no driver temporal decoding).
 // With $cite, each topic also carries the ids to cite its messages by (as
@@ -28,8 +31,13 @@ WITH t, whole, CASE WHEN $cite THEN COLLECT {
     RETURN [m.message_id, coalesce(m.external_id, m.message_id)] AS pair
   } ELSE [] END AS cited
 RETURN collect({t: CASE WHEN whole
-    THEN t {.*, embedding: null, first_seen_at: toString(t.first_seen_at),
-            last_seen_at: toString(t.last_seen_at), last_used_at: toString(t.last_used_at),
+    THEN t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
+            first_seen_at: toString(t.first_seen_at), last_seen_at: toString(t.last_seen_at),
+            .facts_json, .numbers_json, .open_loops_json, .notable_events_json,
+            .skill_refs, .artifact_refs, .embedding_model, .embedding_hash,
+            .embedding_dimensions, .utility_score, .decay_bucket, .touch_count,
+            .correction_count, .constraint_count, .usage_count,
+            last_used_at: toString(t.last_used_at), .version,
             archived_at: toString(t.archived_at)}
   ELSE t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
           first_seen_at: toString(t.first_seen_at), last_seen_at: toString(t.last_seen_at),

@@ -5,18 +5,19 @@
 // sessions of the namespace are deleted on the way, so abandoned sessions do not pile up.
 // params: $namespace, $session_id, $record_ids: list<string>, $now: datetime,
 //         $confidence: float, $fingerprint: string, $cool_turns: int,
-//         $cooled_before: datetime ($now minus the cool-down time), $expires_at: datetime,
+//         $cooled_before: datetime ($now minus the cool-down time), $expires_at: datetime
+//         (the three times as ISO text, read with datetime(): graph/db.py iso),
 //         $max_entries: int (>= size($record_ids)), $sweep: int (idle sessions deleted at most)
 // returns: turn: int (the session's turn after this one)
 CALL () {
   MATCH (old:SuppressionSession)
-  WHERE old.namespace = $namespace AND old.expires_at < $now
+  WHERE old.namespace = $namespace AND old.expires_at < datetime($now)
   WITH old LIMIT $sweep
   DELETE old
 }
 MERGE (s:SuppressionSession {namespace: $namespace, session_id: $session_id})
-SET s.updated_at = $now  // a write first: the node's lock is held before anything is read
-WITH s, s.expires_at IS NULL OR s.expires_at < $now AS fresh
+SET s.updated_at = datetime($now)  // a write first: the node's lock is held before anything is read
+WITH s, s.expires_at IS NULL OR s.expires_at < datetime($now) AS fresh
 // each list is read once into a variable: indexing s.record_ids[i] inside a comprehension read
 // the whole stored array again per element (256 entries x 6 lists: ~50 ms a turn,
 // docs/performance.md)
@@ -28,7 +29,7 @@ WITH s, fresh, CASE WHEN fresh THEN 1 ELSE s.turn + 1 END AS turn,
      CASE WHEN fresh THEN [] ELSE s.fingerprints END AS fingerprints
 WITH s, turn, ids, turns, ats, confidences, fingerprints,
      [i IN range(0, size(ids) - 1) WHERE NOT ids[i] IN $record_ids
-        AND (turn - turns[i] < $cool_turns OR ats[i] > $cooled_before)] AS live
+        AND (turn - turns[i] < $cool_turns OR ats[i] > datetime($cooled_before))] AS live
 WITH s, turn, ids, turns, ats, confidences, fingerprints, $max_entries - size($record_ids) AS room,
      live
 WITH s, turn, ids, turns, ats, confidences, fingerprints,
@@ -36,8 +37,8 @@ WITH s, turn, ids, turns, ats, confidences, fingerprints,
 SET s.turn = turn,
     s.record_ids = [i IN keep | ids[i]] + $record_ids,
     s.turns = [i IN keep | turns[i]] + [r IN $record_ids | turn],
-    s.ats = [i IN keep | ats[i]] + [r IN $record_ids | $now],
+    s.ats = [i IN keep | ats[i]] + [r IN $record_ids | datetime($now)],
     s.confidences = [i IN keep | confidences[i]] + [r IN $record_ids | $confidence],
     s.fingerprints = [i IN keep | fingerprints[i]] + [r IN $record_ids | $fingerprint],
-    s.expires_at = $expires_at
+    s.expires_at = datetime($expires_at)
 RETURN turn

@@ -9,7 +9,8 @@
 // index rows per search at 100k topics). Kept topics are scored exactly either way, so a score
 // does not depend on which path found the topic (the index's own score drifts by ~1e-4).
 // params: $vector: list<float>, $fetch: int, $fetch_more: int, $k: int, $namespace,
-//         $since: datetime | null, $until: datetime | null,
+//         $since: datetime | null, $until: datetime | null (every time as ISO text, read with
+//         datetime(): graph/db.py iso),
 //         $scan_since: datetime ($since, or a date before every topic: the scan's range seek),
 //         $scan_max: int (largest window scored exactly instead of asking the index again)
 // $light: true reads only the fields a search result shows (those topic_from_props reads,
@@ -27,11 +28,11 @@ CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
 WITH collect(node) AS found
 WITH size(found) AS raw,
   [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
-     AND ($since IS NULL OR n.last_seen_at >= $since)
-     AND ($until IS NULL OR n.first_seen_at < $until)][0..$k] AS kept
+     AND ($since IS NULL OR n.last_seen_at >= datetime($since))
+     AND ($until IS NULL OR n.first_seen_at < datetime($until))][0..$k] AS kept
 WITH raw, kept, size(kept) < $k AND raw >= $fetch AS short
 WITH raw, kept, short, CASE WHEN short THEN size(COLLECT {
-  MATCH (t:Topic) WHERE t.namespace = $namespace AND t.last_seen_at >= $scan_since
+  MATCH (t:Topic) WHERE t.namespace = $namespace AND t.last_seen_at >= datetime($scan_since)
   RETURN 1 AS one LIMIT $scan_max + 1
 }) ELSE 0 END AS window_size
 WITH raw, kept, short AND window_size > $scan_max AS again, short AND window_size <= $scan_max AS scan
@@ -41,15 +42,15 @@ WITH kept, again, scan, CASE WHEN again THEN COLLECT {
 } ELSE [] END AS more, raw
 WITH CASE WHEN again THEN size(more) ELSE raw END AS raw, scan, again, CASE WHEN again
   THEN [n IN more WHERE n.namespace = $namespace AND n.archived_at IS NULL
-          AND ($since IS NULL OR n.last_seen_at >= $since)
-          AND ($until IS NULL OR n.first_seen_at < $until)][0..$k]
+          AND ($since IS NULL OR n.last_seen_at >= datetime($since))
+          AND ($until IS NULL OR n.first_seen_at < datetime($until))][0..$k]
   ELSE kept END AS kept
 WITH raw, kept, scan OR (again AND size(kept) < $k AND raw >= $fetch_more) AS scanned
 WITH raw, scanned, CASE WHEN scanned THEN COLLECT {
   MATCH (t:Topic)
-  WHERE t.namespace = $namespace AND t.last_seen_at >= $scan_since
+  WHERE t.namespace = $namespace AND t.last_seen_at >= datetime($scan_since)
     AND t.embedding IS NOT NULL AND t.archived_at IS NULL
-    AND ($until IS NULL OR t.first_seen_at < $until)
+    AND ($until IS NULL OR t.first_seen_at < datetime($until))
   WITH t ORDER BY vector.similarity.cosine(t.embedding, $vector) DESC LIMIT $k
   RETURN t
 } ELSE kept END AS chosen
