@@ -15,9 +15,10 @@ log flush each), ``finish`` makes them one.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -35,7 +36,13 @@ from graph.models import Message, TailTurn, WakePacket
 from graph.overfetch import Page, PagedQuery
 from graph.redaction import Redactor
 from graph.skill_vectors import STAMP_CAP, SkillStamp
-from graph.suppression import SessionTurn, SuppressionStore, turn_params
+from graph.suppression import (
+    SessionState,
+    SessionTurn,
+    SuppressionStore,
+    state_from_row,
+    turn_params,
+)
 from graph.topics import ScoredTopic, TextRank, TopicStore, text_need
 from text.timephrases import SleepHistory
 
@@ -56,6 +63,9 @@ class ContextStart:
     # the routing skills' stamp (None: not read, or too many skills to cache): skill routing
     # ranks from the skill store's cached vectors when they were read under the same stamp
     skills: SkillStamp | None = None
+    # the suppression session's state, made when asked (None: not read; the caller loads it
+    # from its SuppressionStore when it needs it)
+    session: Callable[[], SessionState] | None = None
 
 
 @dataclass(frozen=True)
@@ -122,10 +132,12 @@ class ContextStore(Store):
         tail_turns: int,
         names: Sequence[str],
         people: Sequence[str] | None = None,
+        session: tuple[str, datetime] | None = None,
     ) -> ContextStart:
         """The last ``tail_turns`` messages, the sleep history, which of ``names`` are a live
         topic's name or alias and which of ``people`` (default ``names``) name a message's
-        speaker, in one round trip."""
+        speaker, and with ``session`` (its id and now) the suppression session's state as
+        ``SuppressionStore.load`` gives it, in one round trip."""
         wanted = wanted_names(names)
         params = {
             "namespace": namespace,
@@ -135,19 +147,26 @@ class ContextStore(Store):
             "lucene": in_namespace(namespace, phrase_query(wanted)),
             "skills_namespace": self.skills_namespace,
             "skills_cap": STAMP_CAP,
+            "session_id": session[0] if session else None,
+            "now": iso(ensure_utc(session[1])) if session else None,
         }
         row = self._run(query("read_context_start"), params, read=True)[0]
+        state = None
+        if session is not None:
+            found = row["session"]
+            state = functools.partial(state_from_row, found)  # parsed only when needed
         tail = [message_from_props(m) for m in reversed(row["tail"])]
         woke_at = as_datetime(row["woke_at"])
         slept_at = as_datetime(row["slept_at"])
         known, speakers = set(row["known"]), set(row["speakers"])
         skills = self._stamp(row["skills_stamp"])
         if slept_at is None:
-            return ContextStart(tail, SleepHistory(woke_at=woke_at), known, speakers, skills)
+            history = SleepHistory(woke_at=woke_at)
+            return ContextStart(tail, history, known, speakers, skills, state)
         turns = json.loads(row["conversation_tail_json"] or "[]")
         last = TailTurn.model_validate(turns[-1]).at if turns else None
         history = SleepHistory(slept_at=slept_at, woke_at=woke_at, previous_session_end=last)
-        return ContextStart(tail, history, known, speakers, skills)
+        return ContextStart(tail, history, known, speakers, skills, state)
 
     def search_texts(
         self,

@@ -216,12 +216,15 @@ class ContextStoreProtocol(Protocol):
         tail_turns: int,
         names: Sequence[str],
         people: Sequence[str] | None = None,
+        session: tuple[str, datetime] | None = None,
     ) -> ContextStart:
         """The last ``tail_turns`` messages (oldest first), the sleep history, which of
         ``names`` are a live topic's name or alias and which of ``people`` (default
         ``names``) name a message's speaker
         (lower-cased), as ``MessageStore.tail``, ``WindowResolver.history``,
-        ``TopicStore.known_names`` and ``MessageStore.speakers_named`` give them."""
+        ``TopicStore.known_names`` and ``MessageStore.speakers_named`` give them; with
+        ``session`` (its id and now), the suppression session's state as
+        ``SuppressionStore.load`` gives it (``ContextStart.session``)."""
         ...
 
     def search_texts(

@@ -14,7 +14,7 @@ namespace).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -87,6 +87,21 @@ def turn_params(
     }  # fmt: skip
 
 
+def state_from_row(row: Mapping[str, Any] | None) -> SessionState:
+    """A session's state as ``get_suppression_session.cypher`` returns it (None: no session,
+    or it expired: a new, empty one); ``read_context_start.cypher`` returns the same map."""
+    if row is None:
+        return SessionState()
+    parts = zip(
+        row["record_ids"], row["turns"], row["ats"], row["confidences"], row["fingerprints"],
+        strict=True,
+    )  # fmt: skip
+    return SessionState(
+        int(row["turn"]),
+        {rid: Injection(int(t), iso_time(at), float(c), fp) for rid, t, at, c, fp in parts},
+    )
+
+
 class SuppressionStore(Store):
     def load(self, namespace: str, session_id: str, now: datetime) -> SessionState:
         """The session's state at ``now`` (a new, empty one when unknown or expired)."""
@@ -95,17 +110,7 @@ class SuppressionStore(Store):
             {"namespace": namespace, "session_id": session_id, "now": iso(ensure_utc(now))},
             read=True,
         )
-        if not rows:
-            return SessionState()
-        row = rows[0]
-        parts = zip(
-            row["record_ids"], row["turns"], row["ats"], row["confidences"], row["fingerprints"],
-            strict=True,
-        )  # fmt: skip
-        return SessionState(
-            int(row["turn"]),
-            {rid: Injection(int(t), iso_time(at), float(c), fp) for rid, t, at, c, fp in parts},
-        )
+        return state_from_row(rows[0] if rows else None)
 
     def record(
         self,

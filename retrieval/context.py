@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -34,7 +34,7 @@ from graph.protocols import (
     TopicStoreProtocol,
 )
 from graph.skill_vectors import SkillStamp
-from graph.suppression import SessionTurn
+from graph.suppression import SessionState, SessionTurn
 from graph.topics import ScoredTopic, TextRank
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
@@ -123,6 +123,8 @@ class _Plan:
     # the participants the message names (lower case): topic search reads the message without
     # them (retrieval.search.unnamed)
     speakers: frozenset[str] = frozenset()
+    # the suppression session's state, read with the start (None: not read)
+    session: Callable[[], SessionState] | None = None
 
 
 @dataclass
@@ -161,7 +163,10 @@ class _SeparateReads:
         tail_turns: int,
         names: Sequence[str],
         people: Sequence[str] | None = None,
+        session: tuple[str, datetime] | None = None,
     ) -> ContextStart:
+        """As ``ContextStore.start``, a store at a time; the session is left to the builder's
+        suppression store (``ContextStart.session`` None)."""
         history = self.sleep_history(namespace) if self.sleep_history else SleepHistory()
         return ContextStart(
             self.messages.tail(namespace, tail_turns),
@@ -265,7 +270,7 @@ class ContextBuilder:
         floor = self.config.consult.personal_floor if plan.personal else "skip"
         signals = _signals(got, qterms, snippets, self.cfg)
         decision = consult(signals, self.config.consult, floor, plan.personal or "")
-        packed = self._pack(req, now, plan.cls, decision, candidates, snippets)
+        packed = self._pack(req, now, plan.cls, decision, candidates, snippets, plan.session)
         skills, routing = (
             got.skills.result() if got.skills else self._route_skills(req, None, plan.skills)
         )
@@ -303,9 +308,10 @@ class ContextBuilder:
         decision: ConsultDecision,
         candidates: list[Candidate],
         snippets: list[Snippet],
+        session: Callable[[], SessionState] | None = None,
     ) -> Packed:
         """Policy (consult band, suppression), packing into the budget, the use mark."""
-        self._apply_policy(req, now, request_class, decision, candidates)
+        self._apply_policy(req, now, request_class, decision, candidates, session)
         silent = request_class is RequestClass.NONE or (
             request_class is RequestClass.IMPLICIT and decision.band == "skip"
         )
@@ -329,6 +335,8 @@ class ContextBuilder:
             self.cfg.tail_turns,
             noun_phrases(req.message),
             name_candidates(req.message),
+            # the session's suppression state comes with it (no round trip of its own)
+            (req.session_id, now) if req.session_id is not None else None,
         )
         tail, history, known = begun.tail, begun.history, begun.known
         # a window still ahead of now holds nothing said: neither a filter nor a trigger
@@ -358,16 +366,22 @@ class ContextBuilder:
         evidence_text = drop_names(req.message, begun.speakers)
         return _Plan(
             tail, window, triggers, cls, deep, personal, evidence_text, begun.skills,
-            frozenset(begun.speakers),
+            frozenset(begun.speakers), begun.session,
         )  # fmt: skip
 
-    def _session(self, req: ContextRequest, now: datetime) -> SuppressionCache | None:
-        """The session's suppression state, or None (no session, or the store failed: the
-        context is built without suppression rather than not at all)."""
+    def _session(
+        self,
+        req: ContextRequest,
+        now: datetime,
+        read: Callable[[], SessionState] | None = None,
+    ) -> SuppressionCache | None:
+        """The session's suppression state (``read`` with the context's start, else loaded),
+        or None (no session, or the store failed: the context is built without suppression
+        rather than not at all)."""
         if req.session_id is None:
             return None
         try:
-            state = self.suppression.load(req.namespace, req.session_id, now)
+            state = read() if read else self.suppression.load(req.namespace, req.session_id, now)
         except Exception as exc:  # suppression is an add-on to the memory context: never fatal
             log.warning("suppression state unavailable: %s", exc)
             return None
@@ -695,6 +709,7 @@ class ContextBuilder:
         request_class: RequestClass,
         decision: ConsultDecision,
         candidates: list[Candidate],
+        session: Callable[[], SessionState] | None = None,
     ) -> None:
         if request_class is RequestClass.IMPLICIT and decision.band == "skip":
             for c in candidates:
@@ -707,7 +722,7 @@ class ContextBuilder:
         # state need not be read (a round trip per such message)
         if request_class in (RequestClass.EXPLICIT, RequestClass.NONE):
             return
-        cache = self._session(req, now)
+        cache = self._session(req, now, session)
         if cache is None:
             return
         fingerprint = task_fingerprint(req.message)

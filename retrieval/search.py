@@ -325,6 +325,8 @@ class TopicSearch:
                 namespace, vec, fetch, overfetch=self.cfg.vector_overfetch, light=True
             )
         futures = {label: _POOL.submit(call) for label, call in calls.items()}
+        ranked: list[ScoredTopic] | None
+        vector_hits: list[ScoredTopic] | None
         if (
             vec is not None
             and text_hits is not None

@@ -11,7 +11,8 @@
 //         null: the namespace whose skills route the context, null: no skill stamp),
 //         $skills_cap: int (more skill nodes than this: no stamp),
 //         $lucene (phrase query over name and alias_text, namespace-confined; any valid query
-//         when $names is empty)
+//         when $names is empty), $session_id (string | null: the suppression session to read
+//         too), $now (ISO text: graph/db.py iso; the session is read unless it expired by then)
 // returns one row: tail (list<map>, newest first; times as ISO text, as graph/mapping.py reads them), woke_at (datetime | null),
 //          slept_at (datetime | null: the newest wake packet's), conversation_tail_json
 //          (string | null: that packet's tail), known (list<string>: each known phrase once),
@@ -19,7 +20,10 @@
 //          skills_stamp (list<string> | null: the skill stamp of $skills_namespace, computed
 //          exactly as read_skill_vectors.cypher computes it (keep the two identical); it tells the
 //          skill store's cache whether its vectors are current, so routing needs no query of its
-//          own; null without $skills_namespace; more than $skills_cap entries: too many to cache)
+//          own; null without $skills_namespace; more than $skills_cap entries: too many to cache),
+//          session (map | null: the suppression session's state as get_suppression_session
+//          returns it; null without $session_id, or when it is unknown or expired), so a context's
+//          suppression needs no round trip of its own (docs/performance.md, tenth pass)
 CALL () {
   MATCH (m:Message)
   WHERE m.namespace = $namespace AND m.seq IS NOT NULL
@@ -37,7 +41,14 @@ CALL () {
   WITH w ORDER BY w.slept_at DESC LIMIT 1
   RETURN w.slept_at AS slept_at, w.conversation_tail_json AS conversation_tail_json
 }
-RETURN tail, woke_at, slept_at, conversation_tail_json,
+CALL () {
+  OPTIONAL MATCH (s:SuppressionSession {namespace: $namespace, session_id: $session_id})
+  WHERE s.expires_at >= datetime($now)
+  RETURN CASE WHEN s IS NULL THEN null ELSE {
+    turn: s.turn, record_ids: s.record_ids, turns: s.turns, ats: [a IN s.ats | toString(a)],
+    confidences: s.confidences, fingerprints: s.fingerprints} END AS session
+}
+RETURN tail, woke_at, slept_at, conversation_tail_json, session,
   CASE WHEN size($names) = 0 THEN [] ELSE COLLECT {
     CALL db.index.fulltext.queryNodes('topic_text', $lucene, {limit: 200}) YIELD node
     WITH node AS t

@@ -33,15 +33,23 @@ class FakeContextStore:
         tail_turns: int,
         names: Sequence[str],
         people: Sequence[str] | None = None,
+        session: tuple[str, datetime] | None = None,
     ) -> ContextStart:
-        """The last ``tail_turns`` messages, the sleep history and the known names."""
+        """The last ``tail_turns`` messages, the sleep history, the known names and with
+        ``session`` the suppression session's state (read when asked, as the real store
+        parses it when asked)."""
         state = self.sleep.wake_state(namespace)
         packets = self.sleep.wake_packets(namespace, limit=1)
+        loaded = None
+        if session is not None:
+            now_state = self.suppression.load(namespace, session[0], session[1])
+            loaded = lambda: now_state  # noqa: E731  the state at the start, as the real read
         return ContextStart(
             self.messages.tail(namespace, tail_turns),
             sleep_history(packets[0] if packets else None, state.woke_at if state else None),
             self.topics.known_names(namespace, names),
             self.messages.speakers_named(namespace, names if people is None else people),
+            session=loaded,
         )
 
     def search_texts(

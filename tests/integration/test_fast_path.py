@@ -31,6 +31,7 @@ from tests.integration.test_context import (
     DAY1_TURNS,
     DAY2_TURNS,
     DAY3_TURNS,
+    IMPLICIT,
     NOW,
     POLICY,
     Stack,
@@ -159,6 +160,24 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # and the skill store's cached vectors, read when warming, are current)
         }
     ), driver.calls
+
+
+def test_a_sessions_suppression_state_comes_with_the_first_read(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    """The session's state is read by ``read_context_start``, not a round trip of its own, and
+    still suppresses what the session was shown a minute before."""
+    stack, driver, _ = counted
+    first = stack.context(IMPLICIT, now=NOW, session_id="s1")
+    shown = {i["record_id"] for i in first.items if i["kind"] == "topic"}
+    assert shown, first.items
+    driver.calls.clear()
+    second = stack.context(IMPLICIT, now=NOW + timedelta(minutes=1), session_id="s1")
+    assert "get_suppression_session" not in driver.calls, driver.calls
+    assert driver.calls.count("read_context_start") == 1, driver.calls
+    assert not shown & {i["record_id"] for i in second.items if i["kind"] == "topic"}
+    why = {t["record_id"]: str(t.get("why", "")) for t in second.trace if "record_id" in t}
+    assert all(why.get(rid, "").startswith("suppressed") for rid in shown), second.trace
 
 
 def test_small_talk_searches_nothing(
