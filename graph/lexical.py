@@ -121,7 +121,13 @@ def rank_many(
     tokenizing 200 candidates x 4 fields was most of each ranking's cost). Each query's scores
     are exactly ``rank``'s, its own fuzzy budget included."""
     split = [{field: field_counts(doc.get(field) or "") for field in fields} for doc in docs]
-    return [_rank(words, split, fields, fuzzy) for words in queries]
+    if fuzzy:  # each query its own fuzzy budget, as ``rank`` gives it
+        return [_rank(words, split, fields, fuzzy) for words in queries]
+    # exact: every field's matches found once for all the queries' words (the content words
+    # are a subset of the words: a second pass found nothing new), each query scored from them
+    every = list(dict.fromkeys(w for words in queries for w in words))
+    found = {field: _exact_field(every, split, field) for field in fields}
+    return [_scores(words, found, fields, len(docs)) for words in queries]
 
 
 @lru_cache(maxsize=FIELD_CACHE)
@@ -137,14 +143,26 @@ def _rank(
     fields: Sequence[str],
     fuzzy: bool,
 ) -> list[float]:
-    scores = [0.0] * len(docs)
     matcher = _Matcher(fuzzy=True) if fuzzy else None  # one budget for the whole call
-    for field in fields:
-        lengths, matches = (
+    found = {
+        field: (
             _fuzzy_field(words, docs, field, matcher)
             if matcher
             else _exact_field(words, docs, field)
         )
+        for field in fields
+    }
+    return _scores(words, found, fields, len(docs))
+
+
+def _scores(
+    words: Sequence[str], found: Mapping[str, _Field], fields: Sequence[str], n: int
+) -> list[float]:
+    """BM25 of ``n`` documents for ``words`` from each field's lengths and matches (``found``:
+    ``_exact_field`` or ``_fuzzy_field`` of at least these words), fields summed in order."""
+    scores = [0.0] * n
+    for field in fields:
+        lengths, matches = found[field]
         if not lengths:
             continue
         avgdl = sum(lengths.values()) / len(lengths)
