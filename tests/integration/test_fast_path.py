@@ -151,7 +151,10 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # the candidates ranked there and not read
             "search_context_texts": 1,
             # the vector candidates and the full-text ranking's topics: one read (no
-            # get_topics_by_id of its own)
+            # get_topics_by_id of its own); a vector query that did not wait for the ranking
+            # reads by id only the ranked topics it did not return, and this namespace's five
+            # topics are all among its candidates (tests/unit/test_topic_search_unit.py covers
+            # the read by id)
             "search_topics_vector": 1,
             "get_topic_summaries": 1,  # every candidate, the best ones whole
             # citations by external id: read with the summaries (no get_message_source_ids)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, parse
-from graph.topics import LinkRequest
+from graph.topics import LinkRequest, TextRank
 from retrieval.config import SearchConfig
 from retrieval.search import TopicSearch, final_score, rrf, score_fusion, unnamed
 from tests.fakes import DownEmbedder, FakeStores
@@ -379,3 +379,40 @@ def test_search_reads_the_message_without_the_namespaces_speakers() -> None:
     given = TopicSearch(engine.topics, engine.events, plain).run(NS, question, NOW, k=2)
     assert plain.seen == [question]
     assert "film" in given.text_scores
+
+
+def test_a_vector_query_that_did_not_wait_for_the_text_ranking_gives_the_same_pool() -> None:
+    """The context path hands its full-text ranking over as a callable: when it is back by the
+    time the vector is there, the vector query reads its topics; when it is not, the vector query
+    runs at once and the ranked topics it did not return are read by id after it. Both ways give
+    the same candidates, scores and order, here with ranked topics far from the query's vector
+    (the vector query's hits do not cover them)."""
+    corpus = {f"t{i}": (f"Lake note {i}", f"lake detail {i}", i, axis(i / 40, 1, 0))
+              for i in range(40)}  # fmt: skip
+    corpus["near"] = ("Orchard", "apple trees", 1, axis(1, 0, 0))
+    fake = stores(corpus)
+    finder = search(fake, {"lake": axis(1, 0, 0)})
+    vector = finder.embed_query("lake")
+    # the far topics ranked by full text (the caller's BM25 ranking, as text_ranking gives it)
+    ranking = [TextRank(f"t{i}", 5.0 - i, 4.0 - i) for i in range(4)]
+    reads: list[list[str]] = []
+    by_id = fake.topics.ranked_topics
+
+    def counted(namespace: str, ranks: Sequence[TextRank], **kw: Any) -> Any:
+        known = {t.topic_id for t in kw["read"]}
+        reads.append([r.topic_id for r in ranks if r.topic_id not in known])
+        return by_id(namespace, ranks, **kw)
+
+    fake.topics.ranked_topics = counted  # type: ignore[method-assign]
+    waited, at_once = (
+        finder.pool(NS, "lake", NOW, 2, None, vector, lambda: ranking, None, lambda r=ready: r)
+        for ready in (True, False)
+    )
+    # read with the vector query / read by id after it
+    assert reads == [[], ["t0", "t1", "t2", "t3"]], reads
+    assert waited.rankings == at_once.rankings and len(waited.rankings) == 2
+    assert waited.rankings[0] == ["t0", "t1", "t2", "t3"]  # full text first, then vector
+    assert set(waited.topics) == set(at_once.topics) > set(waited.rankings[1])
+    assert waited.cosine == at_once.cosine and waited.text_scores == at_once.text_scores
+    assert waited.content_scores == at_once.content_scores
+    assert finder.rank(waited, 2).hits == finder.rank(at_once, 2).hits
