@@ -325,21 +325,10 @@ class TopicSearch:
                 namespace, vec, fetch, overfetch=self.cfg.vector_overfetch, light=True
             )
         futures = {label: _POOL.submit(call) for label, call in calls.items()}
-        ranked: list[ScoredTopic] | None
-        vector_hits: list[ScoredTopic] | None
-        if (
-            vec is not None
-            and text_hits is not None
-            and text_ready is not None
-            and not text_ready()
-        ):
-            # the full-text read still in flight: the vector query runs now, beside it, and the
-            # ranking's topics it did not return are read by id (docs/performance.md, tenth pass)
-            ranked, vector_hits = self._vector_first(namespace, fetch, window, vec, text_hits)
-        else:
-            # the caller's full-text read, waited for: its hits, or a ranking still to be read
-            given = text_hits() if text_hits is not None else None
-            ranked, vector_hits = self._read_with_vector(namespace, fetch, window, vec, given)
+        # the caller's full-text read still in flight once the vector is there: the vector
+        # query does not wait for it (docs/performance.md, tenth pass)
+        wait = vec is None or text_hits is None or text_ready is None or text_ready()
+        ranked, vector_hits = self._read_with_vector(namespace, fetch, window, vec, text_hits, wait)
         results: dict[str, list[ScoredTopic]] = {
             "fulltext": futures["fulltext"].result() if ranked is None else ranked
         }
@@ -369,15 +358,19 @@ class TopicSearch:
         fetch: int,
         window: TimeWindow | None,
         vector: list[float] | None,
-        given: list[ScoredTopic] | list[TextRank] | None,
+        text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None,
+        wait: bool = True,
     ) -> tuple[list[ScoredTopic] | None, list[ScoredTopic] | None]:
-        """The full-text hits the caller ``given`` (None: it gave none) and the vector hits
-        (None: no vector). Given as a ranking, its topics are read by the vector query (one
-        round trip for both), or by id without a vector."""
+        """The full-text hits of the caller's ``text_hits`` (None: it gave none) and the vector
+        hits (None: no vector). Given as a ranking, its topics are read by the vector query (one
+        round trip for both) when the ranking is waited for first (``wait``), or by id without
+        a vector. Without ``wait`` (the caller's read still in flight) the vector query runs at
+        once and the ranking's topics it did not return are read by id after it: the same
+        topics read the same way, one round trip more, but the vector query no longer waits for
+        the text search and its ranking (~5 ms of a light request's wall time here;
+        docs/performance.md, tenth pass)."""
+        given = text_hits() if wait and text_hits is not None else None
         ranks = [h for h in given or () if isinstance(h, TextRank)]
-        ranked: list[ScoredTopic] | None = None
-        if given is not None and len(ranks) < len(given):  # read already: topics, not ranks
-            ranked = [h for h in given if isinstance(h, ScoredTopic)]
         hits: list[ScoredTopic] | None = None
         read: list[Topic] = []
         if vector is not None:
@@ -386,33 +379,14 @@ class TopicSearch:
                 window.end if window else None, overfetch=self.cfg.vector_overfetch,
                 light=True, topic_ids=[r.topic_id for r in ranks],
             )  # fmt: skip
-        if given is not None and ranked is None:  # a ranking: read with the vector hits
-            known = [h.topic for h in hits or ()] + read
-            ranked = self.topics.ranked_topics(namespace, ranks, light=True, read=known)
-        return ranked, hits
-
-    def _vector_first(
-        self,
-        namespace: str,
-        fetch: int,
-        window: TimeWindow | None,
-        vector: list[float],
-        text_hits: Callable[[], list[ScoredTopic] | list[TextRank]],
-    ) -> tuple[list[ScoredTopic], list[ScoredTopic]]:
-        """``_read_with_vector`` when the full-text read is not back yet: the vector query
-        without the ranking's ids, then the ranking (waited for), its topics the vector query
-        did not return read by id. The same topics, read the same way, as the one round trip
-        reads them; one more round trip, but the vector query no longer waits for the text
-        search and its ranking (~5 ms of a light request's wall time here)."""
-        hits, _ = self.topics.search_vector_reading(
-            namespace, vector, fetch, window.start if window else None,
-            window.end if window else None, overfetch=self.cfg.vector_overfetch, light=True,
-        )  # fmt: skip
-        given = text_hits()
-        ranks = [h for h in given if isinstance(h, TextRank)]
+        if not wait and text_hits is not None:
+            given = text_hits()
+            ranks = [h for h in given if isinstance(h, TextRank)]
+        if given is None:
+            return None, hits
         if len(ranks) < len(given):  # read already: topics, not ranks
             return [h for h in given if isinstance(h, ScoredTopic)], hits
-        known = [h.topic for h in hits]
+        known = [h.topic for h in hits or ()] + read
         return self.topics.ranked_topics(namespace, ranks, light=True, read=known), hits
 
     def _event_topics(self, namespace: str, window: TimeWindow | None) -> set[str]:
