@@ -213,3 +213,24 @@ def test_nodes_carry_their_namespace_token_and_the_migration_encodes_as_python(
     for ns in ["bob", "Bob", "sv-Bob_1.a:b", "A-b_C.d:E", "x0", namespace]:
         records, _, _ = driver.execute_query(cypher, ns=ns)
         assert records[0]["token"] == namespace_token(ns), ns
+
+
+def test_a_session_id_reads_only_its_own_namespace_s_suppression_state(
+    driver: Driver, namespace: str, other_namespace: str
+) -> None:
+    """The context start reads the suppression session by (the key's namespace, session id):
+    alice's session "s1" is invisible to bob's "s1", however alike the ids are."""
+    from graph.suppression import Retention, SuppressionStore
+
+    bob, alice = namespace, other_namespace
+    keep = Retention(3, timedelta(minutes=30), timedelta(hours=24), 256)
+    store = SuppressionStore(driver)
+    store.record(alice, "s1", ["alice-topic"], T0, 0.9, "fp", keep)
+    start = ContextStore(driver)
+    later = T0 + timedelta(minutes=1)
+    mine = start.start(alice, 2, [], session=("s1", later)).session
+    theirs = start.start(bob, 2, [], session=("s1", later)).session
+    assert mine is not None and theirs is not None
+    assert set(mine().injections) == {"alice-topic"} and mine().turn == 1
+    assert theirs().injections == {} and theirs().turn == 0
+    assert store.load(bob, "s1", later).injections == {}
