@@ -51,8 +51,9 @@ from retrieval.triggers import (
     latest_cue,
     past_question,
     personal_cue,
+    time_text,
 )
-from text.english import drop_names, name_candidates, noun_phrases
+from text.english import drop_names, name_candidates, noun_phrases, timed_names
 from text.timephrases import SleepHistory, TimeWindow, resolve
 
 log = logging.getLogger(__name__)
@@ -333,14 +334,16 @@ class ContextBuilder:
         begun = self.reads.start(
             req.namespace,
             self.cfg.tail_turns,
-            noun_phrases(req.message),
+            # names a time phrase begins ("this month's novel") too: a topic may be named so
+            [*noun_phrases(req.message), *timed_names(req.message)],
             name_candidates(req.message),
             # the session's suppression state comes with it (no round trip of its own)
             (req.session_id, now) if req.session_id is not None else None,
         )
         tail, history, known = begun.tail, begun.history, begun.known
         # a window still ahead of now holds nothing said: neither a filter nor a trigger
-        window = resolve(req.message, now, self.tz, history, past_only=True)
+        # (a time phrase inside a known name is part of the name: ``time_text``)
+        window = resolve(time_text(req.message, known), now, self.tz, history, past_only=True)
         ctx = TriggerContext(
             now, self.tz, history, " ".join(m.content for m in tail),
             known_names=frozenset(known), search_pending=True,

@@ -6,13 +6,13 @@ live in ``skills.routing`` and are combined by the context builder.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval.config import TriggerConfig
 from text.cues import MEMORY_CUE
-from text.english import noun_phrases, split_sentences
+from text.english import drop_names, noun_phrases, split_sentences, time_spans, timed_names
 from text.timephrases import SleepHistory, find_windows
 
 _PAST_QUESTION = re.compile(
@@ -206,12 +206,23 @@ def clear(sig: RetrievalSignals, cfg: TriggerConfig) -> bool:
     return sig.best_cosine is not None and sig.best_cosine >= cfg.cosine_clear
 
 
+def time_text(text: str, known_names: Collection[str]) -> str:
+    """``text`` as its time phrases are read: without the names the memory knows, so that a
+    topic named or aliased with a time phrase ("this month's novel", "last week's retro") is a
+    name, not a window (the name finds its topic; its words say nothing of when the message
+    is looking)."""
+    timed = [n for n in known_names if time_spans(n)]  # only those: the rest read as before
+    return drop_names(text, timed) if timed else text
+
+
 def relative_time(text: str, ctx: TriggerContext) -> str | None:
     """A time phrase whose window has begun: what was said then is worth a windowed search. A
     window still ahead ("What's the plan for the roof repair this weekend?" on a Monday,
-    "tomorrow") names when a plan happens, not when anything was said: no trigger."""
+    "tomorrow") names when a plan happens, not when anything was said: no trigger; nor is a
+    time phrase inside a name the memory knows ("Any news on this month's novel?" when the
+    book club's topic is aliased so: ``time_text``)."""
     try:
-        windows = find_windows(text, ctx.now, ctx.tz, ctx.sleep)
+        windows = find_windows(time_text(text, ctx.known_names), ctx.now, ctx.tz, ctx.sleep)
     except Exception:  # a trigger never breaks a turn
         return None
     begun = [w for w in windows if not w.ahead(ctx.now)]
@@ -221,7 +232,7 @@ def relative_time(text: str, ctx: TriggerContext) -> str | None:
 def reintroduced_entity(text: str, ctx: TriggerContext) -> str | None:
     """A name the memory knows that is not in the recent tail."""
     tail = ctx.tail_text.lower()
-    for phrase in noun_phrases(text):
+    for phrase in [*noun_phrases(text), *timed_names(text)]:
         key = phrase.lower()
         if key in ctx.known_names and key not in tail:
             return f"reintroduced_entity: '{phrase}'"

@@ -464,6 +464,32 @@ def noun_phrases(text: str) -> list[str]:
     return list(_noun_phrases(text))
 
 
+# a time phrase as a possessive and the words it qualifies ("this month's novel"): up to three
+# words, none of them a function word
+_POSSESSIVE_WORDS = re.compile(r"'s\s++([A-Za-z][\w-]*+(?:\s++[A-Za-z][\w-]*+){0,2})")
+
+
+def timed_names(text: str) -> list[str]:
+    """Phrases that begin with a time phrase as a possessive ("this month's novel", "last
+    week's retro", "yesterday's standup"), each with one, two and three of the words after it
+    (function words end it), in order of appearance. :func:`noun_phrases` leaves them out,
+    since their words are a time; but a topic may be named or aliased so, and then the phrase
+    names the topic, not a time (``retrieval.triggers``)."""
+    found: list[str] = []
+    for sentence in split_sentences(normalise(text))[:MAX_SENTENCES_READ]:
+        for start, end in time_spans(sentence):
+            m = _POSSESSIVE_WORDS.match(sentence, end)
+            if m is None:
+                continue
+            words = []
+            for word in m.group(1).split():
+                if word.lower() in _NO_NAME:
+                    break
+                words.append(word)
+                found.append(f"{sentence[start:end]}'s {' '.join(words)}")
+    return dedupe(found)
+
+
 MAX_NAME_WORDS = 50  # a participant lookup asks about this many phrases of a message at most
 _NO_NAME = _FUNCTION_WORDS | _DETERMINERS
 

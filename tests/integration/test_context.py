@@ -22,7 +22,7 @@ from api.container import Container
 from api.settings import Settings
 from graph.clock import FixedClock
 from graph.errors import EmbeddingUnavailable
-from graph.models import Message
+from graph.models import Message, Topic, TopicTime
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.embedding import MiniLMEmbedder
 from retrieval.search import TopicSearch
@@ -416,3 +416,24 @@ def test_a_broken_skill_router_leaves_the_memory_context_intact(
     result = builder.build(req)
     assert result.items and result.skills == []
     assert result.skill_routing["mode"] == "error"
+
+
+def test_a_topic_aliased_with_a_time_phrase_is_a_name_not_a_window(
+    stack: Stack, slept_at: list[datetime], embedder: MiniLMEmbedder
+) -> None:
+    # "this month's novel" is the book club's alias (the real full-text name lookup, apostrophe
+    # and all): the message names the club, last seen weeks ago; a window of this month would
+    # filter its topic out
+    seen = DAY1 - timedelta(days=40)
+    club = Topic(
+        namespace=stack.namespace, name="Book club", one_liner="The book club reads a novel a month.",
+        aliases=["this month's novel"], time=TopicTime(first_seen_at=seen, last_seen_at=seen),
+    )  # fmt: skip
+    stack.container.topics.create([club], embedder.embed([club.one_liner]), seen)
+    result = stack.context("Any news on this month's novel?")
+    assert result.time_window is None
+    assert result.triggers == ["reintroduced_entity: 'this month's novel'"] and result.deep
+    assert club.topic_id in {e["record_id"] for e in result.trace}
+    # a window beside the name is still a window
+    both = stack.context("What did we say about this month's novel last week?")
+    assert both.time_window is not None and both.time_window["phrase"] == "last week"

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from graph.models import Topic, TopicTime
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.search import TopicSearch
 from sleepwake.conversation import IncomingMessage
@@ -339,3 +340,21 @@ def test_semantic_signal_is_the_nearest_ranked_topic_not_the_first() -> None:
     assert _signals(got, frozenset({"roof"}), [], ContextConfig()).semantic == 0.69
     got.topic_hits = [hit("Weekend", text_score=6.5)]
     assert _signals(got, frozenset({"roof"}), [], ContextConfig()).semantic == 0.0
+
+
+def test_a_topic_aliased_with_a_time_phrase_is_found_by_name_with_no_window() -> None:
+    # "Any news on this month's novel?" names the book club (its alias), not a window: a window
+    # of this month would filter out the club's topic, last seen weeks ago
+    m = remembered()
+    club = Topic(
+        namespace=m.namespace, name="Book club", one_liner="The book club meets monthly.",
+        aliases=["this month's novel"], time=TopicTime(first_seen_at=T0, last_seen_at=T0),
+    )  # fmt: skip
+    m.topics.create([club], None, T0)
+    result = build(m, "Any news on this month's novel?")
+    assert result.time_window is None
+    assert result.triggers == ["reintroduced_entity: 'this month's novel'"] and result.deep
+    assert club.topic_id in why(result)  # found (a candidate; it has no citable sentence)
+    # without the alias, the same words are a window
+    other = build(remembered(), "Any news on this month's novel?")
+    assert other.time_window is not None and other.time_window["phrase"] == "this month"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from graph.errors import ValidationFailed
 from sleepwake.extract import Decision, Extraction, extract
-from text.english import noun_phrases, split_sentences, time_expressions
+from text.english import noun_phrases, split_sentences, time_expressions, timed_names
 
 LOCOMO = "Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful."
 
@@ -95,6 +95,27 @@ def test_noun_phrases(text: str, expected: list[str] | None) -> None:
 )
 def test_ordinary_words_do_not_become_entities(text: str) -> None:
     assert noun_phrases(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Any news on this month's novel?", ["this month's novel"]),
+        ("What came up at last week's retro?", ["last week's retro"]),
+        ("Yesterday's standup and the demo went well.", ["Yesterday's standup"]),
+        (
+            "This week's big planning meeting moved.",
+            ["This week's big", "This week's big planning", "This week's big planning meeting"],
+        ),
+        ("I met Sam yesterday about the novel.", []),  # a time phrase, no possessive
+        ("Last week the novel was late.", []),
+    ],
+)
+def test_timed_names_are_the_possessive_phrases_a_time_phrase_begins(
+    text: str, expected: list[str]
+) -> None:
+    assert timed_names(text) == expected
+    assert not set(noun_phrases(text)) & set(expected)  # which noun_phrases leaves out
 
 
 def test_entities_are_deduplicated_case_insensitively() -> None:

@@ -29,6 +29,7 @@ from retrieval.triggers import (
     past_question,
     reintroduced_entity,
     relative_time,
+    time_text,
 )
 from text.timephrases import SleepHistory
 
@@ -152,6 +153,25 @@ def test_reintroduced_entity_near_misses() -> None:
     assert reintroduced_entity("What about the lake house?", in_tail) is None
     unknown = TriggerContext(now=NOW, known_names=frozenset({"caterer"}))
     assert reintroduced_entity("What about the lake house?", unknown) is None
+
+
+def test_a_time_phrase_inside_a_known_name_names_the_topic_not_a_window() -> None:
+    # "this month's novel" is the book club's alias: the phrase finds the topic (reintroduced
+    # when the tail lacks it); "this month" is no window to filter by
+    known = TriggerContext(now=NOW, known_names=frozenset({"this month's novel", "book club"}))
+    text = "Any news on this month's novel?"
+    assert relative_time(text, known) is None
+    assert reintroduced_entity(text, known) == "reintroduced_entity: 'this month's novel'"
+    assert time_text(text, known.known_names) == "Any news on  ?"
+    # unknown, the same words are a window (and no name)
+    assert relative_time(text, CTX) == "relative_time: 'this month'"
+    assert reintroduced_entity(text, CTX) is None
+    # a window beside the name still fires, and a known name without a time phrase leaves the
+    # text as it was (its windows read exactly as before)
+    both = "What did we say about this month's novel last week?"
+    assert relative_time(both, known) == "relative_time: 'last week'"
+    plain = "what did we say about the book club last week?"
+    assert time_text(plain, known.known_names) == plain
 
 
 @pytest.mark.parametrize(
