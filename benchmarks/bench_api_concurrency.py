@@ -33,8 +33,9 @@ elsewhere). One run prints, in order:
 the requests (warm), at the end, the peak and the growth past warm-up.
 
 Every request carries ``now`` = the data's fixed clock (2026-03-02 12:00 UTC) so "last week"
-resolves into the seeded data on any day, and a ``session_id`` per client (the suppression
-state is per session, in Neo4j, as for a real agent). Environment variables reach the server
+resolves into the seeded data on any day, and a ``session_id`` per client, new each run (the
+suppression state is per session, in Neo4j, as for a real agent; with the fixed clock an old
+run's sessions would never expire). Environment variables reach the server
 (e.g. OMP_NUM_THREADS=1 to give torch one intra-op thread per call).
 
 Message mix (seeded RNG): plain questions about the seeded subjects (35%), questions with time
@@ -63,6 +64,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import secrets
 import socket
 import statistics
 import subprocess
@@ -107,6 +109,9 @@ from retrieval.embedding import MiniLMEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 WARMUP = 20
+# in every session id: a run's sessions start empty (their suppression state, which every
+# worker reads from Neo4j, would otherwise carry over from an earlier run: its ``now`` is fixed)
+RUN = secrets.token_hex(4)
 GROWTH_MB = 50  # soak: RSS growth past warm-up counted as "no growth"
 ERROR_BODIES = 5
 
@@ -657,7 +662,7 @@ def run_phase(
         with httpx.Client(base_url=server.url, headers=headers, timeout=120, limits=limits) as http:
             barrier.wait()
             for kind, text in texts:
-                outcomes.append(send(http, kind, text, f"{name}-{i}"))
+                outcomes.append(send(http, kind, text, f"{name}-{i}-{RUN}"))
 
     threads = [
         threading.Thread(target=client, args=(i, texts), daemon=True)

@@ -66,6 +66,9 @@ class ContextStart:
     # the suppression session's state, made when asked (None: not read; the caller loads it
     # from its SuppressionStore when it needs it)
     session: Callable[[], SessionState] | None = None
+    # per known name, the live topics so named that the session's state holds an entry for
+    # (live or not: the caller judges the cool-down); None: not read with the start
+    held: dict[str, set[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -151,10 +154,15 @@ class ContextStore(Store):
             "now": iso(ensure_utc(session[1])) if session else None,
         }
         row = self._run(query("read_context_start"), params, read=True)[0]
-        state = None
+        state: Callable[[], SessionState] | None = None
+        held: dict[str, set[str]] | None = None
         if session is not None:
             found = row["session"]
-            state = functools.partial(state_from_row, found)  # parsed only when needed
+            # parsed only when needed, and once (the triggers and the policy may both ask)
+            state = functools.cache(functools.partial(state_from_row, found))
+            held = {}
+            for h in row["held"]:
+                held.setdefault(h["name"], set()).add(h["topic_id"])
         tail = [message_from_props(m) for m in reversed(row["tail"])]
         woke_at = as_datetime(row["woke_at"])
         slept_at = as_datetime(row["slept_at"])
@@ -162,11 +170,11 @@ class ContextStore(Store):
         skills = self._stamp(row["skills_stamp"])
         if slept_at is None:
             history = SleepHistory(woke_at=woke_at)
-            return ContextStart(tail, history, known, speakers, skills, state)
+            return ContextStart(tail, history, known, speakers, skills, state, held)
         turns = json.loads(row["conversation_tail_json"] or "[]")
         last = TailTurn.model_validate(turns[-1]).at if turns else None
         history = SleepHistory(slept_at=slept_at, woke_at=woke_at, previous_session_end=last)
-        return ContextStart(tail, history, known, speakers, skills, state)
+        return ContextStart(tail, history, known, speakers, skills, state, held)
 
     def search_texts(
         self,

@@ -346,7 +346,8 @@ class ContextBuilder:
         window = resolve(time_text(req.message, known), now, self.tz, history, past_only=True)
         ctx = TriggerContext(
             now, self.tz, history, " ".join(m.content for m in tail),
-            known_names=frozenset(known), search_pending=True,
+            known_names=frozenset(known), held_names=self._held_names(req, now, begun),
+            search_pending=True,
         )  # fmt: skip
         # the triggers that need no search; a past-tense question and low confidence wait for
         # the light search's signals (``_gather``)
@@ -371,6 +372,44 @@ class ContextBuilder:
             tail, window, triggers, cls, deep, personal, evidence_text, begun.skills,
             frozenset(begun.speakers), begun.session,
         )  # fmt: skip
+
+    def _held_names(
+        self, req: ContextRequest, now: datetime, begun: ContextStart
+    ) -> frozenset[str]:
+        """The known names the session holds: a topic so named was injected into it within
+        the suppression cool-down (``SuppressionCache.holds``), so naming it again re-introduces
+        nothing. Read with the start (``ContextStart.held``), else from the stores."""
+        if req.session_id is None or not begun.known:
+            return frozenset()
+        try:
+            named = (
+                begun.held if begun.held is not None else self._named_in_session(req, now, begun)
+            )
+        except Exception as exc:  # an add-on to the trigger: never fatal
+            log.warning("session's topics unavailable: %s", exc)
+            return frozenset()
+        if not named:
+            return frozenset()
+        cache = self._session(req, now, begun.session)
+        if cache is None:
+            return frozenset()
+        return frozenset(n for n, ids in named.items() if any(cache.holds(i, now) for i in ids))
+
+    def _named_in_session(
+        self, req: ContextRequest, now: datetime, begun: ContextStart
+    ) -> dict[str, set[str]]:
+        """What ``ContextStart.held`` says, from the suppression and topic stores (a start that
+        did not read it)."""
+        assert req.session_id is not None
+        read = begun.session
+        state = read() if read else self.suppression.load(req.namespace, req.session_id, now)
+        named: dict[str, set[str]] = {}
+        for topic in self.topics.get(req.namespace, list(state.injections)):
+            if topic.archived_at is not None:
+                continue
+            for name in {topic.name.lower(), *(a.lower() for a in topic.aliases)} & begun.known:
+                named.setdefault(name, set()).add(topic.topic_id)
+        return named
 
     def _session(
         self,

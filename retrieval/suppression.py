@@ -68,6 +68,15 @@ class SuppressionCache:
             return f"suppressed: injected {turns_ago} turn(s) / {int(age.total_seconds() // 60)} min ago"
         return None
 
+    def holds(self, record_id: str, now: datetime) -> bool:
+        """Whether ``record_id`` was injected into the session within the cool-down (fewer
+        than ``cool_turns`` turns or less than ``cool_time`` ago), whatever the task: the
+        agent still has it in front of it (the re-introduced-entity trigger asks)."""
+        entry = self.entries.get(record_id)
+        if entry is None:
+            return False
+        return self.turn - entry.turn < self.cfg.cool_turns or now - entry.at < self.cfg.cool_time
+
     def record(self, record_id: str, now: datetime, confidence: float, fingerprint: str) -> None:
         self.entries[record_id] = Injection(self.turn, now, confidence, fingerprint)
 

@@ -111,6 +111,8 @@ class TriggerContext:
     tail_text: str = ""
     signals: RetrievalSignals | None = None  # the light search's, once it ran
     known_names: frozenset[str] = frozenset()
+    # known names whose topic this session was given within the suppression cool-down
+    held_names: frozenset[str] = frozenset()
     config: TriggerConfig = field(default_factory=TriggerConfig)
     # before the light search, when it will run: the weak cues that defer to its signals (a bare
     # past-tense question) wait for them instead of firing blind
@@ -230,11 +232,13 @@ def relative_time(text: str, ctx: TriggerContext) -> str | None:
 
 
 def reintroduced_entity(text: str, ctx: TriggerContext) -> str | None:
-    """A name the memory knows that is not in the recent tail."""
+    """A name the memory knows that is neither in the recent tail nor held by the session (a
+    topic so named was injected into it within the suppression cool-down, 5 turns or 15
+    minutes: the agent has it in front of it, and nothing was re-introduced)."""
     tail = ctx.tail_text.lower()
     for phrase in [*noun_phrases(text), *timed_names(text)]:
         key = phrase.lower()
-        if key in ctx.known_names and key not in tail:
+        if key in ctx.known_names and key not in tail and key not in ctx.held_names:
             return f"reintroduced_entity: '{phrase}'"
     return None
 

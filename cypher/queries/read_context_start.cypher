@@ -23,7 +23,10 @@
 //          own; null without $skills_namespace; more than $skills_cap entries: too many to cache),
 //          session (map | null: the suppression session's state as get_suppression_session
 //          returns it; null without $session_id, or when it is unknown or expired), so a context's
-//          suppression needs no round trip of its own (docs/performance.md, tenth pass)
+//          suppression needs no round trip of its own (docs/performance.md, tenth pass),
+//          held (list<map {name, topic_id}>: the known names that name a live topic the session's
+//          state holds an entry for, live or not: the caller judges the entry's cool-down; read
+//          only when a name is known and the session holds entries, by topic id)
 CALL () {
   MATCH (m:Message)
   WHERE m.namespace = $namespace AND m.seq IS NOT NULL
@@ -46,9 +49,10 @@ CALL () {
   WHERE s.expires_at >= datetime($now)
   RETURN CASE WHEN s IS NULL THEN null ELSE {
     turn: s.turn, record_ids: s.record_ids, turns: s.turns, ats: [a IN s.ats | toString(a)],
-    confidences: s.confidences, fingerprints: s.fingerprints} END AS session
+    confidences: s.confidences, fingerprints: s.fingerprints} END AS session,
+    coalesce(s.record_ids, []) AS session_ids
 }
-RETURN tail, woke_at, slept_at, conversation_tail_json, session,
+WITH tail, woke_at, slept_at, conversation_tail_json, session, session_ids,
   CASE WHEN size($names) = 0 THEN [] ELSE COLLECT {
     CALL db.index.fulltext.queryNodes('topic_text', $lucene, {limit: 200}) YIELD node
     WITH node AS t
@@ -57,7 +61,16 @@ RETURN tail, woke_at, slept_at, conversation_tail_json, session,
     WITH name, t
     WHERE t.name_lc = name OR name IN t.aliases_lc
     RETURN DISTINCT name
-  } END AS known,
+  } END AS known
+RETURN tail, woke_at, slept_at, conversation_tail_json, session, known,
+  CASE WHEN size(known) = 0 OR size(session_ids) = 0 THEN [] ELSE COLLECT {
+    MATCH (t:Topic)
+    WHERE t.topic_id IN session_ids AND t.namespace = $namespace AND t.archived_at IS NULL
+    UNWIND known AS name
+    WITH name, t
+    WHERE t.name_lc = name OR name IN t.aliases_lc
+    RETURN {name: name, topic_id: t.topic_id}
+  } END AS held,
   COLLECT {
     UNWIND $people AS name
     WITH DISTINCT name

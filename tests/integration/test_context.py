@@ -437,3 +437,23 @@ def test_a_topic_aliased_with_a_time_phrase_is_a_name_not_a_window(
     # a window beside the name is still a window
     both = stack.context("What did we say about this month's novel last week?")
     assert both.time_window is not None and both.time_window["phrase"] == "last week"
+
+
+def test_a_name_the_session_was_just_given_is_not_reintroduced(
+    stack: Stack, slept_at: list[datetime]
+) -> None:
+    # the session's state holds the topic the first mention injected (read with the context's
+    # start: the real read_context_start), so the second mention re-introduces nothing; the
+    # same words in a session that was never given it still do
+    first = stack.context("What about the lake house?", session_id="s")
+    assert first.triggers == ["reintroduced_entity: 'lake house'"] and first.deep
+    named = {
+        t.topic_id
+        for t in stack.container.topics.list_live(stack.namespace)
+        if "lake house" in {t.name.lower(), *(a.lower() for a in t.aliases)}
+    }
+    assert named & set(_topic_ids(first))
+    again = stack.context("Is the lake house booked?", NOW + timedelta(minutes=1), session_id="s")
+    assert again.triggers == [] and not again.deep
+    other = stack.context("Is the lake house booked?", NOW + timedelta(minutes=1), session_id="t")
+    assert other.triggers == ["reintroduced_entity: 'lake house'"]

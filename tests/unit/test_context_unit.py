@@ -358,3 +358,24 @@ def test_a_topic_aliased_with_a_time_phrase_is_found_by_name_with_no_window() ->
     # without the alias, the same words are a window
     other = build(remembered(), "Any news on this month's novel?")
     assert other.time_window is not None and other.time_window["phrase"] == "this month"
+
+
+def test_a_name_the_session_was_just_given_is_not_reintroduced() -> None:
+    # "lake house" names the surprise party (an alias) and is not in the tail: the first
+    # mention goes deep; the session then holds the party's topic (injected within the
+    # suppression cool-down, 5 turns / 15 minutes), so naming it again re-introduces nothing
+    m = remembered()
+    party = next(t for t in m.topics.list_live(m.namespace) if t.name == "surprise party")
+    first = build(m, "What about the lake house?", session_id="s")
+    assert first.triggers == ["reintroduced_entity: 'lake house'"] and first.deep
+    assert party.topic_id in topic_ids(first)
+    again = build(m, "Is the lake house booked?", session_id="s", now=NOW + timedelta(minutes=1))
+    assert again.triggers == [] and not again.deep
+    # another session was never given it
+    other = build(m, "Is the lake house booked?", session_id="t", now=NOW + timedelta(minutes=1))
+    assert other.triggers == ["reintroduced_entity: 'lake house'"]
+    # past the cool-down (five more turns and 20 minutes) the session no longer holds it
+    for i in range(5):
+        build(m, "ok", session_id="s", now=NOW + timedelta(minutes=2 + i))
+    later = build(m, "Is the lake house booked?", session_id="s", now=NOW + timedelta(minutes=20))
+    assert later.triggers == ["reintroduced_entity: 'lake house'"] and later.deep
