@@ -183,18 +183,18 @@ _Field = tuple[dict[int, int], dict[str, dict[int, float]]]
 def _exact_field(words: Sequence[str], docs: Sequence[Mapping[str, _Counts]], field: str) -> _Field:
     """One field of every document (as its ``field_counts``): its length in tokens (documents
     where it is not empty, in order) and word -> {document: how often the word occurs in it}."""
-    wanted = dict.fromkeys(words)
+    matches: dict[str, dict[int, float]] = {w: {} for w in words}
+    wanted = matches.keys()
     lengths: dict[int, int] = {}
-    matches: dict[str, dict[int, float]] = {w: {} for w in wanted}
     for i, doc in enumerate(docs):
         length, counts = doc[field]
         if not length:
             continue
         lengths[i] = length
-        for word in wanted:
-            n = counts.get(word)
-            if n:
-                matches[word][i] = float(n)
+        # the words this field holds, by a set intersection (most hold none of them); each
+        # word's documents still go in in order, so every score sums in the same order
+        for word in wanted & counts.keys():
+            matches[word][i] = float(counts[word])
     return lengths, matches
 
 
