@@ -24,8 +24,13 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
 def day(when: datetime | None) -> str:
-    return when.strftime("%-d %b %Y") if when else "undated"
+    """"2 Mar 2026" (what ``strftime("%-d %b %Y")`` writes in the C locale, in any locale and
+    at a fifth of its cost: a context dates every line it packs)."""
+    return f"{when.day} {_MONTHS[when.month - 1]} {when.year}" if when else "undated"
 
 
 @dataclass

@@ -14,7 +14,7 @@ import pytest
 
 from retrieval.classify import ConsultSignals, RequestClass, classify, consult
 from retrieval.config import DEFAULT
-from retrieval.packer import GENERAL, Candidate, Packed, Snippet, pack, tokens
+from retrieval.packer import GENERAL, Candidate, Packed, Snippet, day, pack, tokens
 from retrieval.snippets import matching_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache, task_fingerprint
 from retrieval.triggers import (
@@ -616,3 +616,11 @@ def test_overlap_is_the_share_of_query_terms_found() -> None:
     assert overlap("the caterers for the parties", query) == 1.0
     assert overlap("brake pads", query) == 0.0
     assert overlap("anything", frozenset()) == 0.0
+
+
+def test_a_packed_line_is_dated_as_strftime_dates_it_in_the_c_locale() -> None:
+    start = datetime(2019, 12, 25, 23, 59, tzinfo=UTC)
+    for i in range(0, 800, 3):
+        when = start + timedelta(days=i, hours=i % 24)
+        assert day(when) == when.strftime("%-d %b %Y")
+    assert day(datetime(2026, 3, 2, tzinfo=UTC)) == "2 Mar 2026" and day(None) == "undated"
