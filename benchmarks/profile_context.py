@@ -27,6 +27,7 @@ from bench_api_concurrency import NOW, process_cpu_s, request_texts
 
 from api.container import Container
 from api.settings import Settings
+from graph import db
 from graph.db import connect
 from graph.server import LocalNeo4j
 from retrieval.context import ContextRequest
@@ -43,7 +44,8 @@ def query_names() -> dict[str, str]:
 
 
 class RoundTrips:
-    """Wraps ``driver.execute_query`` to time every call by query file name."""
+    """Wraps ``driver.execute_query`` (a query of its own: a write) and ``graph.db.read_query``
+    (a read) to time every call by query file name."""
 
     def __init__(self, driver: Any) -> None:
         self.names = query_names()
@@ -51,11 +53,19 @@ class RoundTrips:
         self.lock = threading.Lock()
         self.inner = driver.execute_query
         driver.execute_query = self.timed
+        self.read = db.read_query
+        db.read_query = self.timed_read
+
+    def timed_read(self, driver: Any, database: str, text: str, params: Any) -> Any:
+        return self._time(text, lambda: self.read(driver, database, text, params))
 
     def timed(self, text: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._time(text, lambda: self.inner(text, *args, **kwargs))
+
+    def _time(self, text: Any, call: Any) -> Any:
         started = time.perf_counter()
         try:
-            return self.inner(text, *args, **kwargs)
+            return call()
         finally:
             ms = (time.perf_counter() - started) * 1000
             name = self.names.get(text, str(text)[:40].replace("\n", " "))

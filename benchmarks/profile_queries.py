@@ -23,6 +23,7 @@ from profile_context import query_names
 
 from api.container import Container
 from api.settings import Settings
+from graph import db
 from graph.db import connect
 from graph.server import LocalNeo4j
 from retrieval.context import ContextRequest
@@ -49,20 +50,28 @@ def main() -> None:
     container = Container(settings, driver=connect(*settings.connection()))
     names = query_names()
     captured: list[tuple[str, str, dict[str, Any], str]] = []
-    inner = container.driver.execute_query
+    inner, read = container.driver.execute_query, db.read_query
 
-    def capture(text: Any, *a: Any, **kw: Any) -> Any:
+    def capture(text: Any, *a: Any, **kw: Any) -> Any:  # a query of its own (a write)
         name = names.get(text)
         if name is not None:
             captured.append((name, text, dict(kw.get("parameters_") or {}), kw.get("routing_")))
         return inner(text, *a, **kw)
 
+    def capture_read(driver: Any, database: str, text: str, params: Any) -> Any:
+        name = names.get(text)
+        if name is not None:
+            captured.append((name, text, dict(params), "r"))
+        return read(driver, database, text, params)
+
     texts = [t for t in request_texts(random.Random(11), args.n * 6) if args.kind in (None, t[0])]
     container.context.build(ContextRequest(namespace=args.namespace, message="warm-up", now=NOW))
     container.driver.execute_query = capture  # type: ignore[method-assign]
+    db.read_query = capture_read
     for _, text in texts[: args.n]:
         container.context.build(ContextRequest(namespace=args.namespace, message=text, now=NOW))
     container.driver.execute_query = inner  # type: ignore[method-assign]
+    db.read_query = read
     totals: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
     with container.driver.session(database=settings.neo4j_database) as session:
         for name, text, params, routing in captured:

@@ -47,18 +47,66 @@ _QUERIES = {
 
 
 class CountingDriver:
-    """The session's driver, recording which query file every round trip ran."""
+    """The session's driver, recording which query file every round trip ran: a query of its
+    own (``execute_query``, a write; a read runs in a session of its own, graph.db.read_query)
+    or a transaction's queries (``session().execute_read`` / ``execute_write``, each query)."""
 
     def __init__(self, driver: Driver) -> None:
         self._driver = driver
         self.calls: list[str] = []
 
-    def execute_query(self, text: str, *args: Any, **kwargs: Any) -> Any:
+    def record(self, text: str) -> None:
         self.calls.append(_QUERIES.get(text, text[:40]))
+
+    def execute_query(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        self.record(text)
         return self._driver.execute_query(text, *args, **kwargs)
+
+    def session(self, **kwargs: Any) -> CountingSession:
+        return CountingSession(self._driver.session(**kwargs), self)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._driver, name)
+
+
+class CountingSession:
+    """A session whose queries ``CountingDriver`` records (auto-commit or in a transaction)."""
+
+    def __init__(self, session: Any, counter: CountingDriver) -> None:
+        self._session, self._counter = session, counter
+
+    def __enter__(self) -> CountingSession:
+        self._session.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._session.__exit__(*exc)
+
+    def run(self, text: str, *args: Any, **kwargs: Any) -> Any:
+        self._counter.record(text)
+        return self._session.run(text, *args, **kwargs)
+
+    def _counted(self, work: Any) -> Any:
+        counter = self._counter
+
+        class Tx:
+            def __init__(self, tx: Any) -> None:
+                self._tx = tx
+
+            def run(self, text: str, *args: Any, **kwargs: Any) -> Any:
+                counter.record(text)
+                return self._tx.run(text, *args, **kwargs)
+
+        return lambda tx, *a, **kw: work(Tx(tx), *a, **kw)
+
+    def execute_read(self, work: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._session.execute_read(self._counted(work), *args, **kwargs)
+
+    def execute_write(self, work: Any, *args: Any, **kwargs: Any) -> Any:
+        return self._session.execute_write(self._counted(work), *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
 
 
 class CountingEmbedder:
