@@ -165,9 +165,11 @@ class TopicStoreProtocol(Protocol):
         ranks: Sequence[TextRank],
         light: bool = False,
         read: Sequence[Topic] = (),
+        partial: bool = False,
     ) -> list[ScoredTopic]:
         """A full-text ranking's hits in its order: the topics already ``read`` as they are,
-        the others read by id (unknown ids left out)."""
+        the others read by id (unknown ids left out); with ``partial``, a rank's own partial
+        topic instead of a read (its hit marked ``partial``)."""
         ...
 
     def neighbours(

@@ -6,7 +6,7 @@ Vectors are passed in by the caller (the embedder lives above ``graph/``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -63,16 +63,33 @@ class ScoredTopic:
     # full text: BM25 of the query's content words alone (graph.fulltext.content_words), what
     # topic search fuses; ``score`` (every word) orders the candidates and feeds the trigger
     content_score: float | None = None
+    # only what a search scores it by (``partial_topic``): the caller reads the rest itself
+    partial: bool = False
 
 
 @dataclass(frozen=True)
 class TextRank:
     """One full-text candidate ranked but not yet read: its id, its BM25 over every query word
-    and over the content words alone (``ScoredTopic.score`` and ``content_score``)."""
+    and over the content words alone (``ScoredTopic.score`` and ``content_score``), and the
+    topic as far as the ranking read it (``partial_topic``; None: not read)."""
 
     topic_id: str
     score: float
     content_score: float | None = None
+    partial: Topic | None = None
+
+
+def partial_topic(namespace: str, row: Mapping[str, Any]) -> Topic | None:
+    """A full-text candidate as ``search_topics_fulltext`` returns it, as a topic holding only
+    what a search scores and names it by: id, name, one-liner, utility and first and last seen
+    (no aliases, facts, numbers, loops or usage). None when the row lacks those fields."""
+    if "first_seen_at" not in row or row["first_seen_at"] is None:
+        return None
+    return topic_from_props({
+        "topic_id": row["topic_id"], "namespace": namespace, "name": row["name"],
+        "one_liner": row.get("one_liner") or "", "utility_score": row.get("utility_score"),
+        "first_seen_at": row["first_seen_at"], "last_seen_at": row["last_seen_at"],
+    })  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -238,7 +255,7 @@ class TopicStore(Store):
     def summaries(
         self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
     ) -> list[tuple[Topic, list[str]]]:
-        """Topics without facts, events, numbers or loops (those in ``full_ids`` whole, without
+        """Topics without facts or events, as a light read (those in ``full_ids`` whole, without
         their related ids), with the one-liner's source ids."""
         return self._summaries(namespace, topic_ids, full_ids, cite=False)[0]
 
@@ -417,7 +434,10 @@ class TopicStore(Store):
         # a candidate that matched only the namespace clause (boost 0) shares no query word
         matched = [i for i in range(len(pool)) if scores[i] > 0]
         order = sorted(matched, key=lambda i: (-scores[i], i))[:k]
-        return [TextRank(pool[i]["topic_id"], scores[i], core[i]) for i in order]
+        return [
+            TextRank(pool[i]["topic_id"], scores[i], core[i], partial_topic(namespace, pool[i]))
+            for i in order
+        ]
 
     def ranked_topics(
         self,
@@ -425,18 +445,28 @@ class TopicStore(Store):
         ranks: Sequence[TextRank],
         light: bool = False,
         read: Sequence[Topic] = (),
+        partial: bool = False,
     ) -> list[ScoredTopic]:
         """The full-text hits of ``ranks`` (``text_ranking``), in its order: the topics already
         ``read`` (with the same ``light``) as they are, the others read by id; an id not in
-        the namespace any more is left out."""
+        the namespace any more is left out. With ``partial``, a rank that carries its
+        ``partial_topic`` is not read: its hit is that topic, marked ``partial`` (the caller
+        reads the rest, and leaves the hit out if the topic is gone by then)."""
         topics = {t.topic_id: t for t in read}
-        missing = [r.topic_id for r in ranks if r.topic_id not in topics]
-        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
-        return [
-            ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score)
-            for r in ranks
-            if r.topic_id in topics
+        given = {r.topic_id: r.partial for r in ranks if partial and r.partial is not None}
+        missing = [
+            r.topic_id for r in ranks if r.topic_id not in topics and r.topic_id not in given
         ]
+        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
+        out = []
+        for r in ranks:
+            if r.topic_id in topics:
+                out.append(ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score))
+            elif r.topic_id in given:
+                topic = given[r.topic_id]
+                assert topic is not None
+                out.append(ScoredTopic(topic, r.score, "fulltext", r.content_score, True))
+        return out
 
     def search_vector(
         self,

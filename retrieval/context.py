@@ -140,6 +140,9 @@ class _Gathered:
     cited: dict[str, str] = field(default_factory=dict)
     whole: dict[str, Topic] = field(default_factory=dict)  # the best topics with their facts
     degraded: bool = False
+    # hits whose topic the search scored from its full-text row alone (``partial_topic``):
+    # ``_read_topics`` puts the topic as read in its place
+    partial: set[str] = field(default_factory=set)
 
 
 class _SeparateReads:
@@ -497,6 +500,7 @@ class ContextBuilder:
         k = self.cfg.deep_topics if plan.deep else self.cfg.light_topics
         found = self.search.rank(pool, k, expand=plan.deep)
         got.topic_hits, got.degraded = found.hits, found.degraded
+        got.partial = {h.topic.topic_id for h in got.topic_hits} & pool.partial
         known_by = _after(req.as_of)  # as_of: no topic first seen later
         if known_by is not None:
             got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
@@ -538,9 +542,12 @@ class ContextBuilder:
         window's event topics, read with the window's own evidence) from ``texts``."""
         window = plan.window if plan.deep else None
         given = self._windowed(req, plan.window, plan.deep)
+        # the full-text candidates the vector query did not return are scored partial, not
+        # read by id: _read_topics reads the ones that rank (it reads every hit anyway)
         return self.search.pool(
             req.namespace, query, now, sized, window, vector, lambda: _text_topics(texts),
             (lambda: texts.result().event_topic_ids) if given else None, texts.done,
+            partial=True,
         )  # fmt: skip
 
     def _evidence(self, req: ContextRequest, window: TimeWindow | None, deep: bool) -> ContextTexts:
@@ -639,9 +646,23 @@ class ContextBuilder:
             got.cited.setdefault(m.message_id, m.external_id or m.message_id)
         for topic, sources in found:
             got.one_liner_sources[topic.topic_id] = sources
+            if topic.topic_id in got.partial:
+                got.topics[topic.topic_id] = topic  # the topic as read, for its partial hit
             got.topics.setdefault(topic.topic_id, topic)
             if topic.topic_id in best:
                 got.whole[topic.topic_id] = topic
+        if got.partial:  # each partial hit gets its topic as read (gone since: left out)
+            kept = []
+            for found_hit in got.topic_hits:
+                tid = found_hit.topic.topic_id
+                if tid in got.partial:
+                    read = got.topics.get(tid)
+                    if read is None or read is found_hit.topic:
+                        got.topics.pop(tid, None)
+                        continue
+                    found_hit.topic = read
+                kept.append(found_hit)
+            got.topic_hits = kept
 
     def _snippet(
         self,

@@ -28,7 +28,7 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 
 
 def day(when: datetime | None) -> str:
-    """"2 Mar 2026" (what ``strftime("%-d %b %Y")`` writes in the C locale, in any locale and
+    """ "2 Mar 2026" (what ``strftime("%-d %b %Y")`` writes in the C locale, in any locale and
     at a fifth of its cost: a context dates every line it packs)."""
     return f"{when.day} {_MONTHS[when.month - 1]} {when.year}" if when else "undated"
 

@@ -65,6 +65,9 @@ class CandidatePool:
     content_scores: dict[str, float] = field(default_factory=dict)
     degraded: bool = False
     event_topic_ids: set[str] = field(default_factory=set)
+    # the topics in ``topics`` that are partial (``graph.topics.partial_topic``: a full-text
+    # candidate scored from its ranking's fields, not read; a pool asked for ``partial``)
+    partial: set[str] = field(default_factory=set)
 
 
 def rrf(rankings: list[list[str]], k: float) -> dict[str, float]:
@@ -209,6 +212,7 @@ class TopicSearch:
         text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None = None,
         event_ids: Callable[[], set[str]] | None = None,
         text_ready: Callable[[], bool] | None = None,
+        partial: bool = False,
     ) -> CandidatePool:
         """Vector and full-text candidates for a search of up to ``k`` topics (``vector``: the
         query's embedding, None when there is none: degraded to the lexical path; ``text_hits``:
@@ -217,7 +221,11 @@ class TopicSearch:
         light=True)`` gives them, or their ranking alone (``TopicStore.text_ranking``), whose
         topics the vector query then reads in its own round trip, or, when ``text_ready`` says
         the ranking is still to come once the vector is there, read by id after a vector query
-        that did not wait for it; ``event_ids``: the window's event topics, likewise)."""
+        that did not wait for it; ``event_ids``: the window's event topics, likewise).
+        ``partial``: a ranked full-text candidate the vector query did not return is not read
+        at all: it is scored from its ranking's fields (``partial_topic``), and named in
+        ``CandidatePool.partial`` for the caller to read (a context reads its best topics
+        anyway: one round trip fewer; docs/performance.md, eleventh pass)."""
         pool = CandidatePool(namespace, now, window)
         fetch = self.fetch_size(k)
         # the window's event topics need no candidate: read beside the searches
@@ -225,12 +233,20 @@ class TopicSearch:
         if window:
             events = _POOL.submit(event_ids or (lambda: self._event_topics(namespace, window)))
         found = self._candidates(
-            namespace, text, fetch, window, vector, pool, text_hits, text_ready
+            namespace, text, fetch, window, vector, pool, text_hits, text_ready, partial
         )
+        partials = pool.partial  # the full-text hits _candidates left partial
+        pool.partial = set()
         for label, hits in found:
             pool.rankings.append([h.topic_id for h in hits])
             for t in hits:
-                pool.topics.setdefault(t.topic_id, t)
+                whole = label != "fulltext" or t.topic_id not in partials
+                if t.topic_id not in pool.topics or (whole and t.topic_id in pool.partial):
+                    pool.topics[t.topic_id] = t  # a topic read whole wins over a partial one
+                    if whole:
+                        pool.partial.discard(t.topic_id)
+                    else:
+                        pool.partial.add(t.topic_id)
                 pool.sources.setdefault(t.topic_id, []).append(label)
         pool.event_topic_ids = events.result() if events else set()
         return pool
@@ -308,6 +324,7 @@ class TopicSearch:
         pool: CandidatePool,
         text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None = None,
         text_ready: Callable[[], bool] | None = None,
+        partial: bool = False,
     ) -> list[tuple[str, list[Topic]]]:
         """Vector and full-text candidates, the database calls run side by side (the full-text
         ones read by the caller when it gives ``text_hits``; given as a ranking, their topics
@@ -328,7 +345,9 @@ class TopicSearch:
         # the caller's full-text read still in flight once the vector is there: the vector
         # query does not wait for it (docs/performance.md, tenth pass)
         wait = vec is None or text_hits is None or text_ready is None or text_ready()
-        ranked, vector_hits = self._read_with_vector(namespace, fetch, window, vec, text_hits, wait)
+        ranked, vector_hits = self._read_with_vector(
+            namespace, fetch, window, vec, text_hits, wait, partial
+        )
         results: dict[str, list[ScoredTopic]] = {
             "fulltext": futures["fulltext"].result() if ranked is None else ranked
         }
@@ -340,6 +359,8 @@ class TopicSearch:
         for label, hits in results.items():
             best = pool.cosine if label.startswith("vector") else pool.text_scores
             for h in hits:
+                if h.partial:
+                    pool.partial.add(h.topic.topic_id)
                 # the vector index scores (1 + cos) / 2; the trigger reads plain cosine
                 score = 2 * h.score - 1 if label.startswith("vector") else h.score
                 best[h.topic.topic_id] = max(score, best.get(h.topic.topic_id, -1.0))
@@ -360,6 +381,7 @@ class TopicSearch:
         vector: list[float] | None,
         text_hits: Callable[[], list[ScoredTopic] | list[TextRank]] | None,
         wait: bool = True,
+        partial: bool = False,
     ) -> tuple[list[ScoredTopic] | None, list[ScoredTopic] | None]:
         """The full-text hits of the caller's ``text_hits`` (None: it gave none) and the vector
         hits (None: no vector). Given as a ranking, its topics are read by the vector query (one
@@ -368,16 +390,18 @@ class TopicSearch:
         once and the ranking's topics it did not return are read by id after it: the same
         topics read the same way, one round trip more, but the vector query no longer waits for
         the text search and its ranking (~5 ms of a light request's wall time here;
-        docs/performance.md, tenth pass)."""
+        docs/performance.md, tenth pass). With ``partial``, a rank carrying its partial topic
+        is read neither way (``TopicStore.ranked_topics``)."""
         given = text_hits() if wait and text_hits is not None else None
         ranks = [h for h in given or () if isinstance(h, TextRank)]
         hits: list[ScoredTopic] | None = None
         read: list[Topic] = []
         if vector is not None:
+            unread = [r.topic_id for r in ranks if not (partial and r.partial is not None)]
             hits, read = self.topics.search_vector_reading(
                 namespace, vector, fetch, window.start if window else None,
                 window.end if window else None, overfetch=self.cfg.vector_overfetch,
-                light=True, topic_ids=[r.topic_id for r in ranks],
+                light=True, topic_ids=unread,
             )  # fmt: skip
         if not wait and text_hits is not None:
             given = text_hits()
@@ -387,7 +411,10 @@ class TopicSearch:
         if len(ranks) < len(given):  # read already: topics, not ranks
             return [h for h in given if isinstance(h, ScoredTopic)], hits
         known = [h.topic for h in hits or ()] + read
-        return self.topics.ranked_topics(namespace, ranks, light=True, read=known), hits
+        ranked = self.topics.ranked_topics(
+            namespace, ranks, light=True, read=known, partial=partial
+        )
+        return ranked, hits
 
     def _event_topics(self, namespace: str, window: TimeWindow | None) -> set[str]:
         if window is None or (window.start is None and window.end is None):

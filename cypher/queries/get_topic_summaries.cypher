@@ -4,9 +4,11 @@
 // text; not the created/updated times, lower-cased or full-text copies: `t {.*}` made the
 // driver decode two datetimes a topic in pure Python, ~1 ms of a context request's CPU,
 // docs/performance.md, tenth pass), so a context reads its candidates in one round trip.
-// The others carry only the fields topic_from_props reads (no
-// created/updated times, lower-cased or full-text copies, facts list or vector; times as ISO
-// text, parsed by graph/mapping.py: no driver temporal decoding).
+// The others carry the fields topic_from_props reads but facts and events, as a search's
+// light read does (no created/updated times, lower-cased or full-text copies, facts list or
+// vector; times as ISO text, parsed by graph/mapping.py: no driver temporal decoding), so a
+// search hit scored from its full-text row alone gets here the topic a read by id would give
+// (retrieval/context.py, docs/performance.md eleventh pass).
 // With $cite, each topic also carries the ids to cite its messages by (as
 // get_message_source_ids reads them: the external id when there is one): its one-liner's
 // sources, and for a whole topic every message it is MENTIONED_IN (its facts', numbers', loops'
@@ -41,7 +43,7 @@ RETURN collect({t: CASE WHEN whole
             archived_at: toString(t.archived_at)}
   ELSE t {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,
           first_seen_at: toString(t.first_seen_at), last_seen_at: toString(t.last_seen_at),
-          .skill_refs, .artifact_refs, .embedding_model, .embedding_hash, .embedding_dimensions,
+          .numbers_json, .open_loops_json, .skill_refs, .artifact_refs, .embedding_model, .embedding_hash, .embedding_dimensions,
           .utility_score, .decay_bucket, .touch_count, .correction_count, .constraint_count,
           .usage_count, last_used_at: toString(t.last_used_at), .version,
           archived_at: toString(t.archived_at)} END,

@@ -33,7 +33,9 @@ CALL {
        AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
        AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
      | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
-        gist: coalesce(n.gist, '')}]
+        gist: coalesce(n.gist, ''),
+        utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
+        last_seen_at: toString(n.last_seen_at)}]
     AS topic_hits
 }
 RETURN message_raw, message_hits, topic_raw, topic_hits

@@ -47,13 +47,17 @@ CALL {
     } END AS more
   RETURN raw AS topic_raw,
     [n IN kept | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text,
-                  one_liner: n.one_liner, gist: coalesce(n.gist, '')}] AS topic_hits,
+                  one_liner: n.one_liner, gist: coalesce(n.gist, ''),
+        utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
+        last_seen_at: toString(n.last_seen_at)}] AS topic_hits,
     size(more) AS topic_next_raw,
     [n IN coalesce(more, []) WHERE n.namespace = $namespace AND n.archived_at IS NULL
        AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
        AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
      | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
-        gist: coalesce(n.gist, '')}] AS topic_next_hits
+        gist: coalesce(n.gist, ''),
+        utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
+        last_seen_at: toString(n.last_seen_at)}] AS topic_next_hits
 }
 CALL {
   CALL db.index.fulltext.queryNodes('message_text_en', $window_query, {limit: $window_fetch})

@@ -4,8 +4,11 @@
 // Ranking happens in graph/lexical.py with the namespace's own statistics.
 // params: $query (Lucene syntax, escaped, namespace-confined), $fetch: int, $namespace,
 //         $since: datetime | null, $until: datetime | null
-// returns: raw (hits Lucene returned), hits: list<{topic_id, name, alias_text, one_liner, gist}>
-//          in Lucene's order
+// returns: raw (hits Lucene returned), hits: list<{topic_id, name, alias_text, one_liner, gist,
+//          utility_score, first_seen_at, last_seen_at (ISO text)}> in Lucene's order: the fields
+//          the ranking reads, and those a search scores a topic by (graph/topics.py
+//          ranked_topics with partial: a context scores its full-text candidates without
+//          reading them by id, docs/performance.md, eleventh pass)
 CALL db.index.fulltext.queryNodes('topic_text', $query, {limit: $fetch}) YIELD node
 WITH collect(node) AS found
 RETURN size(found) AS raw,
@@ -13,5 +16,6 @@ RETURN size(found) AS raw,
      AND ($since IS NULL OR n.last_seen_at >= $since)
      AND ($until IS NULL OR n.first_seen_at < $until)
    | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
-      gist: coalesce(n.gist, '')}]
+      gist: coalesce(n.gist, ''), utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
+      last_seen_at: toString(n.last_seen_at)}]
   AS hits

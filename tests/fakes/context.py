@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from graph.context import ContextStart, ContextTexts, TextSearch, sleep_history
+from graph.models import Topic
 from graph.suppression import SessionTurn
-from graph.topics import TextRank
+from graph.topics import TextRank, partial_topic
 from retrieval.suppression import LocalSuppression
 from tests.fakes.events import FakeEventStore
 from tests.fakes.graph import FakeGraph
@@ -72,7 +73,10 @@ class FakeContextStore:
             found if read_topics else [],
             topic_ranks=None
             if read_topics
-            else [TextRank(h.topic.topic_id, h.score, h.content_score) for h in found],
+            else [
+                TextRank(h.topic.topic_id, h.score, h.content_score, _partial(namespace, h.topic))
+                for h in found
+            ],
         )
         if window is not None:
             w = window
@@ -90,3 +94,14 @@ class FakeContextStore:
                 namespace, turn.session_id, used, now, turn.confidence, turn.fingerprint,
                 turn.retention,
             )  # fmt: skip
+
+
+def _partial(namespace: str, topic: Topic) -> Topic | None:
+    """The topic as the real full-text row gives it to ``partial_topic``."""
+    row = {
+        "topic_id": topic.topic_id, "name": topic.name, "one_liner": topic.one_liner,
+        "utility_score": topic.stats.utility_score,
+        "first_seen_at": topic.time.first_seen_at.isoformat(),
+        "last_seen_at": topic.time.last_seen_at.isoformat(),
+    }  # fmt: skip
+    return partial_topic(namespace, row)

@@ -39,7 +39,7 @@ ENGLISH_STOP = frozenset(
     "there these they this to was will with".split()
 )
 LIGHT_DROP = ("facts", "facts_json", "notable_events_json")
-SUMMARY_DROP = ("facts", "facts_json", "notable_events_json", "numbers_json", "open_loops_json")
+SUMMARY_DROP = LIGHT_DROP  # a summary is a light read (get_topic_summaries.cypher)
 
 
 @dataclass

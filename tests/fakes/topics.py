@@ -145,7 +145,7 @@ class FakeTopicStore:
     def summaries(
         self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
     ) -> list[tuple[Topic, list[str]]]:
-        """Topics without facts, events, numbers or loops (those in ``full_ids`` whole, without
+        """Topics without facts or events, as a light read (those in ``full_ids`` whole, without
         related ids), with the one-liner's source ids."""
         whole = set(full_ids)
         return [
@@ -294,16 +294,23 @@ class FakeTopicStore:
         ranks: Sequence[TextRank],
         light: bool = False,
         read: Sequence[Topic] = (),
+        partial: bool = False,
     ) -> list[ScoredTopic]:
-        """The ranking's hits in its order, the topics not ``read`` read by id."""
+        """The ranking's hits in its order, the topics not ``read`` read by id (with
+        ``partial``, a rank's own partial topic instead, its hit marked partial)."""
         topics = {t.topic_id: t for t in read}
-        missing = [r.topic_id for r in ranks if r.topic_id not in topics]
-        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
-        return [
-            ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score)
-            for r in ranks
-            if r.topic_id in topics
+        given = {r.topic_id: r.partial for r in ranks if partial and r.partial is not None}
+        missing = [
+            r.topic_id for r in ranks if r.topic_id not in topics and r.topic_id not in given
         ]
+        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
+        out = []
+        for r in ranks:
+            if r.topic_id in topics:
+                out.append(ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score))
+            elif (topic := given.get(r.topic_id)) is not None:
+                out.append(ScoredTopic(topic, r.score, "fulltext", r.content_score, True))
+        return out
 
     def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
         """Topics by id in the order asked (``light``: without what a search result omits)."""

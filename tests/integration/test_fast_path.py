@@ -257,9 +257,9 @@ def test_a_light_search_fetches_for_its_own_k_and_a_late_trigger_searches_again(
     asked: list[int] = []
     pool = builder.search.pool
 
-    def spy(namespace: str, text: str, now: Any, k: int, *rest: Any) -> Any:
+    def spy(namespace: str, text: str, now: Any, k: int, *rest: Any, **kw: Any) -> Any:
         asked.append(k)
-        return pool(namespace, text, now, k, *rest)
+        return pool(namespace, text, now, k, *rest, **kw)
 
     builder.search.pool = spy  # type: ignore[method-assign]
     light, deep = builder.cfg.light_topics, builder.cfg.deep_topics

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from graph.models import Topic, TopicTime
+from graph.topics import partial_topic
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.search import TopicSearch
 from sleepwake.conversation import IncomingMessage
@@ -379,3 +380,59 @@ def test_a_name_the_session_was_just_given_is_not_reintroduced() -> None:
         build(m, "ok", session_id="s", now=NOW + timedelta(minutes=2 + i))
     later = build(m, "Is the lake house booked?", session_id="s", now=NOW + timedelta(minutes=20))
     assert later.triggers == ["reintroduced_entity: 'lake house'"] and later.deep
+
+
+def _partial_pool(m: Memory, forget: str | None = None) -> None:
+    """Every candidate of the context's searches made partial (as a full-text row gives it),
+    and the topic named ``forget`` deleted (as forgetting deletes it) once the search is over."""
+    pool = m.context.search.pool
+
+    def partial_pool(*args: Any, **kwargs: Any) -> Any:
+        found = pool(*args, **kwargs)
+        for tid, t in list(found.topics.items()):
+            row = {
+                "topic_id": tid, "name": t.name, "one_liner": t.one_liner,
+                "utility_score": t.stats.utility_score,
+                "first_seen_at": t.time.first_seen_at.isoformat(),
+                "last_seen_at": t.time.last_seen_at.isoformat(),
+            }  # fmt: skip
+            found.topics[tid] = partial_topic(m.namespace, row)
+            found.partial.add(tid)
+        for t in m.topics.list_live(m.namespace):
+            if t.name == forget:  # the node and its mention links, as a forget deletes them
+                graph = m.topics.graph
+                del graph.topics[t.topic_id]
+                graph.mentions = {(tid, mid) for tid, mid in graph.mentions if tid != t.topic_id}
+        return found
+
+    m.context.search.pool = partial_pool  # type: ignore[method-assign]
+
+
+def test_a_hit_scored_from_its_full_text_row_shows_the_topic_as_read() -> None:
+    # the context reads every hit with its summaries: a partial hit gets its whole light topic
+    # there, so the context is the one a search that read its candidates by id gives (each
+    # memory has its own ids: compared by what the context shows)
+    def shown(r: ContextResult) -> list[tuple[Any, ...]]:
+        keys = ("kind", "layer", "title", "reason_label", "durable_summary")
+        return [tuple(i.get(k) for k in keys) for i in r.items]
+
+    expected = build(remembered(), PARTY, session_id="s")
+    m = remembered()
+    _partial_pool(m)
+    got = build(m, PARTY, session_id="s")
+    assert got.items and got.context_text == expected.context_text
+    assert shown(got) == shown(expected)
+    # a topic forgotten between the search and that read is left out, as a read by id leaves it
+    m = remembered()
+    party = next(t.topic_id for t in m.topics.list_live(m.namespace) if t.name == "surprise party")
+    _partial_pool(m, forget="surprise party")
+    gone = build(m, PARTY, session_id="s")
+
+    def labels(r: ContextResult, record_id: str | None = None) -> list[str]:
+        return [i["reason_label"] for i in r.items if record_id in (None, i["record_id"])]
+
+    assert ("surprise party", "topic_match") in [
+        (i["title"], i["reason_label"]) for i in expected.items
+    ]
+    # no search hit (its evidence, read before the forget, may still name it)
+    assert labels(gone, party) in ([], ["conversation_match"]) and "topic_match" in labels(gone)

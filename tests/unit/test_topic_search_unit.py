@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, parse
-from graph.topics import LinkRequest, TextRank
+from graph.topics import LinkRequest, TextRank, partial_topic
 from retrieval.config import SearchConfig
 from retrieval.search import TopicSearch, final_score, rrf, score_fusion, unnamed
 from tests.fakes import DownEmbedder, FakeStores
@@ -416,3 +416,60 @@ def test_a_vector_query_that_did_not_wait_for_the_text_ranking_gives_the_same_po
     assert waited.cosine == at_once.cosine and waited.text_scores == at_once.text_scores
     assert waited.content_scores == at_once.content_scores
     assert finder.rank(waited, 2).hits == finder.rank(at_once, 2).hits
+
+
+def test_a_partial_full_text_candidate_is_scored_as_if_read_and_named_partial() -> None:
+    """With ``partial``, a ranked full-text candidate the vector query did not return is not
+    read at all: it is scored from its ranking's row (``partial_topic``: id, name, utility,
+    first and last seen) and named in ``CandidatePool.partial`` for the caller to read. The
+    ranking is the one the topics read by id give: same ids, scores, components, reasons."""
+    corpus = {f"t{i}": (f"Lake note {i}", f"lake detail {i}", i, axis(i / 40, 1, 0))
+              for i in range(40)}  # fmt: skip
+    corpus["near"] = ("Orchard", "apple trees", 1, axis(1, 0, 0))
+    fake = stores(corpus)
+    finder = search(fake, {"lake": axis(1, 0, 0)})
+    vector = finder.embed_query("lake")
+    rows = {t.topic_id: t for t in fake.topics.get(NS, [f"t{i}" for i in range(4)])}
+    ranking = [
+        TextRank(f"t{i}", 5.0 - i, 4.0 - i, partial_topic(NS, {
+            "topic_id": f"t{i}", "name": rows[f"t{i}"].name, "one_liner": "",
+            "utility_score": rows[f"t{i}"].stats.utility_score,
+            "first_seen_at": rows[f"t{i}"].time.first_seen_at.isoformat(),
+            "last_seen_at": rows[f"t{i}"].time.last_seen_at.isoformat(),
+        }))
+        for i in range(4)
+    ]  # fmt: skip
+    reads: list[list[str]] = []
+    by_id = fake.topics.ranked_topics
+
+    def counted(namespace: str, ranks: Sequence[TextRank], **kw: Any) -> Any:
+        known = {t.topic_id for t in kw["read"]}
+        skipped = {r.topic_id for r in ranks if kw.get("partial") and r.partial is not None}
+        reads.append([r.topic_id for r in ranks if r.topic_id not in known | skipped])
+        return by_id(namespace, ranks, **kw)
+
+    fake.topics.ranked_topics = counted  # type: ignore[method-assign]
+    pools = [
+        finder.pool(NS, "lake", NOW, 2, None, vector, lambda: ranking, None, lambda r=ready: r,
+                    partial=partial)
+        for ready in (True, False)
+        for partial in (False, True)
+    ]  # fmt: skip
+    # read with the vector query / partial / read by id after it / partial
+    assert reads == [[], [], ["t0", "t1", "t2", "t3"], []], reads
+    full, partial_waited, _, partial_at_once = pools
+    assert full.partial == set() and partial_waited.partial == {"t0", "t1", "t2", "t3"}
+    assert partial_at_once.partial == partial_waited.partial
+    assert all(partial_waited.topics[t].aliases == [] for t in partial_waited.partial)
+    for pool in pools[1:]:
+        assert pool.rankings == full.rankings and pool.cosine == full.cosine
+        assert pool.text_scores == full.text_scores
+        assert pool.content_scores == full.content_scores
+
+    def shown(hits: list[Any]) -> list[Any]:
+        return [(h.topic.topic_id, h.score, h.components, h.sources, h.reason) for h in hits]
+
+    expected = shown(finder.rank(full, 4).hits)
+    assert any(t in {h[0] for h in expected} for t in partial_waited.partial)  # one ranks
+    for pool in pools[1:]:
+        assert shown(finder.rank(pool, 4).hits) == expected
