@@ -51,6 +51,19 @@ log = logging.getLogger(__name__)
 EVENT_TOPICS = 1000  # topics with an event in a window read at most (EventStore's limit)
 
 
+@functools.cache
+def finish_query() -> str:
+    """``mark_topics_used`` and ``record_suppression_turn`` as one query (each a subquery, as
+    its own file reads it; their parameters do not clash, ``namespace`` and ``now`` are the
+    same): a context's writes in one transaction of one query, RUN and COMMIT, where a
+    transaction of two queries waits for each (docs/performance.md, eleventh pass)."""
+    mark, turn = query("mark_topics_used"), query("record_suppression_turn")
+    return (
+        "// finish_context: mark_topics_used and record_suppression_turn, one transaction\n"
+        f"CALL () {{\n{mark}\n}}\nCALL () {{\n{turn}\n}}\nRETURN marked, turn\n"
+    )
+
+
 @dataclass(frozen=True)
 class ContextStart:
     """The last turns (oldest first), the sleep history, the known names (lower-cased): the
@@ -299,8 +312,8 @@ class ContextStore(Store):
             for text, params in steps:
                 self._run(text, params)
             return
-        try:
-            self._write_all(steps)
+        try:  # both in one query: one transaction, all or nothing
+            self._run(finish_query(), {**steps[0][1], **steps[1][1]})
         except Exception as exc:  # the suppression turn is never fatal (retrieval/context.py)
             log.warning("suppression state not recorded: %s", exc)
             self._run(*steps[0])  # the use mark alone: its failure is the request's

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -188,17 +188,6 @@ class Store:
         ) as session:
             return session.execute_read(work)
 
-    def _write_all(self, steps: Sequence[tuple[str, dict[str, Any]]]) -> list[list[Record]]:
-        """Several write queries in one transaction (one commit, so one log flush; all or
-        none), retried as ``execute_query`` retries; the rows of each, in order. The session
-        shares ``execute_query``'s bookmarks, so a later read sees these writes."""
-
-        def work(tx: ManagedTransaction) -> list[list[Record]]:
-            return [list(tx.run(text, quiet(params))) for text, params in steps]
-
-        bookmarks = self._driver.execute_query_bookmark_manager
-        with self._driver.session(database=self._db, bookmark_manager=bookmarks) as session:
-            return session.execute_write(work)
 
 
 def drop_namespace(driver: Driver, namespace: str, database: str = "neo4j") -> None:

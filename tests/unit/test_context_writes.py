@@ -7,14 +7,13 @@ mark is the request's failure.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 
-from graph.context import ContextStore
+from graph.context import ContextStore, finish_query
 from graph.cypher import query
 from graph.suppression import Retention, SessionState, SessionTurn
 from retrieval.context import ContextBuilder
@@ -56,46 +55,36 @@ def test_a_failing_suppression_turn_keeps_the_context_and_the_use_mark(
 
 
 class StubDriver:
-    """Records the queries a ContextStore sends; its transactions fail when ``broken``."""
+    """Records the queries a ContextStore sends, each its own transaction (``execute_query``);
+    the two writes' one query fails when ``broken``."""
 
     def __init__(self, broken: bool = False) -> None:
         self.broken = broken
-        self.alone: list[str] = []  # queries run as their own transaction
-        self.together: list[list[str]] = []  # queries run in one transaction
-        self.execute_query_bookmark_manager = object()
+        self.alone: list[str] = []  # queries run, each its own transaction
+        self.params: list[dict[str, Any]] = []
 
     def execute_query(self, text: str, parameters_: dict[str, Any], **_: Any) -> Any:
         self.alone.append(text)
+        self.params.append(dict(parameters_))
+        if self.broken and text == FINISH:
+            raise TimeoutError("the transaction timed out")
         return [{"marked": len(parameters_.get("topic_ids", [])), "turn": 1}], None, None
 
-    @contextmanager
-    def session(self, **_: Any) -> Iterator[StubDriver]:
-        yield self
 
-    def execute_write(self, work: Any) -> Any:
-        texts: list[str] = []
-        work(_StubTx(texts))
-        if self.broken:
-            raise TimeoutError("the transaction timed out")
-        self.together.append(texts)
+MARK, TURN_Q, FINISH = (
+    query("mark_topics_used"), query("record_suppression_turn"), finish_query()
+)  # fmt: skip
 
 
-class _StubTx:
-    def __init__(self, texts: list[str]) -> None:
-        self.texts = texts
-
-    def run(self, text: str, params: dict[str, Any]) -> list[Any]:
-        self.texts.append(text)
-        return []
-
-
-MARK, TURN_Q = query("mark_topics_used"), query("record_suppression_turn")
-
-
-def test_with_a_session_both_writes_are_one_transaction() -> None:
+def test_with_a_session_both_writes_are_one_query() -> None:
+    # one query, so one transaction: the use mark and the turn together or not at all
     driver = StubDriver()
     ContextStore(driver).finish("ns", ["t1", "t2"], NOW, TURN)  # type: ignore[arg-type]
-    assert driver.together == [[MARK, TURN_Q]] and driver.alone == []
+    assert driver.alone == [FINISH]
+    assert MARK in FINISH and TURN_Q in FINISH
+    sent = driver.params[0]
+    assert sent["topic_ids"] == ["t1", "t2"] and sent["record_ids"] == ["t1", "t2"]
+    assert sent["session_id"] == "s1" and sent["namespace"] == "ns"
 
 
 def test_without_a_session_or_topics_one_write_is_its_own_transaction() -> None:
@@ -104,7 +93,7 @@ def test_without_a_session_or_topics_one_write_is_its_own_transaction() -> None:
     store.finish("ns", ["t1"], NOW, None)
     store.finish("ns", [], NOW, TURN)  # the turn still counts: nothing was shown
     store.finish("ns", [], NOW, None)
-    assert driver.alone == [MARK, TURN_Q] and driver.together == []
+    assert driver.alone == [MARK, TURN_Q]
 
 
 def test_when_the_transaction_fails_the_use_mark_is_written_alone(
@@ -113,4 +102,4 @@ def test_when_the_transaction_fails_the_use_mark_is_written_alone(
     driver = StubDriver(broken=True)
     with caplog.at_level(logging.WARNING, logger="graph.context"):
         ContextStore(driver).finish("ns", ["t1"], NOW, TURN)  # type: ignore[arg-type]
-    assert driver.alone == [MARK] and "suppression state not recorded" in caplog.text
+    assert driver.alone == [FINISH, MARK] and "suppression state not recorded" in caplog.text
