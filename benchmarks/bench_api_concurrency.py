@@ -17,7 +17,8 @@ elsewhere). One run prints, in order:
    ``sheriff up --workers N --keep-neo4j`` in a subprocess on a free port (migrations once in the
    parent, N spawned workers each with its own container and model; ready when every worker's
    lifespan finished and /health answers); a warm-up (not measured); sequential requests (one
-   client); then C concurrent clients (threads, one keep-alive ``httpx.Client`` each, released
+   client), with the floor measured again right before and right after them (half the floor's
+   messages each, other messages, the server up and idle); then C concurrent clients (threads, one keep-alive ``httpx.Client`` each, released
    together by a barrier) x R requests; then SIGTERM, timed until every process is gone.
    Printed per phase: latency p50/p95/p99/max (client side, HTTP included), the server's own
    build time (``timings_ms``), requests/s, errors by status (any non-200 answer or client-side
@@ -25,7 +26,9 @@ elsewhere). One run prints, in order:
    of the server tree, Neo4j, this client and the rest of the machine (from /proc) with server +
    Neo4j CPU per request, and RSS per worker process.
 3. A summary against issue #13's targets (sequential p50 <= 40 ms, p95 <= 100 ms, p50 <= 3x the
-   floor; 20 clients >= 30 requests/s, p95 <= 1 s, 0 errors; RSS per worker <= 500 MB) and the
+   floor measured around that sequential phase: this machine's speed drifts by a fifth within
+   minutes, so a floor taken a few minutes earlier moved the ratio by as much as the work did;
+   the ratio to the run's first floor is printed beside it; 20 clients >= 30 requests/s, p95 <= 1 s, 0 errors; RSS per worker <= 500 MB) and the
    N-worker / 1-worker throughput ratio.
 
 ``--soak N`` instead runs N requests from the concurrent clients against one server (the last
@@ -73,7 +76,7 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -589,16 +592,22 @@ FLOOR_TEXT = (
 )
 
 
-def measure_floor(
-    settings: Settings, driver: Driver, ns: str, texts: list[tuple[str, str]]
-) -> list[float]:
-    """Per message: one embedding (the server's embedder, a text it has not seen) + one raw
-    vector-index query + one full-text query, in this process; prints p50/p95 per part and
-    returns the totals (ms)."""
+def floor_embedder(settings: Settings, driver: Driver) -> Any:
+    """The server's embedder, built from the same Settings, warmed up."""
     from api.container import Container
 
     embedder = Container(settings, driver=driver).embedder
     embedder.embed(["warm-up"])
+    return embedder
+
+
+def measure_floor(
+    embedder: Any, settings: Settings, driver: Driver, ns: str, texts: list[tuple[str, str]],
+    label: str = "floor",
+) -> list[float]:  # fmt: skip
+    """Per message: one embedding (the server's embedder, a text it has not seen) + one raw
+    vector-index query + one full-text query, in this process; prints p50/p95 per part and
+    returns the totals (ms)."""
     parts: dict[str, list[float]] = {"embed": [], "vector": [], "fulltext": [], "total": []}
     for _, text in texts:
         t0 = time.perf_counter()
@@ -615,7 +624,7 @@ def measure_floor(
         t3 = time.perf_counter()
         for name, ms in zip(parts, (t1 - t0, t2 - t1, t3 - t2, t3 - t0), strict=True):
             parts[name].append(ms * 1000)
-    print(f"\n== floor: {len(texts)} messages, one at a time (embedding + vector + full-text) ==")
+    print(f"\n== {label}: {len(texts)} messages, one at a time (embedding + vector + full-text) ==")
     print(
         "  "
         + "  ".join(f"{k} p50 {p(v, 50):.1f} / p95 {p(v, 95):.1f} ms" for k, v in parts.items())
@@ -762,11 +771,18 @@ class Run:
     rss: list[float]
     ready_s: float
     stop_s: float = 0.0
+    # the floor measured right before and right after the sequential phase, server up and
+    # idle: the machine's speed drifts by a fifth within minutes here, so the phase is set
+    # against the floor of its own minute (the run's first floor is printed beside it)
+    floor: list[float] = field(default_factory=list)
 
 
 def run_server(args: argparse.Namespace, workers: int, key: str, neo4j_pid: int | None,
-               log: TextIO, log_path: Path) -> Run:  # fmt: skip
-    """Start ``sheriff up --workers N``, warm it up, run both phases, stop it (SIGTERM)."""
+               log: TextIO, log_path: Path,
+               floor: Callable[[str, int], list[float]] | None = None) -> Run:  # fmt: skip
+    """Start ``sheriff up --workers N``, warm it up, run both phases, stop it (SIGTERM);
+    ``floor`` (a label and a seed: the floor's totals) is measured right before and after the
+    sequential phase."""
     rng = random.Random(7)  # the same messages for every worker count
     warmup = [request_texts(rng, WARMUP * workers)]
     sequential = [request_texts(rng, args.sequential)]
@@ -780,11 +796,16 @@ def run_server(args: argparse.Namespace, workers: int, key: str, neo4j_pid: int 
               f"{server.worker_pids()}, RSS {_mb(server.rss_per_worker())}")  # fmt: skip
         warm = run_phase("warm-up", server, key, warmup, neo4j_pid)
         print(f"warm-up: {len(warm.outcomes)} requests, {len(warm.errors)} errors (not measured)")
+        around = (
+            floor(f"floor before the sequential phase, {workers} worker(s)", 1) if floor else []
+        )
         seq = run_phase(f"sequential, {workers} worker(s)", server, key, sequential, neo4j_pid)
+        if floor:
+            around += floor(f"floor after the sequential phase, {workers} worker(s)", 2)
         report(seq)
         conc = run_phase(f"concurrent, {workers} worker(s)", server, key, concurrent, neo4j_pid)
         report(conc)
-        run = Run(workers, seq, conc, server.rss_per_worker(), ready)
+        run = Run(workers, seq, conc, server.rss_per_worker(), ready, floor=around)
         print(f"  RSS per worker after the run: {_mb(run.rss)}")
     finally:
         stop = server.stop()
@@ -848,10 +869,12 @@ def trigger_families(deep: Sequence[Outcome]) -> str:
 def summary(floor: list[float], runs: list[Run]) -> None:
     """The issue's targets against this run's figures."""
     print("\n== summary (targets of issue #13; compare ratios on a busy machine) ==")
-    fl = p(floor, 50)
-    print(f"  floor p50 {fl:.1f} ms, p95 {p(floor, 95):.1f} ms")
+    first = p(floor, 50)
+    print(f"  floor p50 {first:.1f} ms, p95 {p(floor, 95):.1f} ms (the run's first)")
     for run in runs:
         seq, conc = [o.ms for o in run.sequential.ok], [o.ms for o in run.concurrent.ok]
+        # the sequential phase against the floor of its own minute (before and after it)
+        fl = p(run.floor, 50) if run.floor else first
         errors = len(run.sequential.errors) + len(run.concurrent.errors)
         deep = [o.deep for o in run.concurrent.ok]
         clients = run.concurrent.clients  # the targets are for 20
@@ -866,7 +889,9 @@ def summary(floor: list[float], runs: list[Run]) -> None:
         }
         print(
             f"  {run.workers} worker(s): sequential p50 {p(seq, 50) if seq else 0:.1f} ms "
-            f"({p(seq, 50) / fl if seq and fl else 0:.1f}x floor) p95 {p(seq, 95) if seq else 0:.1f}"
+            f"({p(seq, 50) / fl if seq and fl else 0:.2f}x the floor around it, {fl:.1f} ms; "
+            f"{p(seq, 50) / first if seq and first else 0:.2f}x the first) p95 "
+            f"{p(seq, 95) if seq else 0:.1f}"
             f" ms; concurrent {len(conc) / run.concurrent.wall_s:.1f} req/s, p50/p95/p99 "
             f"{p(conc, 50) if conc else 0:.0f}/{p(conc, 95) if conc else 0:.0f}/"
             f"{p(conc, 99) if conc else 0:.0f} ms; CPU/request (server + Neo4j) sequential "
@@ -938,8 +963,22 @@ def main() -> None:
             if args.soak:
                 soak(args, key, neo4j_pid, log, log_path)
                 return
-            floor = measure_floor(settings, driver, ns, request_texts(random.Random(3), args.floor))
-            runs = [run_server(args, w, key, neo4j_pid, log, log_path) for w in args.workers]
+            embedder = floor_embedder(settings, driver)
+            floor = measure_floor(
+                embedder, settings, driver, ns, request_texts(random.Random(3), args.floor)
+            )
+
+            def around(label: str, k: int, workers: int) -> list[float]:
+                texts = request_texts(random.Random(1000 + 10 * workers + k), args.floor // 2)
+                return measure_floor(embedder, settings, driver, ns, texts, label)
+
+            runs = []
+            for w in args.workers:
+
+                def floor_of(label: str, k: int, w: int = w) -> list[float]:
+                    return around(label, k, w)
+
+                runs.append(run_server(args, w, key, neo4j_pid, log, log_path, floor_of))
             summary(floor, runs)
             print(f"server log: {log_path}")
     finally:
