@@ -189,7 +189,6 @@ class Store:
             return session.execute_read(work)
 
 
-
 def drop_namespace(driver: Driver, namespace: str, database: str = "neo4j") -> None:
     """Delete every node of ``namespace``, API keys included (demo and evaluation namespaces; a
     user forgets through ``service.forget``, which keeps the keys, revoked). Batched, so it runs
