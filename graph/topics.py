@@ -92,6 +92,28 @@ def partial_topic(namespace: str, row: Mapping[str, Any]) -> Topic | None:
     })  # fmt: skip
 
 
+def ranked_hits(
+    ranks: Sequence[TextRank],
+    read: Sequence[Topic],
+    partial: bool,
+    by_id: Callable[[list[str]], list[Topic]],
+) -> list[ScoredTopic]:
+    """``ranked_topics`` over any store: the hits of ``ranks`` in its order, the topics
+    ``read`` as they are, a rank's own partial topic when ``partial`` allows it (its hit
+    marked partial), the rest from ``by_id`` (one call; ids it does not return left out)."""
+    topics = {t.topic_id: t for t in read}
+    given = {r.topic_id: r.partial for r in ranks if partial and r.partial is not None}
+    missing = [r.topic_id for r in ranks if r.topic_id not in topics and r.topic_id not in given]
+    topics |= {t.topic_id: t for t in by_id(missing)}
+    out = []
+    for r in ranks:
+        if r.topic_id in topics:
+            out.append(ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score))
+        elif (topic := given.get(r.topic_id)) is not None:
+            out.append(ScoredTopic(topic, r.score, "fulltext", r.content_score, True))
+    return out
+
+
 @dataclass(frozen=True)
 class Neighbour:
     seed_id: str
@@ -452,21 +474,7 @@ class TopicStore(Store):
         the namespace any more is left out. With ``partial``, a rank that carries its
         ``partial_topic`` is not read: its hit is that topic, marked ``partial`` (the caller
         reads the rest, and leaves the hit out if the topic is gone by then)."""
-        topics = {t.topic_id: t for t in read}
-        given = {r.topic_id: r.partial for r in ranks if partial and r.partial is not None}
-        missing = [
-            r.topic_id for r in ranks if r.topic_id not in topics and r.topic_id not in given
-        ]
-        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
-        out = []
-        for r in ranks:
-            if r.topic_id in topics:
-                out.append(ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score))
-            elif r.topic_id in given:
-                topic = given[r.topic_id]
-                assert topic is not None
-                out.append(ScoredTopic(topic, r.score, "fulltext", r.content_score, True))
-        return out
+        return ranked_hits(ranks, read, partial, lambda ids: self._by_id(namespace, ids, light))
 
     def search_vector(
         self,

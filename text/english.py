@@ -474,7 +474,13 @@ def timed_names(text: str) -> list[str]:
     week's retro", "yesterday's standup"), each with one, two and three of the words after it
     (function words end it), in order of appearance. :func:`noun_phrases` leaves them out,
     since their words are a time; but a topic may be named or aliased so, and then the phrase
-    names the topic, not a time (``retrieval.triggers``)."""
+    names the topic, not a time (``retrieval.triggers``). The last few results are cached: the
+    context path asks twice for the same message, as for :func:`noun_phrases`."""
+    return list(_timed_names(text))
+
+
+@lru_cache(maxsize=16)
+def _timed_names(text: str) -> tuple[str, ...]:
     found: list[str] = []
     for sentence in split_sentences(normalise(text))[:MAX_SENTENCES_READ]:
         for start, end in time_spans(sentence):
@@ -487,7 +493,7 @@ def timed_names(text: str) -> list[str]:
                     break
                 words.append(word)
                 found.append(f"{sentence[start:end]}'s {' '.join(words)}")
-    return dedupe(found)
+    return tuple(dedupe(found))
 
 
 MAX_NAME_WORDS = 50  # a participant lookup asks about this many phrases of a message at most

@@ -15,7 +15,14 @@ from graph.clock import ensure_utc
 from graph.errors import NotFound, ValidationFailed
 from graph.mapping import topic_props
 from graph.models import EdgeType, Topic, TopicEdge, edge_type
-from graph.topics import LinkRequest, Neighbour, ScoredTopic, TextRank, check_vector
+from graph.topics import (
+    LinkRequest,
+    Neighbour,
+    ScoredTopic,
+    TextRank,
+    check_vector,
+    ranked_hits,
+)
 from tests.fakes.graph import (
     LIGHT_DROP,
     SUMMARY_DROP,
@@ -298,19 +305,7 @@ class FakeTopicStore:
     ) -> list[ScoredTopic]:
         """The ranking's hits in its order, the topics not ``read`` read by id (with
         ``partial``, a rank's own partial topic instead, its hit marked partial)."""
-        topics = {t.topic_id: t for t in read}
-        given = {r.topic_id: r.partial for r in ranks if partial and r.partial is not None}
-        missing = [
-            r.topic_id for r in ranks if r.topic_id not in topics and r.topic_id not in given
-        ]
-        topics |= {t.topic_id: t for t in self._by_id(namespace, missing, light)}
-        out = []
-        for r in ranks:
-            if r.topic_id in topics:
-                out.append(ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score))
-            elif (topic := given.get(r.topic_id)) is not None:
-                out.append(ScoredTopic(topic, r.score, "fulltext", r.content_score, True))
-        return out
+        return ranked_hits(ranks, read, partial, lambda ids: self._by_id(namespace, ids, light))
 
     def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
         """Topics by id in the order asked (``light``: without what a search result omits)."""

@@ -381,18 +381,25 @@ def test_search_reads_the_message_without_the_namespaces_speakers() -> None:
     assert "film" in given.text_scores
 
 
+def _far_lake_notes() -> tuple[Any, TopicSearch, list[float] | None]:
+    """40 "lake" notes far from the query's vector and one orchard near it (the vector query's
+    hits do not cover the notes the full text ranks first): the stores, the search, the query
+    "lake" embedded."""
+    corpus = {f"t{i}": (f"Lake note {i}", f"lake detail {i}", i, axis(i / 40, 1, 0))
+              for i in range(40)}  # fmt: skip
+    corpus["near"] = ("Orchard", "apple trees", 1, axis(1, 0, 0))
+    fake = stores(corpus)
+    finder = search(fake, {"lake": axis(1, 0, 0)})
+    return fake, finder, finder.embed_query("lake")
+
+
 def test_a_vector_query_that_did_not_wait_for_the_text_ranking_gives_the_same_pool() -> None:
     """The context path hands its full-text ranking over as a callable: when it is back by the
     time the vector is there, the vector query reads its topics; when it is not, the vector query
     runs at once and the ranked topics it did not return are read by id after it. Both ways give
     the same candidates, scores and order, here with ranked topics far from the query's vector
     (the vector query's hits do not cover them)."""
-    corpus = {f"t{i}": (f"Lake note {i}", f"lake detail {i}", i, axis(i / 40, 1, 0))
-              for i in range(40)}  # fmt: skip
-    corpus["near"] = ("Orchard", "apple trees", 1, axis(1, 0, 0))
-    fake = stores(corpus)
-    finder = search(fake, {"lake": axis(1, 0, 0)})
-    vector = finder.embed_query("lake")
+    fake, finder, vector = _far_lake_notes()
     # the far topics ranked by full text (the caller's BM25 ranking, as text_ranking gives it)
     ranking = [TextRank(f"t{i}", 5.0 - i, 4.0 - i) for i in range(4)]
     reads: list[list[str]] = []
@@ -423,12 +430,7 @@ def test_a_partial_full_text_candidate_is_scored_as_if_read_and_named_partial() 
     read at all: it is scored from its ranking's row (``partial_topic``: id, name, utility,
     first and last seen) and named in ``CandidatePool.partial`` for the caller to read. The
     ranking is the one the topics read by id give: same ids, scores, components, reasons."""
-    corpus = {f"t{i}": (f"Lake note {i}", f"lake detail {i}", i, axis(i / 40, 1, 0))
-              for i in range(40)}  # fmt: skip
-    corpus["near"] = ("Orchard", "apple trees", 1, axis(1, 0, 0))
-    fake = stores(corpus)
-    finder = search(fake, {"lake": axis(1, 0, 0)})
-    vector = finder.embed_query("lake")
+    fake, finder, vector = _far_lake_notes()
     rows = {t.topic_id: t for t in fake.topics.get(NS, [f"t{i}" for i in range(4)])}
     ranking = [
         TextRank(f"t{i}", 5.0 - i, 4.0 - i, partial_topic(NS, {
