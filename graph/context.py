@@ -29,7 +29,7 @@ from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store, iso
 from graph.events import EventStore
-from graph.fulltext import in_namespace, phrase_query, wanted_names
+from graph.fulltext import name_query, wanted_names
 from graph.mapping import as_datetime, message_from_props
 from graph.messages import MessageHit, MessageStore
 from graph.models import Message, TailTurn, WakePacket
@@ -160,7 +160,7 @@ class ContextStore(Store):
             "n": max(0, tail_turns),
             "names": wanted,
             "people": wanted if people is None else wanted_names(people),
-            "lucene": in_namespace(namespace, phrase_query(wanted)),
+            "lucene": name_query(namespace, wanted),
             "skills_namespace": self.skills_namespace,
             "skills_cap": STAMP_CAP,
             "session_id": session[0] if session else None,

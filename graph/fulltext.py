@@ -82,13 +82,16 @@ def lucene_query(text: str, fuzzy: bool = True, common: bool = True) -> str:
     return " OR ".join(parts)
 
 
-def phrase_query(names: Sequence[str]) -> str:
-    """A Lucene query for exact phrases in the name or alias fields of ``topic_text``."""
+def name_query(namespace: str, names: Sequence[str]) -> str:
+    """A Lucene query of ``topic_names`` (keyword-analysed: each lower-cased name and alias
+    one token) for the topics of ``namespace`` whose name or an alias is exactly one of
+    ``names`` (lower-cased, ``wanted_names``). A quoted phrase reaches the keyword analyzer
+    whole, so only ``"`` and ``\\`` need escaping inside it."""
     parts = []
     for name in names:
         escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-        parts.append(f'name:"{escaped}" OR alias_text:"{escaped}"')
-    return " OR ".join(parts) or 'name:"__none__"'
+        parts.append(f'name_lc:"{escaped}" OR aliases_lc:"{escaped}"')
+    return in_namespace(namespace, " OR ".join(parts) or 'name_lc:"__none__"')
 
 
 def in_namespace(namespace: str, lucene: str) -> str:

@@ -20,7 +20,7 @@ from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import AlreadyRunning, LeaseLost, VersionConflict
-from graph.fulltext import in_namespace, phrase_query
+from graph.fulltext import name_query
 from graph.mapping import (
     redact_event,
     redact_subject,
@@ -115,7 +115,7 @@ def _pool_hits(
     fields of every topic found (each once)."""
     for row in rows:
         row["vector"] = check_vector(row["vector"])
-        row["lucene"] = in_namespace(namespace, phrase_query(row["names"]))
+        row["lucene"] = name_query(namespace, row["names"])
     count = int(run(query("count_topics"), {"namespace": namespace})[0]["n"])
     if count <= EXACT_MATCH_MAX:  # small enough to score exactly: deterministic, cheap
         records: list[Any] = []

@@ -21,7 +21,7 @@ from graph.fulltext import (
     content_words,
     in_namespace,
     lucene_query,
-    phrase_query,
+    name_query,
     query_words,
     wanted_names,
 )
@@ -346,7 +346,7 @@ class TopicStore(Store):
         wanted = wanted_names(names)
         if not wanted:
             return set()
-        lucene = in_namespace(namespace, phrase_query(wanted))
+        lucene = name_query(namespace, wanted)
         records = self._run(
             query("find_known_names"),
             {"namespace": namespace, "lucene": lucene, "names": wanted},

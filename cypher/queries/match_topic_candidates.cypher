@@ -4,7 +4,7 @@
 // caller fetches each distinct topic once, and scans exactly (scan_topic_candidates) for rows
 // the index could not fill.
 // params: $namespace, $rows: list<{idx: int, vector: list<float>, names: list<string>,
-//         lucene: string (phrase query over name and alias_text)}>,
+//         lucene: string (graph/fulltext.py name_query: exact names and aliases)}>,
 //         $k, $fetch
 // returns: idx, topic_id, cosine (plain cosine in [-1, 1]), via ('vector' | 'alias')
 UNWIND $rows AS row
@@ -16,7 +16,7 @@ CALL (row) {
   ORDER BY s DESC
   LIMIT $k
   UNION
-  CALL db.index.fulltext.queryNodes('topic_text', row.lucene, {limit: 50}) YIELD node
+  CALL db.index.fulltext.queryNodes('topic_names', row.lucene, {limit: 50}) YIELD node
   WITH node AS t
   WHERE t.namespace = $namespace AND t.archived_at IS NULL
     AND (t.name_lc IN row.names OR any(a IN t.aliases_lc WHERE a IN row.names))

@@ -4,14 +4,14 @@
 // slept"), which of some phrases name a live topic (a reintroduced entity) and which name a
 // participant of the conversation (a message's speaker: a question about them asks memory).
 // The tail is read as tail_messages reads it (the (namespace, seq) index backwards, $n entries);
-// known names as find_known_names finds them (full-text phrase lookup, then exact comparison),
-// only when $names is not empty.
+// known names as find_known_names finds them (the keyword index of names and aliases, then
+// exact comparison), only when $names is not empty.
 // params: $namespace, $n: int, $names: list<string> (lower-cased), $people: list<string>
 //         (lower-cased: the phrases that may name a participant), $skills_namespace (string |
 //         null: the namespace whose skills route the context, null: no skill stamp),
 //         $skills_cap: int (more skill nodes than this: no stamp),
-//         $lucene (phrase query over name and alias_text, namespace-confined; any valid query
-//         when $names is empty), $session_id (string | null: the suppression session to read
+//         $lucene (graph/fulltext.py name_query: exact names and aliases, namespace-confined;
+//         any valid query when $names is empty), $session_id (string | null: the suppression session to read
 //         too), $now (ISO text: graph/db.py iso; the session is read unless it expired by then)
 // returns one row: tail (list<map>, newest first; times as ISO text, as graph/mapping.py reads them), woke_at (datetime | null),
 //          slept_at (datetime | null: the newest wake packet's), conversation_tail_json
@@ -54,7 +54,7 @@ CALL () {
 }
 WITH tail, woke_at, slept_at, conversation_tail_json, session, session_ids,
   CASE WHEN size($names) = 0 THEN [] ELSE COLLECT {
-    CALL db.index.fulltext.queryNodes('topic_text', $lucene, {limit: 200}) YIELD node
+    CALL db.index.fulltext.queryNodes('topic_names', $lucene, {limit: 200}) YIELD node
     WITH node AS t
     WHERE t.namespace = $namespace AND t.archived_at IS NULL
     UNWIND $names AS name

@@ -16,7 +16,7 @@ from typing import Any
 
 from graph.clock import ensure_utc
 from graph.errors import AlreadyRunning, LeaseLost, ValidationFailed, VersionConflict
-from graph.fulltext import phrase_query
+from graph.fulltext import name_query
 from graph.mapping import update_props, wake_packet_from_props, wake_packet_props
 from graph.models import Topic, WakeCheck, WakePacket, WakeState, edge_type
 from graph.sleep import DecayParams, MatchFields, PoolHit, SleepCommit, SleepReads, TopicWrite
@@ -71,7 +71,7 @@ class FakeSleepStore:
             return []
         for row in rows:  # the real store checks and annotates the rows in place
             row["vector"] = check_vector(row["vector"])
-            row["lucene"] = phrase_query(row["names"])
+            row["lucene"] = name_query(namespace, row["names"])
         live = self.graph.live_topics(namespace)
         pool = [n for n in live if n.embedding is not None]
         hits: list[tuple[int, str, float]] = []

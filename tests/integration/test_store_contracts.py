@@ -356,6 +356,32 @@ def summaries_cite_the_one_liners_and_the_whole_topics_messages(
     }
 
 
+def known_names_are_whole_names_and_aliases(s: Side, ns: str, other: str) -> Any:
+    """A name is known only when it is a topic's whole name or alias (quotes, backslashes,
+    colons and apostrophes included), however many other topics' names and aliases contain it:
+    210 topics named "Lake House <n>", aliased "lake house trip <n>", do not hide the one whose
+    31st alias is "lake house" (a phrase lookup read the 200 best-scored containing it)."""
+    many = [
+        topic(ns, f"m{i}", f"Lake House {i}", aliases=[f"lake house trip {i}"]) for i in range(210)
+    ]
+    aliases = [f"extra alias {i}" for i in range(30)] + [
+        "lake house",
+        "c:\\temp",
+        "this month's novel",
+    ]
+    odd = topic(ns, "odd", 'The "Big" One', aliases=aliases)
+    seed_topics(s, ns, [*many, odd], with_vectors=False)
+    seed_topics(s, other, [topic(other, "q", "Quiet Lake")], with_vectors=False)
+    names = ["Lake House", 'the "big" one', "C:\\temp", "this month's novel", "big", "lake",
+             "house 3", "lake house 3", "quiet lake", "extra alias"]  # fmt: skip
+    return {
+        "known": sorted(s.topics.known_names(ns, names)),
+        "at_start": sorted(s.context.start(ns, 0, names).known),
+        "alone": sorted(s.topics.known_names(ns, ["lake house"])),
+        "alone_at_start": sorted(s.context.start(ns, 0, ["lake house"]).known),
+    }
+
+
 def names_aliases_archive_and_use(s: Side, ns: str, other: str) -> Any:
     seed_topics(
         s,
@@ -1087,6 +1113,7 @@ SCENARIOS: list[Scenario] = [
     topics_by_id_in_the_order_asked_with_related,
     summaries_carry_the_one_liner_sources_not_the_lists,
     summaries_cite_the_one_liners_and_the_whole_topics_messages,
+    known_names_are_whole_names_and_aliases,
     names_aliases_archive_and_use,
     full_text_search_of_topics,
     vector_search_of_topics,

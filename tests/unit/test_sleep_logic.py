@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from graph.errors import ValidationFailed
+from graph.fulltext import in_namespace, name_query
 from graph.models import (
     Fact,
     InProgress,
@@ -26,7 +27,6 @@ from graph.models import (
     TypedNumber,
     WakePacket,
 )
-from graph.topics import phrase_query
 from sleepwake.candidates import (
     Candidate,
     build_candidates,
@@ -922,17 +922,26 @@ def test_a_stale_running_task_asks_to_confirm() -> None:
     assert plan.next_step == "the invoices table"
 
 
-# ----------------------------------------------------------------------------- phrase_query
+# ------------------------------------------------------------------------------ name_query
 
 
-def test_phrase_query_escapes_quotes_and_backslashes() -> None:
-    assert phrase_query(["lake house"]) == 'name:"lake house" OR alias_text:"lake house"'
-    assert phrase_query(['the "big" one']) == (
-        'name:"the \\"big\\" one" OR alias_text:"the \\"big\\" one"'
+def test_name_query_asks_the_namespace_for_whole_names_escaping_quotes_and_backslashes() -> None:
+    def within(lucene: str) -> str:
+        return in_namespace("ns-a", lucene)
+
+    assert name_query("ns-a", ["lake house"]) == within(
+        'name_lc:"lake house" OR aliases_lc:"lake house"'
     )
-    assert phrase_query(["C:\\temp"]) == 'name:"C:\\\\temp" OR alias_text:"C:\\\\temp"'
-    assert phrase_query(['a\\"b']) == 'name:"a\\\\\\"b" OR alias_text:"a\\\\\\"b"'
+    assert name_query("ns-a", ['the "big" one']) == within(
+        'name_lc:"the \\"big\\" one" OR aliases_lc:"the \\"big\\" one"'
+    )
+    assert name_query("ns-a", ["c:\\temp"]) == within(
+        'name_lc:"c:\\\\temp" OR aliases_lc:"c:\\\\temp"'
+    )
+    assert name_query("ns-a", ["a", "b"]) == within(
+        'name_lc:"a" OR aliases_lc:"a" OR name_lc:"b" OR aliases_lc:"b"'
+    )
 
 
-def test_phrase_query_of_nothing_matches_nothing() -> None:
-    assert phrase_query([]) == 'name:"__none__"'
+def test_name_query_of_nothing_matches_nothing() -> None:
+    assert name_query("ns-a", []) == in_namespace("ns-a", 'name_lc:"__none__"')
