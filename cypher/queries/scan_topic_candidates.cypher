@@ -6,7 +6,7 @@
 // aggregation below de-duplicates (UNION would hash the whole list per row).
 // Only ids and scores come back; the caller fetches each distinct topic once.
 // params: $namespace, $rows: list<{idx: int, vector: list<float>, names: list<string>,
-//         lucene: string (phrase query over name and alias_text)}>, $k
+//         lucene: string (graph/fulltext.py name_query: exact names and aliases)}>, $k
 // returns: idx, topic_id, cosine (plain cosine in [-1, 1]), via ('vector' | 'alias')
 MATCH (t:Topic {namespace: $namespace})
 WHERE t.archived_at IS NULL AND t.embedding IS NOT NULL
@@ -19,7 +19,7 @@ CALL (row, pool) {
   LIMIT $k
   RETURN topic_id, s, 'vector' AS via
   UNION ALL
-  CALL db.index.fulltext.queryNodes('topic_text', row.lucene, {limit: 50}) YIELD node
+  CALL db.index.fulltext.queryNodes('topic_names', row.lucene, {limit: 50}) YIELD node
   WITH node AS t
   WHERE t.namespace = $namespace AND t.archived_at IS NULL
     AND (t.name_lc IN row.names OR any(a IN t.aliases_lc WHERE a IN row.names))
