@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
     from graph.suppression import Retention, SessionState, SessionTurn
-    from graph.topics import Neighbour, ScoredTopic, TextRank
+    from graph.topics import Neighbour, ScoredTopic, TextRank, TopicBrief
 
 
 class MessageStoreProtocol(Protocol):
@@ -103,11 +103,16 @@ class TopicStoreProtocol(Protocol):
         ...
 
     def cited_summaries(
-        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
-    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str] = (),
+        brief_ids: Sequence[str] = (),
+    ) -> tuple[list[tuple[Topic | TopicBrief, list[str]]], dict[str, str]]:
         """``summaries`` and, in the same read, message id -> the id to cite it by (external id,
         else message id) for the one-liners' sources and every message a topic of
-        ``full_ids`` is mentioned in (ids not in the namespace are left out)."""
+        ``full_ids`` is mentioned in (ids not in the namespace are left out); the topics of
+        ``brief_ids`` not in ``full_ids`` come as a ``TopicBrief``."""
         ...
 
     def known_names(self, namespace: str, names: Sequence[str]) -> set[str]:

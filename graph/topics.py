@@ -29,6 +29,7 @@ from graph.lexical import rank, rank_many
 from graph.mapping import (
     as_datetime,
     edge_from_row,
+    iso_time,
     redact_topic,
     topic_from_props,
     topic_props,
@@ -77,6 +78,27 @@ class TextRank:
     score: float
     content_score: float | None = None
     partial: Topic | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicBrief:
+    """What a context shows of a topic it reached only through matching messages: its name,
+    one-liner and first and last seen (``get_topic_summaries`` reads no more of the topics in
+    its ``$brief_ids``: ~36 of a light request's ~44, docs/performance.md twelfth pass)."""
+
+    topic_id: str
+    name: str
+    one_liner: str
+    first_seen_at: datetime
+    last_seen_at: datetime
+
+
+def brief_from_props(props: Mapping[str, Any]) -> TopicBrief:
+    """A ``TopicBrief`` from its read (times as ISO text or as the driver gives them)."""
+    return TopicBrief(
+        props["topic_id"], props["name"], props.get("one_liner") or "",
+        iso_time(props["first_seen_at"]), iso_time(props["last_seen_at"]),
+    )  # fmt: skip
 
 
 def partial_topic(namespace: str, row: Mapping[str, Any]) -> Topic | None:
@@ -279,26 +301,45 @@ class TopicStore(Store):
     ) -> list[tuple[Topic, list[str]]]:
         """Topics without facts or events, as a light read (those in ``full_ids`` whole, without
         their related ids), with the one-liner's source ids."""
-        return self._summaries(namespace, topic_ids, full_ids, cite=False)[0]
+        found = self._summaries(namespace, topic_ids, full_ids, cite=False)[0]
+        return [(t, sources) for t, sources in found if isinstance(t, Topic)]
 
     def cited_summaries(
-        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
-    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str] = (),
+        brief_ids: Sequence[str] = (),
+    ) -> tuple[list[tuple[Topic | TopicBrief, list[str]]], dict[str, str]]:
         """``summaries``, and in the same read the ids to cite messages by (message id ->
         external id, else the message id, as ``MessageStore.source_ids``) for the one-liners'
-        sources and every message a topic of ``full_ids`` is mentioned in."""
-        return self._summaries(namespace, topic_ids, full_ids, cite=True)
+        sources and every message a topic of ``full_ids`` is mentioned in; the topics of
+        ``brief_ids`` (not in ``full_ids``) come as a ``TopicBrief``."""
+        return self._summaries(namespace, topic_ids, full_ids, cite=True, brief_ids=brief_ids)
 
     def _summaries(
-        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str], cite: bool
-    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str],
+        cite: bool,
+        brief_ids: Sequence[str] = (),
+    ) -> tuple[list[tuple[Topic | TopicBrief, list[str]]], dict[str, str]]:
         if not topic_ids:
             return [], {}
         params = {"namespace": namespace, "topic_ids": list(topic_ids), "cite": cite}
         params["full_ids"] = list(full_ids)
+        params["brief_ids"] = list(brief_ids)
         rows = self._run(query("get_topic_summaries"), params, read=True)[0]["topics"]
         cited = {pair[0]: pair[1] for r in rows for pair in r["cited"]}
-        return [(topic_from_props(r["t"]), list(r["one_liner_sources"])) for r in rows], cited
+        found: list[tuple[Topic | TopicBrief, list[str]]] = [
+            (
+                brief_from_props(r["t"]) if r["brief"] else topic_from_props(r["t"]),
+                list(r["one_liner_sources"]),
+            )
+            for r in rows
+        ]
+        return found, cited
 
     def get_one(self, namespace: str, topic_id: str, *, for_update: bool = False) -> Topic:
         """One topic (``NotFound`` if missing). ``for_update``: read under the node's write lock

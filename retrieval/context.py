@@ -35,7 +35,7 @@ from graph.protocols import (
 )
 from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionState, SessionTurn
-from graph.topics import ScoredTopic, TextRank
+from graph.topics import ScoredTopic, TextRank, TopicBrief
 from retrieval.classify import ConsultDecision, ConsultSignals, RequestClass, classify, consult
 from retrieval.config import ContextConfig, RetrievalConfig
 from retrieval.facts import asks_decision, fact_relevance, rank_facts
@@ -133,6 +133,8 @@ class _Gathered:
     signals: RetrievalSignals = field(default_factory=RetrievalSignals)
     skills: Future[tuple[list[dict[str, Any]], dict[str, Any]]] | None = None  # routing
     topics: dict[str, Topic] = field(default_factory=dict)
+    # the topics reached only through matching messages, as much as a context shows of them
+    briefs: dict[str, TopicBrief] = field(default_factory=dict)
     topic_hits: list[TopicHit] = field(default_factory=list)
     evidence: list[MessageHit] = field(default_factory=list)
     one_liner_sources: dict[str, list[str]] = field(default_factory=dict)
@@ -629,9 +631,11 @@ class ContextBuilder:
         return candidates, [_windowed(s, window, self.cfg) for s in snippets.values()]
 
     def _read_topics(self, namespace: str, got: _Gathered, best: list[str]) -> None:
-        """One read of every topic a context may show: the search's hits and the topics of the
-        matching messages as summaries (title, dates, one-liner and its sources), the ``best``
-        whole (their facts make fact snippets and hide superseded statements)."""
+        """One read of every topic a context may show: the search's hits as summaries (a hit
+        scored from its full-text row alone gets its light record), the topics only the
+        matching messages reached as briefs (title, dates, one-liner: all a context shows of
+        them), each with its one-liner's sources, and the ``best`` whole (their facts make
+        fact snippets and hide superseded statements)."""
         by_evidence: dict[str, float] = {}
         for hit in got.evidence:
             for tid, _ in hit.topics:
@@ -639,13 +643,19 @@ class ContextBuilder:
         reached = sorted(by_evidence, key=lambda t: -by_evidence[t])
         # twice the evidence topics kept: a few are dropped later (all their text superseded)
         ids = [h.topic.topic_id for h in got.topic_hits]
-        ids += reached[: 2 * self.cfg.evidence_topics]
-        found, got.cited = self.topics.cited_summaries(namespace, list(dict.fromkeys(ids)), best)
+        hit_ids = set(ids)
+        briefs = [t for t in reached[: 2 * self.cfg.evidence_topics] if t not in hit_ids]
+        found, got.cited = self.topics.cited_summaries(
+            namespace, list(dict.fromkeys(ids + briefs)), best, brief_ids=briefs
+        )
         for hit in got.evidence:  # read whole: its id to cite by is known
             m = hit.message
             got.cited.setdefault(m.message_id, m.external_id or m.message_id)
         for topic, sources in found:
             got.one_liner_sources[topic.topic_id] = sources
+            if isinstance(topic, TopicBrief):
+                got.briefs[topic.topic_id] = topic
+                continue
             if topic.topic_id in got.partial:
                 got.topics[topic.topic_id] = topic  # the topic as read, for its partial hit
             got.topics.setdefault(topic.topic_id, topic)
@@ -724,7 +734,7 @@ class ContextBuilder:
         """Titles, dates and one-liners for every candidate (read once by ``_read_topics``), the
         full record of the best one when L2 was asked for."""
         for c in candidates:
-            found = got.topics.get(c.record_id)
+            found = got.topics.get(c.record_id) or got.briefs.get(c.record_id)
             if found is not None:
                 _describe(c, found, got.one_liner_sources.get(c.record_id, []))
         if req.full_records and candidates:
@@ -871,9 +881,12 @@ def _topic_candidate(topic: Topic, strength: float, hit: TopicHit) -> Candidate:
     )
 
 
-def _describe(c: Candidate, topic: Topic, one_liner_sources: list[str]) -> None:
+def _describe(c: Candidate, topic: Topic | TopicBrief, one_liner_sources: list[str]) -> None:
     c.title = topic.name
-    c.first_seen_at, c.last_seen_at = topic.time.first_seen_at, topic.time.last_seen_at
+    if isinstance(topic, TopicBrief):
+        c.first_seen_at, c.last_seen_at = topic.first_seen_at, topic.last_seen_at
+    else:
+        c.first_seen_at, c.last_seen_at = topic.time.first_seen_at, topic.time.last_seen_at
     c.one_liner = topic.one_liner if one_liner_sources else ""  # never show uncitable text
     c.one_liner_sources = list(one_liner_sources)
 

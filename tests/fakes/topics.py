@@ -20,6 +20,7 @@ from graph.topics import (
     Neighbour,
     ScoredTopic,
     TextRank,
+    TopicBrief,
     check_vector,
     ranked_hits,
 )
@@ -164,11 +165,20 @@ class FakeTopicStore:
         ]
 
     def cited_summaries(
-        self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
-    ) -> tuple[list[tuple[Topic, list[str]]], dict[str, str]]:
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str] = (),
+        brief_ids: Sequence[str] = (),
+    ) -> tuple[list[tuple[Topic | TopicBrief, list[str]]], dict[str, str]]:
         """``summaries`` and the ids to cite the one-liners' sources and the messages the
-        topics of ``full_ids`` are mentioned in by (external id, else message id)."""
-        found = self.summaries(namespace, topic_ids, full_ids)
+        topics of ``full_ids`` are mentioned in by (external id, else message id); the topics
+        of ``brief_ids`` not in ``full_ids`` as a ``TopicBrief``."""
+        briefs = set(brief_ids) - set(full_ids)
+        found: list[tuple[Topic | TopicBrief, list[str]]] = [
+            (_brief(t) if t.topic_id in briefs else t, sources)
+            for t, sources in self.summaries(namespace, topic_ids, full_ids)
+        ]
         wanted = {m for _, sources in found for m in sources}
         whole = {t.topic_id for t, _ in found} & set(full_ids)
         wanted |= {mid for tid, mid in self.graph.mentions if tid in whole}
@@ -336,3 +346,9 @@ class FakeTopicStore:
             found.sort(key=lambda n: -n.weight)
             out.extend(found[:limit_per_seed])
         return out
+
+
+def _brief(topic: Topic) -> TopicBrief:
+    """What ``get_topic_summaries`` reads of a topic in its ``$brief_ids``."""
+    t = topic.time
+    return TopicBrief(topic.topic_id, topic.name, topic.one_liner, t.first_seen_at, t.last_seen_at)

@@ -353,6 +353,11 @@ def summaries_cite_the_one_liners_and_the_whole_topics_messages(
         "ids": ids,
         "only_summaries": s.topics.cited_summaries(ns, [f"{ns}-old"]),
         "none": s.topics.cited_summaries(ns, []),
+        # a topic reached only through messages comes as a brief (name, one-liner, first and
+        # last seen) with its one-liner's citations; a whole one is never a brief
+        "briefs": s.topics.cited_summaries(
+            ns, asked, [f"{ns}-n1"], brief_ids=[f"{ns}-c", f"{ns}-n1", "missing"]
+        ),
     }
 
 

@@ -436,3 +436,40 @@ def test_a_hit_scored_from_its_full_text_row_shows_the_topic_as_read() -> None:
     ]
     # no search hit (its evidence, read before the forget, may still name it)
     assert labels(gone, party) in ([], ["conversation_match"]) and "topic_match" in labels(gone)
+
+
+def test_a_topic_reached_only_through_its_messages_is_shown_from_its_brief() -> None:
+    # the search's hits cut to the first: the other topics come in through matching messages,
+    # are read as briefs (name, one-liner, dates) and shown exactly as a whole read shows them
+    asked = "what did we say about the deposit and the caterer and Postgres and aqueducts?"
+
+    def built(briefs: bool) -> tuple[ContextResult, list[list[str]]]:
+        m = remembered()
+        rank, summaries = m.context.search.rank, m.topics.cited_summaries
+        seen: list[list[str]] = []
+
+        def first_hit(*args: Any, **kwargs: Any) -> Any:
+            found = rank(*args, **kwargs)
+            found.hits = found.hits[:1]
+            return found
+
+        def read(*args: Any, brief_ids: Any = (), **kwargs: Any) -> Any:
+            seen.append(list(brief_ids))
+            return summaries(*args, brief_ids=brief_ids if briefs else (), **kwargs)
+
+        m.context.search.rank = first_hit  # type: ignore[method-assign]
+        m.topics.cited_summaries = read  # type: ignore[method-assign]
+        return build(m, asked, explicit=True), seen
+
+    got, seen = built(briefs=True)
+    whole, _ = built(briefs=False)
+    reached = [i for i in got.items if i["reason_label"] == "conversation_match"]
+    assert {i["title"] for i in reached} == {"billing migration", "Roman aqueducts"}
+    assert {i["record_id"] for i in reached} <= set(seen[0])  # read as briefs
+    assert all(i["freshness"]["first_seen_at"] and i["provenance"]["source_ids"] for i in reached)
+
+    def shown(r: ContextResult) -> list[tuple[Any, ...]]:  # ids differ between memories
+        keys = ("kind", "title", "reason_label", "durable_summary", "freshness", "score")
+        return [tuple(str(i.get(k)) for k in keys) for i in r.items]
+
+    assert got.context_text == whole.context_text and shown(got) == shown(whole)
