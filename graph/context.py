@@ -308,15 +308,16 @@ class ContextStore(Store):
             steps.append(
                 (query("record_suppression_turn"), turn_params(namespace, turn, used, now))
             )
-        if len(steps) < 2:  # one query (or none): its own transaction, as execute_query runs it
+        # each an auto-commit transaction (one round trip, graph.db.write_query)
+        if len(steps) < 2:  # one query (or none): its own transaction
             for text, params in steps:
-                self._run(text, params)
+                self._run(text, params, once=True)
             return
         try:  # both in one query: one transaction, all or nothing
-            self._run(finish_query(), {**steps[0][1], **steps[1][1]})
+            self._run(finish_query(), {**steps[0][1], **steps[1][1]}, once=True)
         except Exception as exc:  # the suppression turn is never fatal (retrieval/context.py)
             log.warning("suppression state not recorded: %s", exc)
-            self._run(*steps[0])  # the use mark alone: its failure is the request's
+            self._run(*steps[0], once=True)  # the use mark alone: its failure is the request's
 
 
 def _both(messages: PagedQuery, topics: PagedQuery) -> dict[str, Any]:

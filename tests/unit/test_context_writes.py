@@ -7,11 +7,13 @@ mark is the request's failure.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from neo4j import WRITE_ACCESS
 
 from graph.context import ContextStore, finish_query
 from graph.cypher import query
@@ -55,20 +57,28 @@ def test_a_failing_suppression_turn_keeps_the_context_and_the_use_mark(
 
 
 class StubDriver:
-    """Records the queries a ContextStore sends, each its own transaction (``execute_query``);
-    the two writes' one query fails when ``broken``."""
+    """Records the queries a ContextStore sends, each its own auto-commit transaction
+    (``session().run``, graph.db.write_query); the two writes' one query fails when
+    ``broken``."""
 
     def __init__(self, broken: bool = False) -> None:
         self.broken = broken
         self.alone: list[str] = []  # queries run, each its own transaction
         self.params: list[dict[str, Any]] = []
+        self.modes: list[str] = []
+        self.execute_query_bookmark_manager = object()
 
-    def execute_query(self, text: str, parameters_: dict[str, Any], **_: Any) -> Any:
+    @contextmanager
+    def session(self, **kwargs: Any) -> Iterator[StubDriver]:
+        self.modes.append(kwargs["default_access_mode"])
+        yield self
+
+    def run(self, text: str, params: dict[str, Any]) -> Any:
         self.alone.append(text)
-        self.params.append(dict(parameters_))
+        self.params.append(dict(params))
         if self.broken and text == FINISH:
             raise TimeoutError("the transaction timed out")
-        return [{"marked": len(parameters_.get("topic_ids", [])), "turn": 1}], None, None
+        return iter([{"marked": len(params.get("topic_ids", [])), "turn": 1}])
 
 
 MARK, TURN_Q, FINISH = (
@@ -80,7 +90,7 @@ def test_with_a_session_both_writes_are_one_query() -> None:
     # one query, so one transaction: the use mark and the turn together or not at all
     driver = StubDriver()
     ContextStore(driver).finish("ns", ["t1", "t2"], NOW, TURN)  # type: ignore[arg-type]
-    assert driver.alone == [FINISH]
+    assert driver.alone == [FINISH] and driver.modes == [WRITE_ACCESS]
     assert MARK in FINISH and TURN_Q in FINISH
     sent = driver.params[0]
     assert sent["topic_ids"] == ["t1", "t2"] and sent["record_ids"] == ["t1", "t2"]
