@@ -136,9 +136,7 @@ def iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-READ_ATTEMPTS = (
-    3  # a read (or a write_query write) failing retryably: run again, at most this often
-)
+READ_ATTEMPTS = 3  # tries of a read (or a write_query write) that fails retryably
 READ_BACKOFF_S = 0.05  # before the second attempt; doubled before each next one
 
 

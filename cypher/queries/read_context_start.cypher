@@ -11,8 +11,9 @@
 //         null: the namespace whose skills route the context, null: no skill stamp),
 //         $skills_cap: int (more skill nodes than this: no stamp),
 //         $lucene (graph/fulltext.py name_query: exact names and aliases, namespace-confined;
-//         any valid query when $names is empty), $session_id (string | null: the suppression session to read
-//         too), $now (ISO text: graph/db.py iso; the session is read unless it expired by then)
+//         any valid query when $names is empty), $session_id (string | null: the suppression
+//         session to read too), $now (ISO text: graph/db.py iso; the session is read unless it
+//         expired by then)
 // returns one row: tail (list<map>, newest first; times as ISO text, as graph/mapping.py reads them), woke_at (datetime | null),
 //          slept_at (datetime | null: the newest wake packet's), conversation_tail_json
 //          (string | null: that packet's tail), known (list<string>: each known phrase once),
