@@ -44,8 +44,9 @@ def query_names() -> dict[str, str]:
 
 
 class RoundTrips:
-    """Wraps ``driver.execute_query`` (a query of its own: a write) and ``graph.db.read_query``
-    (a read) to time every call by query file name."""
+    """Wraps ``driver.execute_query`` (a query of its own: a write), ``graph.db.read_query`` (a
+    read) and ``graph.db.write_query`` (the context's write) to time every call by query file
+    name."""
 
     def __init__(self, driver: Any) -> None:
         self.names = query_names()
@@ -53,11 +54,14 @@ class RoundTrips:
         self.lock = threading.Lock()
         self.inner = driver.execute_query
         driver.execute_query = self.timed
-        self.read = db.read_query
-        db.read_query = self.timed_read
+        self.read, self.write = db.read_query, db.write_query
+        db.read_query, db.write_query = self.timed_read, self.timed_write
 
     def timed_read(self, driver: Any, database: str, text: str, params: Any) -> Any:
         return self._time(text, lambda: self.read(driver, database, text, params))
+
+    def timed_write(self, driver: Any, database: str, text: str, params: Any) -> Any:
+        return self._time(text, lambda: self.write(driver, database, text, params))
 
     def timed(self, text: Any, *args: Any, **kwargs: Any) -> Any:
         return self._time(text, lambda: self.inner(text, *args, **kwargs))

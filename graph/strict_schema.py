@@ -14,6 +14,8 @@ the model-facing schema never weakens validation.
 from __future__ import annotations
 
 import copy
+import json
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,11 +24,20 @@ _DROP = frozenset({"title", "default", "minLength", "maxLength", "examples"})
 
 
 def tool_parameters(model: type[BaseModel]) -> tuple[dict[str, Any], bool]:
-    """``(parameters schema, strict)`` for a tool whose arguments are ``model``."""
+    """``(parameters schema, strict)`` for a tool whose arguments are ``model``: worked out
+    once per model (its schema never changes; pydantic's schema generation and the rewrite
+    took ~3.6 ms for the 16 tools, on every ``GET /v1/tools`` and every chat turn), handed out
+    as a fresh copy each time, so a caller may change its own."""
+    text, strict = _parameters(model)
+    return json.loads(text), strict
+
+
+@lru_cache(maxsize=256)  # the parameter models are classes defined in code: a fixed few
+def _parameters(model: type[BaseModel]) -> tuple[str, bool]:
     schema = model.model_json_schema()
     if not _strict_possible(model, schema):
-        return _without(schema, {"title"}), False
-    return _strictify(_without(schema, _DROP)), True
+        return json.dumps(_without(schema, {"title"})), False
+    return json.dumps(_strictify(_without(schema, _DROP))), True
 
 
 def _strict_possible(model: type[BaseModel], schema: dict[str, Any]) -> bool:

@@ -80,6 +80,32 @@ def test_a_property_named_like_a_keyword_survives() -> None:
     assert strict and set(schema["properties"]) == {"title", "default"}
 
 
+def test_a_schema_is_worked_out_once_and_every_caller_gets_its_own_copy() -> None:
+    # the cached schema is the one generated afresh, and changing a copy changes no other
+    from graph import strict_schema
+
+    s = strict_schema
+    for spec in _registry().specs():
+        model = _registry().get(spec["name"]).params
+        raw = model.model_json_schema()
+        made = (
+            (s._strictify(s._without(raw, s._DROP)), True)
+            if s._strict_possible(model, raw)
+            else (s._without(raw, {"title"}), False)
+        )
+        assert tool_parameters(model) == made == (spec["parameters"], spec["strict"])
+    first, _ = tool_parameters(WithLists)
+    first["properties"]["tags"]["items"]["type"] = "changed"
+    first["required"].append("x")
+    again, _ = tool_parameters(WithLists)
+    assert again["properties"]["tags"]["items"]["type"] == "string" and "x" not in again["required"]
+
+
+class WithLists(BaseModel):
+    tags: list[str]
+    note: str | None = None
+
+
 def test_arguments_are_validated_before_any_handler_runs() -> None:
     reg = _registry()
     with pytest.raises(ToolNotFound, match="topics_serch"):
@@ -123,3 +149,20 @@ def test_the_reasoning_effort_dial(text: str, effort: str) -> None:
 
 def test_sleep_compaction_always_gets_high_effort() -> None:
     assert ModelPolicy().effort_for("tiny", kind="sleep_compaction") == "high"
+
+
+def test_an_mcp_input_schema_is_inlined_once_and_every_caller_gets_its_own_copy() -> None:
+    from api.mcp_server import input_schema
+
+    class Window(BaseModel):
+        since: str | None = None
+
+    class WithRef(BaseModel):
+        window: Window
+        tags: list[str]
+
+    first = input_schema(WithRef)
+    assert "$defs" not in first and first["properties"]["window"]["properties"]["since"]
+    assert "title" not in first
+    first["properties"]["tags"]["items"]["type"] = "changed"
+    assert input_schema(WithRef)["properties"]["tags"]["items"]["type"] == "string"
