@@ -147,19 +147,7 @@ def read_query(driver: Driver, database: str, text: str, params: dict[str, Any])
     docs/performance.md, eleventh pass). It shares ``execute_query``'s bookmarks (a read sees
     every write this driver made before it) and is retried, as ``execute_query`` retries, when
     the error says a retry may succeed (a read changes nothing, so running it again is safe)."""
-    for attempt in range(READ_ATTEMPTS):
-        try:
-            with driver.session(
-                database=database,
-                bookmark_manager=driver.execute_query_bookmark_manager,
-                default_access_mode=READ_ACCESS,
-            ) as session:
-                return list(session.run(text, params))
-        except (Neo4jError, DriverError) as exc:
-            if attempt + 1 >= READ_ATTEMPTS or not exc.is_retryable():
-                raise
-            time.sleep(READ_BACKOFF_S * 2**attempt)
-    raise AssertionError("unreachable")  # pragma: no cover
+    return _auto_commit(driver, database, text, params, READ_ACCESS, (Neo4jError, DriverError))
 
 
 def write_query(driver: Driver, database: str, text: str, params: dict[str, Any]) -> list[Record]:
@@ -173,15 +161,29 @@ def write_query(driver: Driver, database: str, text: str, params: dict[str, Any]
     get: the transaction was rolled back, so running it again is safe); a connection lost on
     the way is not retried, since the write may have been committed (``execute_query`` would
     not know either once COMMIT was sent)."""
+    return _auto_commit(driver, database, text, params, WRITE_ACCESS, (Neo4jError,))
+
+
+def _auto_commit(
+    driver: Driver,
+    database: str,
+    text: str,
+    params: dict[str, Any],
+    access: str,
+    retried: tuple[type[Neo4jError | DriverError], ...],
+) -> list[Record]:
+    """``text`` as an auto-commit transaction in an ``access`` session with the driver's
+    bookmarks, run again (backing off) after an error of a ``retried`` kind that says a retry
+    may succeed, at most ``READ_ATTEMPTS`` times in all."""
     for attempt in range(READ_ATTEMPTS):
         try:
             with driver.session(
                 database=database,
                 bookmark_manager=driver.execute_query_bookmark_manager,
-                default_access_mode=WRITE_ACCESS,
+                default_access_mode=access,
             ) as session:
                 return list(session.run(text, params))
-        except Neo4jError as exc:
+        except retried as exc:
             if attempt + 1 >= READ_ATTEMPTS or not exc.is_retryable():
                 raise
             time.sleep(READ_BACKOFF_S * 2**attempt)
