@@ -260,7 +260,7 @@ class SkillStore(Store):
                 query("create_skill_run"),
                 namespace=run.namespace,
                 props=props,
-                topic_ids=list(run.topic_ids),
+                topic_ids=list(dict.fromkeys(run.topic_ids)),
                 parent_run_id=run.parent_run_id,
             ).single(strict=True)
             linked = list(created["topic_ids"])

@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -102,11 +103,15 @@ def running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def make_topic(driver: Driver, namespace: str, name: str) -> str:
-    topic = parse(
-        Topic,
-        {"namespace": namespace, "name": name, "time": {"first_seen_at": T0, "last_seen_at": T0}},
-    )
+def make_topic(driver: Driver, namespace: str, name: str, topic_id: str | None = None) -> str:
+    fields: dict[str, object] = {
+        "namespace": namespace,
+        "name": name,
+        "time": {"first_seen_at": T0, "last_seen_at": T0},
+    }
+    if topic_id is not None:
+        fields["topic_id"] = topic_id
+    topic = parse(Topic, fields)
     TopicStore(driver).create([topic], None, T0)
     return topic.topic_id
 
@@ -114,9 +119,10 @@ def make_topic(driver: Driver, namespace: str, name: str) -> str:
 def test_success_is_recorded_and_adds_two_utility_to_each_topic_used(
     service: SkillService, driver: Driver, namespace: str
 ) -> None:
+    # ids whose index order is the reverse of the caller's: the run keeps the caller's order
     by_refs, by_skill = (
-        make_topic(driver, namespace, "greeting file"),
-        make_topic(driver, namespace, "a.txt"),
+        make_topic(driver, namespace, "greeting file", f"z-{uuid.uuid4()}"),
+        make_topic(driver, namespace, "a.txt", f"a-{uuid.uuid4()}"),
     )
     result = service.run(
         "reader", {"path": "a.txt", "topics": [by_skill]}, {"topic_ids": [by_refs]}

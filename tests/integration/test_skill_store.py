@@ -138,6 +138,23 @@ def test_successful_run_adds_two_utility_to_used_topics_of_its_namespace_only(
         driver.execute_query("MATCH (n {namespace: $ns}) DETACH DELETE n", ns=namespace + "-x")
 
 
+def test_a_run_keeps_the_callers_order_of_topics_whatever_order_neo4j_reads_them(
+    store: SkillStore, namespace: str, driver: Driver
+) -> None:
+    topics = [make_topic(namespace, name) for name in ("first", "second", "third")]
+    TopicStore(driver).create(topics, None, T0)
+    ids = [t.topic_id for t in topics]
+    # Neo4j reads the topics in one order (index or creation); one of these differs from it
+    for order in (ids, ids[::-1], [ids[1], ids[2], ids[0]]):
+        run = SkillRun(
+            namespace=namespace, skill_id="debug", outcome="success", started_at=T0,
+            finished_at=T0, duration_ms=1, topic_ids=[*order, order[0], "missing"],
+        )  # fmt: skip
+        assert store.record_run(run).topic_ids == order
+        stored = {r.run_id: r for r in store.runs(namespace, "debug")}
+        assert stored[run.run_id].topic_ids == order
+
+
 def test_nested_runs_are_linked_to_the_run_that_started_them(
     store: SkillStore, namespace: str, driver: Driver
 ) -> None:
