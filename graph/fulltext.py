@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
 
 MAX_QUERY_WORDS = 32
 FUZZY_MIN_LENGTH = 4
@@ -97,6 +98,70 @@ def name_query(namespace: str, names: Sequence[str]) -> str:
 def in_namespace(namespace: str, lucene: str) -> str:
     """``lucene`` restricted to the documents of ``namespace``, scored as if alone."""
     return f"ns_token:{namespace_token(namespace)}^0 AND ({lucene})"
+
+
+# -- time windows inside the message index ------------------------------------------------------
+# A deep search's time window used to filter Lucene's rows after the index ranked them, so a
+# narrow window of a large conversation read 320, then 1,280, then 5,120 rows to keep a few
+# (docs/performance.md, thirteenth pass). Every message now carries ``at_days``: the UTC year,
+# month and day of its ``at`` as three tokens ("y2026 m202602 d20260223"), indexed by
+# ``message_text_en`` (migration 016), and a windowed query names the days, months and years
+# that cover the window, so Lucene ranks only the messages of those days. The cover is whole UTC
+# days: the exact window (any time zone, any time of day) still filters after, on ``at``.
+MAX_WINDOW_CLAUSES = 400  # a cover longer than this is not sent (the filter after still runs)
+
+
+def day_tokens(at: datetime) -> str:
+    """The ``at_days`` of a message said at ``at`` (aware or UTC): its UTC year, month and day
+    as tokens. Migration 016 writes the same text in Cypher for the messages stored before."""
+    d = (at if at.tzinfo is None else at.astimezone(UTC)).date()
+    return f"y{d.year:04d} m{d.year:04d}{d.month:02d} d{d.year:04d}{d.month:02d}{d.day:02d}"
+
+
+def _first_of_next_month(d: date) -> date:
+    return date(d.year + 1, 1, 1) if d.month == 12 else date(d.year, d.month + 1, 1)
+
+
+def day_cover(since: datetime, until: datetime) -> list[str]:
+    """The fewest ``at_days`` tokens whose days hold every instant of ``[since, until)``: whole
+    years, then whole months, then single days, UTC. Empty when the window is empty."""
+    first = since.astimezone(UTC).date()
+    end = until.astimezone(UTC)
+    if end <= since.astimezone(UTC):
+        return []
+    # the last day holding an instant of the window (until itself is left out)
+    last = (end - timedelta(microseconds=1)).date()
+    tokens: list[str] = []
+    d = first
+    while d <= last:
+        if d.month == 1 and d.day == 1 and date(d.year, 12, 31) <= last:
+            tokens.append(f"y{d.year:04d}")
+            if d.year == 9999:
+                break
+            d = date(d.year + 1, 1, 1)
+        elif d.day == 1 and _first_of_next_month(d) - timedelta(days=1) <= last:
+            tokens.append(f"m{d.year:04d}{d.month:02d}")
+            if d.year == 9999 and d.month == 12:
+                break
+            d = _first_of_next_month(d)
+        else:
+            tokens.append(f"d{d.year:04d}{d.month:02d}{d.day:02d}")
+            if d == date.max:
+                break
+            d += timedelta(days=1)
+    return tokens
+
+
+def in_window(lucene: str, since: datetime | None, until: datetime | None) -> str:
+    """``lucene`` (``in_namespace``'s) confined to the days of ``[since, until)`` when both
+    ends are given and the cover is short (``MAX_WINDOW_CLAUSES``); the clause scores 0, so
+    every message keeps the score it has without it."""
+    if since is None or until is None:
+        return lucene
+    cover = day_cover(since, until)
+    if not cover or len(cover) > MAX_WINDOW_CLAUSES:
+        return lucene
+    return f"at_days:({' '.join(cover)})^0 AND {lucene}"
 
 
 MAX_NAMES = 50  # phrases looked up per message at most (TopicStore.known_names and others)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from graph.fulltext import namespace_token
+from graph.fulltext import day_tokens, namespace_token
 from graph.models import (
     EdgeType,
     EmbeddingMeta,
@@ -235,6 +235,8 @@ def message_props(message: Message) -> dict[str, Any]:
     data = message.model_dump(exclude={"tool_calls"})
     data["tool_calls_json"] = json.dumps(message.tool_calls)
     data["ns_token"] = namespace_token(message.namespace)
+    # a windowed search names the days it covers (graph/fulltext.py in_window)
+    data["at_days"] = day_tokens(message.at)
     # the participant lookup of the context path (find_speakers_named.cypher) compares it
     data["speaker_lc"] = speaker_key(message.speaker) if message.speaker else None
     return data
@@ -255,7 +257,7 @@ def message_from_props(props: dict[str, Any]) -> Message:
     p = {
         k: iso_time(v) if k in _MESSAGE_TIMES else native(v)
         for k, v in props.items()
-        if k not in ("ns_token", "speaker_lc")
+        if k not in ("ns_token", "speaker_lc", "at_days")
     }
     p["tool_calls"] = _readable_tool_calls(p.pop("tool_calls_json", None))
     return Message.model_validate(p)

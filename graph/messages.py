@@ -14,7 +14,7 @@ from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import Conflict, ValidationFailed
-from graph.fulltext import in_namespace, lucene_query, wanted_names
+from graph.fulltext import in_namespace, in_window, lucene_query, wanted_names
 from graph.mapping import as_datetime, message_from_props, message_props, redact_message
 from graph.models import Message
 from graph.overfetch import Page, PagedQuery, Plan, overfetch, seeded
@@ -272,7 +272,8 @@ class MessageStore(Store):
     ) -> list[MessageHit]:
         """Lexical search over the conversation (English analyzer over content and speaker),
         with the topics each hit is mentioned in. The query is confined to the namespace before
-        Lucene ranks; a time window filters after, so the search grows until ``k`` hits."""
+        Lucene ranks, and to the UTC days of a time window (``graph.fulltext.in_window``); the
+        window's exact bounds filter after, so the search grows until ``k`` hits."""
         search = self.text_query(namespace, text, k, since, until)
         return [] if search is None else self.text_hits(search, k)
 
@@ -289,17 +290,29 @@ class MessageStore(Store):
         lucene = lucene_query(text, fuzzy=False, common=False)  # graph.fulltext.COMMON_WORDS
         if not lucene:
             return None
+        since = ensure_utc(since, "since") if since else None
+        until = ensure_utc(until, "until") if until else None
+        confined = in_namespace(namespace, lucene)
+        dated = in_window(confined, since, until)
         params = {
-            "query": in_namespace(namespace, lucene),
+            "query": dated,
             "k": k,
             "namespace": namespace,
-            "since": ensure_utc(since, "since") if since else None,
-            "until": ensure_utc(until, "until") if until else None,
+            "since": since,
+            "until": until,
         }
         # the query is confined to the namespace, so without a window every row Lucene returns
-        # is kept: ask for k (320 nodes read for 40 kept before); a window filters after Lucene
-        windowed = since is not None or until is not None
-        return PagedQuery(params, Plan(first=max(k * 8, 200) if windowed else max(k, 1)))
+        # is kept: ask for k (320 nodes read for 40 kept before). A window filters after Lucene:
+        # when the query names the window's days, only the first and last day's messages
+        # outside the window's hours can be dropped (twice k read); else a share of the whole
+        # conversation is kept (k * 8 read, growing by four while short)
+        if since is None and until is None:
+            first = max(k, 1)
+        elif dated != confined:
+            first = max(k * 2, 20)
+        else:
+            first = max(k * 8, 200)
+        return PagedQuery(params, Plan(first=first))
 
     def text_hits(
         self,

@@ -302,16 +302,20 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     over-fetch asks for it) is read in the same query, and the hits are those of the
     store's own search, which takes two round trips for them."""
     start = datetime(2026, 1, 1, tzinfo=UTC)
-    # the window's two messages score below the 228 before it (the word once in a longer
-    # text), so Lucene's first 200 rows hold neither, whatever order it gives equal scores
-    said = [
-        _said(namespace, i, start + timedelta(hours=i), "lake lake lake cold")
-        if i < 228
-        else _said(namespace, i, start + timedelta(hours=i), "the lake was cold and grey all week")
-        for i in range(230)
+    day = start + timedelta(days=9)
+    # Lucene ranks only the window's UTC day (graph/fulltext.py in_window): its 40 messages
+    # before the window's hours outscore the window's two (the word once in a longer text), so
+    # the first 20 rows of the day hold neither, whatever order it gives equal scores; the 200
+    # on the days before are never read
+    loud = "lake lake lake cold"
+    said = [_said(namespace, i, start + timedelta(hours=i), loud) for i in range(200)]
+    said += [_said(namespace, 200 + i, day + timedelta(minutes=10 * i), loud) for i in range(40)]
+    said += [
+        _said(namespace, 240 + i, day + timedelta(hours=12 + i), "the lake was cold and grey")
+        for i in range(2)
     ]
     MessageStore(driver).append(namespace, said)
-    window = TextSearch("lake", 2, start + timedelta(hours=228), start + timedelta(hours=240))
+    window = TextSearch("lake", 2, day + timedelta(hours=12), day + timedelta(hours=24))
     counting = CountingDriver(driver)
     store = ContextStore(counting)  # type: ignore[arg-type]
     got = store.search_texts(namespace, TextSearch("lake", 5), TextSearch("lake", 12), window)
@@ -322,8 +326,8 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     )
     assert alone.calls == ["search_messages_fulltext"] * 2, alone.calls  # it did grow
     assert sorted(h.message.message_id for h in got.windowed) == [
-        f"{namespace}-m228",
-        f"{namespace}-m229",
+        f"{namespace}-m240",
+        f"{namespace}-m241",
     ]
     assert [(h.message.message_id, h.score) for h in got.windowed] == [
         (h.message.message_id, h.score) for h in hits

@@ -1,0 +1,97 @@
+"""A time window inside the message index (graph/fulltext.py): the UTC days, months and years
+that cover a window, and the tokens a message is indexed by."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, date, datetime, timedelta, timezone
+
+from graph.fulltext import MAX_WINDOW_CLAUSES, day_cover, day_tokens, in_window
+
+
+def _days(token: str) -> set[date]:
+    """The UTC days a cover token stands for."""
+    kind, digits = token[0], token[1:]
+    year = int(digits[:4])
+    if kind == "y":
+        first, last = date(year, 1, 1), date(year, 12, 31)
+    elif kind == "m":
+        month = int(digits[4:6])
+        first = date(year, month, 1)
+        last = (date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)) - timedelta(1)
+    else:
+        first = last = date(year, int(digits[4:6]), int(digits[6:8]))
+    return {first + timedelta(days=i) for i in range((last - first).days + 1)}
+
+
+def _touched(since: datetime, until: datetime) -> set[date]:
+    """The UTC days holding an instant of [since, until)."""
+    first = since.astimezone(UTC).date()
+    last = (until.astimezone(UTC) - timedelta(microseconds=1)).date()
+    return {first + timedelta(days=i) for i in range((last - first).days + 1)}
+
+
+def _utc(*args: int) -> datetime:
+    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+
+
+def test_a_message_is_indexed_by_its_utc_year_month_and_day() -> None:
+    assert day_tokens(_utc(2026, 2, 23, 13, 5)) == "y2026 m202602 d20260223"
+    # 23:30 on the 1st in New York is the 2nd in UTC
+    new_york = timezone(timedelta(hours=-5))
+    assert day_tokens(datetime(2026, 3, 1, 23, 30, tzinfo=new_york)) == "y2026 m202603 d20260302"
+    assert day_tokens(_utc(987, 1, 2)) == "y0987 m098701 d09870102"
+
+
+def test_yesterday_is_one_day_and_the_window_end_is_left_out() -> None:
+    assert day_cover(_utc(2026, 3, 1), _utc(2026, 3, 2)) == ["d20260301"]
+    assert day_cover(_utc(2026, 3, 1, 9), _utc(2026, 3, 1, 10)) == ["d20260301"]
+    # a day in another time zone touches two UTC days
+    tokyo = timezone(timedelta(hours=9))
+    assert day_cover(datetime(2026, 3, 1, tzinfo=tokyo), datetime(2026, 3, 2, tzinfo=tokyo)) == [
+        "d20260228",
+        "d20260301",
+    ]
+
+
+def test_whole_months_and_years_are_one_token_each() -> None:
+    assert day_cover(_utc(2024, 2, 1), _utc(2024, 3, 1)) == ["m202402"]  # a leap February
+    assert day_cover(_utc(2024, 1, 30), _utc(2024, 3, 2)) == [
+        "d20240130", "d20240131", "m202402", "d20240301",
+    ]  # fmt: skip
+    assert day_cover(_utc(2023, 12, 31, 12), _utc(2026, 1, 1)) == [
+        "d20231231", "y2024", "y2025",
+    ]  # fmt: skip
+    assert day_cover(_utc(2025, 11, 1), _utc(2026, 1, 1)) == ["m202511", "m202512"]
+
+
+def test_an_empty_window_has_no_cover() -> None:
+    assert day_cover(_utc(2026, 3, 2), _utc(2026, 3, 2)) == []
+    assert day_cover(_utc(2026, 3, 2), _utc(2026, 3, 1)) == []
+
+
+def test_random_windows_are_covered_exactly_by_their_days_in_few_tokens() -> None:
+    rng = random.Random(7)
+    base = _utc(2019, 1, 1)
+    for _ in range(2000):
+        since = base + timedelta(minutes=rng.randrange(0, 8 * 365 * 24 * 60))
+        span = rng.choice([60, 24 * 60, 7 * 24 * 60, 40 * 24 * 60, 800 * 24 * 60])
+        until = since + timedelta(minutes=rng.randrange(1, span + 1))
+        cover = day_cover(since, until)
+        days = [_days(t) for t in cover]
+        assert set().union(*days) == _touched(since, until), (since, until, cover)
+        assert sum(len(d) for d in days) == len(set().union(*days))  # no day twice
+        assert len(cover) <= 31 + 11 + 8 + 11 + 31
+
+
+def test_the_clause_is_added_only_for_a_closed_window_with_a_short_cover() -> None:
+    q = "ns_token:nsa0^0 AND (lake)"
+    assert in_window(q, _utc(2026, 3, 1, 12), _utc(2026, 3, 3)) == (
+        f"at_days:(d20260301 d20260302)^0 AND {q}"
+    )
+    assert in_window(q, None, _utc(2026, 3, 3)) == q
+    assert in_window(q, _utc(2026, 3, 1), None) == q
+    assert in_window(q, _utc(2026, 3, 2), _utc(2026, 3, 2)) == q
+    # 400 years is one token a year: too long a query, left to the filter after
+    assert len(day_cover(_utc(1700, 1, 1), _utc(2200, 1, 1))) > MAX_WINDOW_CLAUSES
+    assert in_window(q, _utc(1700, 1, 1), _utc(2200, 1, 1)) == q
