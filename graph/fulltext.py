@@ -164,6 +164,89 @@ def in_window(lucene: str, since: datetime | None, until: datetime | None) -> st
     return f"at_days:({' '.join(cover)})^0 AND {lucene}"
 
 
+# A topic lasts from its first to its last mention, so a window asks which topics' spans overlap
+# it. Every topic carries ``span_days`` (migration 017), indexed by ``topic_text``: an "m" token
+# for every UTC month its span touches, an "f" token for every month it spans whole (strictly
+# between its first and last month), and a "d" token for each of its days in its first and last
+# month. A window names the "m" token of each month it holds whole, and for a month it holds in
+# part, that month's "f" token and the "d" tokens of its days there: a topic matches exactly when
+# its span and the window share a UTC day.
+
+
+def _month(d: date) -> str:
+    return f"{d.year:04d}{d.month:02d}"
+
+
+def _day(d: date) -> str:
+    return f"d{d.year:04d}{d.month:02d}{d.day:02d}"
+
+
+def _months(first: date, last: date) -> list[date]:
+    """The first day of every month from ``first``'s to ``last``'s."""
+    out, d = [], first.replace(day=1)
+    while d <= last:
+        out.append(d)
+        if d.year == 9999 and d.month == 12:
+            break
+        d = _first_of_next_month(d)
+    return out
+
+
+def _days(first: date, last: date) -> list[str]:
+    return [_day(first + timedelta(days=i)) for i in range((last - first).days + 1)]
+
+
+def _end_of_month(d: date) -> date:
+    return date(9999, 12, 31) if (d.year, d.month) == (9999, 12) else (
+        _first_of_next_month(d) - timedelta(days=1)
+    )  # fmt: skip
+
+
+def span_tokens(first_seen: datetime, last_seen: datetime) -> str:
+    """The ``span_days`` of a topic seen from ``first_seen`` to ``last_seen`` (UTC days; a last
+    before the first counts as the first). Migration 017 writes the same in Cypher."""
+    first = first_seen.astimezone(UTC).date()
+    last = max(first, last_seen.astimezone(UTC).date())
+    months = _months(first, last)
+    tokens = [f"m{_month(m)}" for m in months]
+    tokens += [f"f{_month(m)}" for m in months[1:-1]]
+    if len(months) == 1:
+        tokens += _days(first, last)
+    else:
+        tokens += _days(first, _end_of_month(first)) + _days(last.replace(day=1), last)
+    return " ".join(tokens)
+
+
+def span_cover(since: datetime, until: datetime) -> list[str]:
+    """The ``span_days`` tokens a topic overlapping ``[since, until)`` on some UTC day has one
+    of (and a topic that does not has none of). Empty when the window is empty."""
+    end = until.astimezone(UTC)
+    if end <= since.astimezone(UTC):
+        return []
+    first = since.astimezone(UTC).date()
+    last = (end - timedelta(microseconds=1)).date()
+    tokens: list[str] = []
+    for m in _months(first, last):
+        lo, hi = max(first, m), min(last, _end_of_month(m))
+        if lo == m and hi == _end_of_month(m):
+            tokens.append(f"m{_month(m)}")
+        else:
+            tokens += [f"f{_month(m)}", *_days(lo, hi)]
+    return tokens
+
+
+def in_span(lucene: str, since: datetime | None, until: datetime | None) -> str:
+    """``lucene`` (``in_namespace``'s, over ``topic_text``) confined to the topics whose span
+    shares a UTC day with ``[since, until)``, when both ends are given and the cover is short;
+    the clause scores 0."""
+    if since is None or until is None:
+        return lucene
+    cover = span_cover(since, until)
+    if not cover or len(cover) > MAX_WINDOW_CLAUSES:
+        return lucene
+    return f"span_days:({' '.join(cover)})^0 AND {lucene}"
+
+
 MAX_NAMES = 50  # phrases looked up per message at most (TopicStore.known_names and others)
 
 

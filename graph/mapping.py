@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter
 
-from graph.fulltext import day_tokens, namespace_token
+from graph.fulltext import day_tokens, namespace_token, span_tokens
 from graph.models import (
     EdgeType,
     EmbeddingMeta,
@@ -88,6 +88,8 @@ def topic_props(topic: Topic) -> dict[str, Any]:
         "alias_text": " | ".join(aliases),
         "first_seen_at": topic.time.first_seen_at,
         "last_seen_at": topic.time.last_seen_at,
+        # a windowed full-text search names the days its window covers (fulltext.in_span)
+        "span_days": span_tokens(topic.time.first_seen_at, topic.time.last_seen_at),
         "notable_events_json": _EVENTS.dump_json(topic.time.notable_events).decode(),
         "skill_refs": topic.links.skill_refs,
         "artifact_refs": topic.links.artifact_refs,

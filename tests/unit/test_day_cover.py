@@ -1,12 +1,21 @@
-"""A time window inside the message index (graph/fulltext.py): the UTC days, months and years
-that cover a window, and the tokens a message is indexed by."""
+"""A time window inside the full-text indexes (graph/fulltext.py): the UTC days, months and years
+that cover a window and the tokens a message is indexed by; the months and days a topic's span is
+indexed by and those a window asks for."""
 
 from __future__ import annotations
 
 import random
 from datetime import UTC, date, datetime, timedelta, timezone
 
-from graph.fulltext import MAX_WINDOW_CLAUSES, day_cover, day_tokens, in_window
+from graph.fulltext import (
+    MAX_WINDOW_CLAUSES,
+    day_cover,
+    day_tokens,
+    in_span,
+    in_window,
+    span_cover,
+    span_tokens,
+)
 
 
 def _days(token: str) -> set[date]:
@@ -95,3 +104,36 @@ def test_the_clause_is_added_only_for_a_closed_window_with_a_short_cover() -> No
     # 400 years is one token a year: too long a query, left to the filter after
     assert len(day_cover(_utc(1700, 1, 1), _utc(2200, 1, 1))) > MAX_WINDOW_CLAUSES
     assert in_window(q, _utc(1700, 1, 1), _utc(2200, 1, 1)) == q
+
+
+def test_a_topics_span_tokens_match_a_window_exactly_when_they_share_a_utc_day() -> None:
+    rng = random.Random(11)
+    base = _utc(2023, 1, 1)
+    for _ in range(3000):
+        first = base + timedelta(minutes=rng.randrange(0, 3 * 365 * 24 * 60))
+        length = rng.choice([0, 60, 3 * 24 * 60, 45 * 24 * 60, 500 * 24 * 60])
+        last = first + timedelta(minutes=rng.randrange(0, length + 1))
+        since = base + timedelta(minutes=rng.randrange(0, 3 * 365 * 24 * 60))
+        span = rng.choice([60, 24 * 60, 7 * 24 * 60, 40 * 24 * 60, 400 * 24 * 60])
+        until = since + timedelta(minutes=rng.randrange(1, span + 1))
+        indexed = set(span_tokens(first, last).split())
+        asked = span_cover(since, until)
+        shared = _touched(first, last + timedelta(microseconds=1)) & _touched(since, until)
+        assert bool(indexed & set(asked)) == bool(shared), (first, last, since, until)
+        assert len(asked) <= 2 * 32 + 14
+
+
+def test_span_tokens_of_one_day_and_of_months() -> None:
+    assert span_tokens(_utc(2026, 2, 23, 9), _utc(2026, 2, 23, 18)) == "m202602 d20260223"
+    assert span_tokens(_utc(2026, 1, 30), _utc(2026, 4, 1, 8)) == (
+        "m202601 m202602 m202603 m202604 f202602 f202603 d20260130 d20260131 d20260401"
+    )
+    # a last seen before the first seen counts as the first (bad data never widens the span)
+    assert span_tokens(_utc(2026, 2, 23), _utc(2026, 2, 1)) == "m202602 d20260223"
+    assert span_cover(_utc(2026, 2, 27, 12), _utc(2026, 3, 2)) == [
+        "f202602", "d20260227", "d20260228", "f202603", "d20260301",
+    ]  # fmt: skip
+    assert span_cover(_utc(2026, 2, 1), _utc(2026, 3, 1)) == ["m202602"]
+    q = "ns_token:nsa0^0 AND (lake)"
+    assert in_span(q, _utc(2026, 2, 1), _utc(2026, 3, 1)) == f"span_days:(m202602)^0 AND {q}"
+    assert in_span(q, None, _utc(2026, 3, 1)) == q
