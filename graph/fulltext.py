@@ -139,7 +139,7 @@ def day_cover(since: datetime, until: datetime) -> list[str]:
             if d.year == 9999:
                 break
             d = date(d.year + 1, 1, 1)
-        elif d.day == 1 and _first_of_next_month(d) - timedelta(days=1) <= last:
+        elif d.day == 1 and _end_of_month(d) <= last:
             tokens.append(f"m{d.year:04d}{d.month:02d}")
             if d.year == 9999 and d.month == 12:
                 break

@@ -137,3 +137,14 @@ def test_span_tokens_of_one_day_and_of_months() -> None:
     q = "ns_token:nsa0^0 AND (lake)"
     assert in_span(q, _utc(2026, 2, 1), _utc(2026, 3, 1)) == f"span_days:(m202602)^0 AND {q}"
     assert in_span(q, None, _utc(2026, 3, 1)) == q
+
+
+def test_the_ends_of_the_calendar_are_covered_without_an_error() -> None:
+    end = datetime(9999, 12, 31, 23, 59, tzinfo=UTC)
+    assert day_cover(_utc(9999, 11, 30), end) == ["d99991130", "m999912"]
+    assert span_cover(_utc(9999, 12, 30), end) == ["f999912", "d99991230", "d99991231"]
+    assert span_tokens(_utc(9999, 11, 30), end).split()[:3] == ["m999911", "m999912", "d99991130"]
+    # the whole calendar is too long a cover: the query is left to the filter after
+    q = "ns_token:nsa0^0 AND (lake)"
+    assert in_window(q, _utc(1, 1, 1), end) == q
+    assert in_span(q, _utc(1, 1, 1), end) == q
