@@ -122,15 +122,30 @@ def _first_of_next_month(d: date) -> date:
     return date(d.year + 1, 1, 1) if d.month == 12 else date(d.year, d.month + 1, 1)
 
 
+def _window_days(since: datetime, until: datetime) -> tuple[date, date] | None:
+    """The first and last UTC day holding an instant of ``[since, until)`` (``until`` itself
+    left out); None when the window is empty."""
+    start, end = since.astimezone(UTC), until.astimezone(UTC)
+    if end <= start:
+        return None
+    return start.date(), (end - timedelta(microseconds=1)).date()
+
+
+def _confined(field: str, cover: list[str], lucene: str) -> str:
+    """``lucene`` restricted to the documents whose ``field`` holds a token of ``cover``
+    (scoring 0); unchanged when the cover is empty or longer than ``MAX_WINDOW_CLAUSES``."""
+    if not cover or len(cover) > MAX_WINDOW_CLAUSES:
+        return lucene
+    return f"{field}:({' '.join(cover)})^0 AND {lucene}"
+
+
 def day_cover(since: datetime, until: datetime) -> list[str]:
     """The fewest ``at_days`` tokens whose days hold every instant of ``[since, until)``: whole
     years, then whole months, then single days, UTC. Empty when the window is empty."""
-    first = since.astimezone(UTC).date()
-    end = until.astimezone(UTC)
-    if end <= since.astimezone(UTC):
+    days = _window_days(since, until)
+    if days is None:
         return []
-    # the last day holding an instant of the window (until itself is left out)
-    last = (end - timedelta(microseconds=1)).date()
+    first, last = days
     tokens: list[str] = []
     d = first
     while d <= last:
@@ -158,10 +173,7 @@ def in_window(lucene: str, since: datetime | None, until: datetime | None) -> st
     every message keeps the score it has without it."""
     if since is None or until is None:
         return lucene
-    cover = day_cover(since, until)
-    if not cover or len(cover) > MAX_WINDOW_CLAUSES:
-        return lucene
-    return f"at_days:({' '.join(cover)})^0 AND {lucene}"
+    return _confined("at_days", day_cover(since, until), lucene)
 
 
 # A topic lasts from its first to its last mention, so a window asks which topics' spans overlap
@@ -220,11 +232,10 @@ def span_tokens(first_seen: datetime, last_seen: datetime) -> str:
 def span_cover(since: datetime, until: datetime) -> list[str]:
     """The ``span_days`` tokens a topic overlapping ``[since, until)`` on some UTC day has one
     of (and a topic that does not has none of). Empty when the window is empty."""
-    end = until.astimezone(UTC)
-    if end <= since.astimezone(UTC):
+    days = _window_days(since, until)
+    if days is None:
         return []
-    first = since.astimezone(UTC).date()
-    last = (end - timedelta(microseconds=1)).date()
+    first, last = days
     tokens: list[str] = []
     for m in _months(first, last):
         lo, hi = max(first, m), min(last, _end_of_month(m))
@@ -241,10 +252,7 @@ def in_span(lucene: str, since: datetime | None, until: datetime | None) -> str:
     the clause scores 0."""
     if since is None or until is None:
         return lucene
-    cover = span_cover(since, until)
-    if not cover or len(cover) > MAX_WINDOW_CLAUSES:
-        return lucene
-    return f"span_days:({' '.join(cover)})^0 AND {lucene}"
+    return _confined("span_days", span_cover(since, until), lucene)
 
 
 MAX_NAMES = 50  # phrases looked up per message at most (TopicStore.known_names and others)

@@ -15,19 +15,19 @@ from graph.fulltext import span_tokens
 from graph.messages import MessageStore
 from graph.models import Message, Topic, parse
 from graph.topics import TopicStore
-from tests.integration.test_fast_path import CountingDriver
+from tests.integration.test_fast_path import CountingDriver, _said
 
 SCHEMA = Path(__file__).resolve().parents[2] / "cypher/schema"
-MIGRATION = SCHEMA / "016_message_days.cypher"
 DAY = datetime(2026, 1, 10, tzinfo=UTC)
 
 
-def _said(namespace: str, i: int, at: datetime, content: str) -> Message:
-    data = {
-        "message_id": f"{namespace}-m{i}", "namespace": namespace, "role": "user",
-        "content": content, "at": at, "token_estimate": len(content) // 4,
-    }  # fmt: skip
-    return parse(Message, data)
+def _backfill(driver: Driver, migration: str) -> None:
+    """Run ``migration``'s back-fill (its one ``MATCH`` statement): the index statements are
+    the schema's already."""
+    text = (SCHEMA / migration).read_text(encoding="utf-8")
+    backfill = [s for s in split_statements(text) if s.lstrip().startswith("MATCH")]
+    assert len(backfill) == 1
+    driver.execute_query(backfill[0])
 
 
 def _conversation(namespace: str) -> list[Message]:
@@ -75,10 +75,7 @@ def test_messages_stored_before_the_migration_are_found_by_a_window_after_it(
     # as a store before migration 016 wrote them: no at_days
     driver.execute_query("MATCH (m:Message) WHERE m.namespace = $ns REMOVE m.at_days", ns=namespace)
     assert store.search_text(namespace, "lake", 5, since, until) == []
-    backfill = [s for s in split_statements(MIGRATION.read_text(encoding="utf-8"))
-                if s.lstrip().startswith("MATCH")]  # fmt: skip
-    assert len(backfill) == 1  # the index statements are the schema's already
-    driver.execute_query(backfill[0])
+    _backfill(driver, "016_message_days.cypher")
     records, _, _ = driver.execute_query(
         "MATCH (m:Message) WHERE m.namespace = $ns RETURN m.message_id AS id, m.at_days AS days "
         "ORDER BY id",
@@ -163,10 +160,7 @@ def test_topics_stored_before_the_migration_are_found_by_a_window_after_it(
     since, until = DAY, DAY + timedelta(days=7)
     driver.execute_query("MATCH (t:Topic) WHERE t.namespace = $ns REMOVE t.span_days", ns=namespace)
     assert store.search_text(namespace, "lake", 5, since, until) == []
-    text = (SCHEMA / "017_topic_days.cypher").read_text(encoding="utf-8")
-    backfill = [s for s in split_statements(text) if s.lstrip().startswith("MATCH")]
-    assert len(backfill) == 1  # the index statements are the schema's already
-    driver.execute_query(backfill[0])
+    _backfill(driver, "017_topic_days.cypher")
     records, _, _ = driver.execute_query(
         "MATCH (t:Topic) WHERE t.namespace = $ns "
         "RETURN t.first_seen_at AS a, t.last_seen_at AS b, t.span_days AS days",
