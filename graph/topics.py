@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from neo4j import Driver
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import BEFORE_ALL, ensure_utc
@@ -26,6 +27,7 @@ from graph.fulltext import (
     query_words,
     wanted_names,
 )
+from graph.index_share import Share, ShareCache, first_fetch
 from graph.lexical import rank, rank_many
 from graph.mapping import (
     as_datetime,
@@ -39,6 +41,7 @@ from graph.mapping import (
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEdge, edge_type, parse
 from graph.overfetch import MAX_FETCH, Page, PagedQuery, Plan, seeded
 from graph.overfetch import overfetch as run_overfetch
+from graph.redaction import Redactor
 from graph.validation import MAX_LINK_WEIGHT
 
 # Vector search: rows asked of the index at least (a query of 20 or 100 costs about the same on
@@ -168,6 +171,13 @@ def check_vector(vector: Sequence[float]) -> list[float]:
 
 class TopicStore(Store):
     """Create, read, update (versioned), link, search and archive topics."""
+
+    def __init__(
+        self, driver: Driver, database: str = "neo4j", *, redactor: Redactor | None = None
+    ) -> None:
+        super().__init__(driver, database, redactor=redactor)
+        # the namespaces' shares of the vector index learnt by this store (graph/index_share.py)
+        self.index_shares = ShareCache()
 
     # -- writes --------------------------------------------------------------------------------
     def create(
@@ -570,7 +580,9 @@ class TopicStore(Store):
         window = _window(since, until)
         windowed = window["since"] is not None or window["until"] is not None
         factor = overfetch * (WINDOW_OVERFETCH if windowed else 1)
-        fetch = min(max(k * factor, MIN_INDEX_FETCH), MAX_FETCH)
+        base = min(max(k * factor, MIN_INDEX_FETCH), MAX_FETCH)
+        share = None if windowed else self.index_shares.get(namespace)
+        fetch = first_fetch(base, k, share, SCAN_MAX, MAX_FETCH)
         params: dict[str, Any] = {
             "vector": vec, "k": k, "namespace": namespace, "light": light,
             "since": iso(window["since"]), "until": iso(window["until"]),
@@ -583,12 +595,21 @@ class TopicStore(Store):
             "topic_ids": list(topic_ids),
         }
         records = self._run(query("search_topics_vector"), params, read=True)
+        if not windowed and share is None and records[0]["raw"] > fetch:
+            self.learn_index_share(namespace)  # asked the index twice: another tenant crowds it
         label = "vector-scan" if records[0]["scanned"] else "vector"
         hits = [
             ScoredTopic(topic_from_props(h["t"]), float(h["score"]), label)
             for h in records[0]["hits"]
         ]
         return hits, [topic_from_props(t) for t in records[0]["topics"]]
+
+    def learn_index_share(self, namespace: str) -> Share:
+        """Count the namespace's topics and the index's (one read) and remember them."""
+        row = self._run(query("count_topic_index_share"), {"namespace": namespace}, read=True)[0]
+        share = Share(own=int(row["own"]), total=int(row["total"]))
+        self.index_shares.put(namespace, share)
+        return share
 
     def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
         """Topics by id in the order asked, without embeddings (``light``: no facts either)."""

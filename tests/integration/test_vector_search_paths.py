@@ -12,6 +12,7 @@ the window, the 10 farther ones inside it.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import numpy as np
 import pytest
@@ -99,3 +100,60 @@ def test_without_a_window_the_index_answers(
     assert {h.source for h in hits} == {"vector"}
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_crowded_namespace_learns_its_share_and_asks_the_index_once(
+    driver: Driver, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another tenant's vectors, twenty for each of this namespace's and as near the query,
+    crowd the shared index: the first search keeps too few of its 50 rows and asks again (the
+    counts are learnt then); the next asks once, for enough rows at the namespace's share, and
+    answers the same exact hits."""
+    monkeypatch.setattr(graph.topics, "SCAN_MAX", 10)  # 40 topics: too many to scan here
+    gen = np.random.default_rng(11)
+    axis = unit(gen.normal(size=EMBEDDING_DIMENSIONS))
+    crowd = f"{namespace}-crowd"
+
+    def topics(ns: str, n: int, step: float) -> tuple[list[Topic], list[np.ndarray]]:
+        made = [
+            parse(Topic, {"namespace": ns, "name": f"T{i}", "one_liner": f"topic {i}",
+                          "time": {"first_seen_at": T0, "last_seen_at": T0}})
+            for i in range(n)
+        ]  # fmt: skip
+        vectors = [
+            unit(axis + (0.05 + step * i) * unit(gen.normal(size=EMBEDDING_DIMENSIONS)))
+            for i in range(n)
+        ]
+        return made, vectors
+
+    store = TopicStore(driver)
+    own, own_vectors = topics(namespace, 40, 0.01)
+    others, other_vectors = topics(crowd, 800, 0.0005)  # the same distances, twenty times over
+    store.create(others, [v.tolist() for v in other_vectors], T0)
+    store.create(own, [v.tolist() for v in own_vectors], T0)
+    by_id = {t.topic_id: v for t, v in zip(own, own_vectors, strict=True)}
+    asked: list[tuple[int, int]] = []  # (fetch, raw) of every vector query
+    run = store._run
+
+    def spy(text: str, params: dict[str, Any], **kw: Any) -> list[Any]:
+        rows = run(text, params, **kw)
+        if "fetch_more" in params:
+            asked.append((int(params["fetch"]), int(rows[0]["raw"])))
+        return rows
+
+    monkeypatch.setattr(store, "_run", spy)
+    try:
+        query = axis.tolist()
+        first = store.search_vector(namespace, query, k=5)
+        share = store.index_shares.get(namespace)
+        assert share is not None and share.own == 40 and share.total >= 840
+        second = store.search_vector(namespace, query, k=5)
+        (fetch1, raw1), (fetch2, raw2) = asked
+        assert fetch1 == graph.topics.MIN_INDEX_FETCH and raw1 > fetch1  # asked twice
+        assert fetch2 > fetch1 and raw2 == fetch2  # asked once, for more rows
+        want = exact_top(by_id, query, list(by_id), 5)
+        assert [h.topic.topic_id for h in first] == want
+        assert [h.topic.topic_id for h in second] == want
+        assert [h.score for h in second] == [h.score for h in first]
+    finally:
+        driver.execute_query("MATCH (t:Topic {namespace: $ns}) DETACH DELETE t", ns=crowd)
