@@ -9,14 +9,13 @@ Unknown keys are never cached, so a key created by the CLI works on its first re
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from graph.clock import Clock
 from graph.errors import SheriffError
 from graph.keys import ApiKey, ApiKeyStore, hash_key, looks_like_key
+from graph.ttl_cache import TtlCache
 
 if TYPE_CHECKING:
     from api.container import Container
@@ -40,35 +39,22 @@ class AuthFailed(SheriffError):
 
 
 class KeyCache:
-    """A small TTL cache of stored keys by hash (thread-safe; oldest entry evicted when full)."""
+    """The stored keys by hash, each kept ``ttl_s`` seconds (thread-safe; the least recently
+    used goes first when full; a ``ttl_s`` of zero or less keeps nothing): ``graph/ttl_cache.py``."""
 
     def __init__(self, ttl_s: float, max_entries: int = 10_000) -> None:
         self.ttl_s = ttl_s
         self.max_entries = max_entries
-        self._entries: dict[str, tuple[ApiKey, float]] = {}
-        self._lock = threading.Lock()
+        self._entries: TtlCache[str, ApiKey] = TtlCache(ttl_s, max_entries)
 
     def get(self, key_hash: str) -> ApiKey | None:
-        with self._lock:
-            entry = self._entries.get(key_hash)
-            if entry is None:
-                return None
-            if entry[1] <= time.monotonic():
-                del self._entries[key_hash]
-                return None
-            return entry[0]
+        return self._entries.get(key_hash)
 
     def put(self, record: ApiKey) -> None:
-        if self.ttl_s <= 0:
-            return
-        with self._lock:
-            if len(self._entries) >= self.max_entries:
-                self._entries.pop(next(iter(self._entries)))
-            self._entries[record.key_hash] = (record, time.monotonic() + self.ttl_s)
+        self._entries.put(record.key_hash, record)
 
     def drop(self, key_hash: str) -> None:
-        with self._lock:
-            self._entries.pop(key_hash, None)
+        self._entries.drop(key_hash)
 
 
 class ApiKeys:

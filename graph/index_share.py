@@ -22,11 +22,11 @@ count decides there (an exact scan of a small window cannot miss).
 from __future__ import annotations
 
 import math
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from graph.ttl_cache import TtlCache
 
 MARGIN = 2  # rows of the namespace expected per row needed
 TTL_S = 60.0
@@ -54,39 +54,10 @@ def first_fetch(base: int, need: int, share: Share | None, floor: int, limit: in
     return min(math.ceil(wanted / base) * base, limit)
 
 
-class ShareCache:
-    """The counts learnt per namespace, each kept ``ttl`` seconds, at most ``size`` of them
-    (the least recently used goes first). Safe to share between threads."""
+class ShareCache(TtlCache[str, Share]):
+    """The counts learnt per namespace, each kept ``ttl`` seconds, at most ``size`` of them."""
 
     def __init__(
         self, ttl: float = TTL_S, size: int = SIZE, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        if ttl <= 0 or size < 1:
-            raise ValueError("ttl and size must be positive")
-        self.ttl = ttl
-        self.size = size
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[str, tuple[float, Share]] = OrderedDict()
-
-    def get(self, namespace: str) -> Share | None:
-        """The namespace's counts if learnt less than ``ttl`` seconds ago."""
-        with self._lock:
-            entry = self._entries.get(namespace)
-            if entry is None:
-                return None
-            if self._clock() - entry[0] >= self.ttl:
-                del self._entries[namespace]
-                return None
-            self._entries.move_to_end(namespace)
-            return entry[1]
-
-    def put(self, namespace: str, share: Share) -> None:
-        with self._lock:
-            self._entries[namespace] = (self._clock(), share)
-            self._entries.move_to_end(namespace)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._entries)
+        super().__init__(ttl, size, clock)

@@ -66,7 +66,9 @@ def test_the_cache_keeps_the_most_recently_used_namespaces() -> None:
     assert cache.get("b") is None and cache.get("a") is not None and cache.get("c") is not None
 
 
-@pytest.mark.parametrize(("ttl", "size"), [(0.0, 4), (60.0, 0)])
-def test_a_cache_without_room_or_time_is_refused(ttl: float, size: int) -> None:
+def test_a_cache_without_room_is_refused_and_one_without_time_keeps_nothing() -> None:
     with pytest.raises(ValueError):
-        ShareCache(ttl=ttl, size=size)
+        ShareCache(ttl=60.0, size=0)
+    off = ShareCache(ttl=0.0, size=4)
+    off.put("a", Share(3000, 30_000))
+    assert off.get("a") is None and len(off) == 0
