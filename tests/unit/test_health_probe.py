@@ -10,21 +10,14 @@ from typing import Any
 from neo4j.exceptions import ServiceUnavailable
 
 from api.probe import Neo4jProbe
+from tests.fakes.clock import ManualClock
 
 UP = ({"name": "Neo4j Kernel", "version": "5.26.0", "edition": "community"}, [])
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_an_answer_is_cached_for_ttl_then_asked_again() -> None:
     calls: list[int] = []
-    clock = Clock()
+    clock = ManualClock()
 
     def ask() -> Any:
         calls.append(1)
@@ -82,7 +75,7 @@ def test_a_hanging_server_is_down_within_the_timeout_and_holds_one_thread() -> N
 def test_a_probe_stuck_past_stuck_after_is_replaced_by_a_fresh_one() -> None:
     release = threading.Event()
     calls: list[int] = []
-    clock = Clock()
+    clock = ManualClock()
 
     def ask() -> Any:
         calls.append(1)

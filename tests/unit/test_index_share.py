@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from graph.index_share import MARGIN, Share, ShareCache, first_fetch
+from tests.fakes.clock import ManualClock
 
 BASE, FLOOR, LIMIT = 50, 2000, 10_000
 
@@ -38,26 +39,18 @@ def test_the_fetch_never_passes_the_limit() -> None:
     assert first_fetch(BASE, 8, Share(own=2_001, total=5_000_000), FLOOR, LIMIT) == LIMIT
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_counts_expire_after_their_ttl() -> None:
-    clock = Clock()
+    clock = ManualClock()
     cache = ShareCache(ttl=60.0, size=4, clock=clock)
     cache.put("a", Share(3000, 30_000))
-    clock.now = 59.9
+    clock.t = 59.9
     assert cache.get("a") == Share(3000, 30_000)
-    clock.now = 60.0
+    clock.t = 60.0
     assert cache.get("a") is None and len(cache) == 0
 
 
 def test_the_cache_keeps_the_most_recently_used_namespaces() -> None:
-    cache = ShareCache(ttl=60.0, size=2, clock=Clock())
+    cache = ShareCache(ttl=60.0, size=2, clock=ManualClock())
     cache.put("a", Share(3000, 30_000))
     cache.put("b", Share(4000, 30_000))
     assert cache.get("a") is not None  # "b" is now the least recently used
