@@ -18,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from neo4j import Driver
 
+import graph.topics
 from api.settings import Settings
 from graph.context import ContextStore
 from graph.fulltext import namespace_token
@@ -109,6 +110,32 @@ def test_bob_s_vector_results_do_not_change_when_alice_crowds_the_index(
     assert [(h.topic.topic_id, round(h.score, 6)) for h in crowded] == alone
     assert crowded[0].topic.topic_id == ids["Zanzibar merger plan"]
     assert all(h.topic.namespace == bob for h in crowded)
+
+
+def test_a_crowded_tenant_that_learnt_its_share_still_sees_only_its_own_topics(
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    namespace: str,
+    other_namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The share of the vector index a crowded namespace learns (graph/index_share.py) sizes
+    its later fetches only: bob's results stay his, exact and unchanged, and the counts (which
+    include alice's topics) never reach a result."""
+    monkeypatch.setattr(graph.topics, "SCAN_MAX", 3)  # bob's 4 topics take the crowded path
+    store, bob, alice = TopicStore(driver), namespace, other_namespace
+    seed_bob(store, embedder, bob)
+    [query] = embedder.embed(["zanzibar merger plan"])
+    alone = [(h.topic.topic_id, round(h.score, 6)) for h in store.search_vector(bob, query, k=4)]
+    seed_noise(store, embedder, alice, "zanzibar merger plan")
+    first = store.search_vector(bob, query, k=4)
+    share = store.index_shares.get(bob)
+    assert share is not None and share.own == 4 and share.total >= 4 + NOISE
+    second = store.search_vector(bob, query, k=4)
+    for hits in (first, second):
+        assert [(h.topic.topic_id, round(h.score, 6)) for h in hits] == alone
+        assert all(h.topic.namespace == bob for h in hits)
+    assert all(h.topic.namespace == alice for h in store.search_vector(alice, query, k=10))
 
 
 def test_known_names_are_found_behind_a_neighbour_s_identical_names(
