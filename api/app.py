@@ -1,7 +1,9 @@
 """The FastAPI application. Shared objects are built once in the lifespan, never per request.
 
 Layers, outermost first: metrics and access log (every request, 413s included), the Neo4j
-gate (503 at once while Neo4j is known to be away), the body size limit, the deadline (503 for a
+gate (503 at once while Neo4j is known to be away), the key gate (401 for ``/v1`` and ``/mcp``
+before a byte of the body is read: api/keygate.py), the body size limit (uploads counted as
+they stream, never buffered), the deadline (503 for a
 request that waits on an unreachable Neo4j: api/deadline.py), then FastAPI's routing. ``/health``, ``/metrics``, ``/docs`` and ``/openapi.json`` are
 open; everything under ``/v1`` needs an API key, whose namespace scopes the request, and so
 does ``/mcp``, the same memory as an MCP server (streamable HTTP; see docs/mcp.md).
@@ -22,6 +24,7 @@ from api.auth import api_keys_for
 from api.container import Container
 from api.deadline import DeadlineMiddleware
 from api.deps import authenticate
+from api.keygate import KeyGateMiddleware
 from api.limits import BodyLimitMiddleware
 from api.mcp_http import MCP_PATH, McpHttp
 from api.metrics import Metrics, MetricsMiddleware
@@ -30,6 +33,7 @@ from api.routers import V1_ROUTERS, health, transfer
 from api.routers.common import V1_ERRORS
 from api.serve import configure_logging
 from api.settings import Settings
+from api.uploads import ImportSlots
 from graph.db import health_check
 from graph.errors import SheriffError
 from graph.migrations import pending_migrations
@@ -94,6 +98,7 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
 
     app = FastAPI(title="Sheriff Claw", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.metrics = metrics
+    app.state.import_slots = ImportSlots()  # one import per namespace at a time
     errors.install(app)
     app.include_router(health.router)
     for router in V1_ROUTERS:
@@ -105,8 +110,12 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
     app.add_middleware(DeadlineMiddleware, budget=settings.api_deadline_seconds)
     uploads = dict.fromkeys(transfer.IMPORT_PATHS, settings.api_max_import_bytes)
     app.add_middleware(
-        BodyLimitMiddleware, max_bytes=settings.api_max_body_bytes, overrides=uploads
+        BodyLimitMiddleware,
+        max_bytes=settings.api_max_body_bytes,
+        overrides=uploads,
+        streamed=transfer.IMPORT_PATHS,
     )
+    app.add_middleware(KeyGateMiddleware)  # outside the body limit: no key, nothing read
     app.add_middleware(Neo4jGate)  # 503 at once while Neo4j is known to be out of reach
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
     return app

@@ -41,7 +41,7 @@ from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
 from service.facts import FactService
 from service.forget import ForgetReport, ForgetService
-from service.importer import ImportService
+from service.importer import ImportService, Pacing
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.services import Services
 from service.skills import NamespaceSkills
@@ -384,8 +384,9 @@ class Container:
 
     @cached_property
     def importer(self) -> ImportService:
+        pacing = Pacing(self.settings.import_batch_records, self.settings.import_pause_ratio)
         return ImportService(self.transfer_store, self.messages, self.topics, self.sleep_store,
-                             self.embedder, self.clock)  # fmt: skip
+                             self.embedder, self.clock, pacing=pacing)  # fmt: skip
 
     @cached_property
     def chatgpt(self) -> ChatGPTImporter:

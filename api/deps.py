@@ -23,6 +23,7 @@ from agent.tools import ToolRegistry
 from api.auth import ApiKeys, AuthFailed
 from api.container import Container
 from api.metrics import Metrics
+from api.uploads import ImportSlots
 from graph.keys import ApiKey
 from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
@@ -41,6 +42,9 @@ bearer = HTTPBearer(
 api_key_header = APIKeyHeader(
     name="X-API-Key", auto_error=False, description="the same key in an `X-API-Key` header"
 )
+
+
+PRINCIPAL_STATE = "principal"  # the request state's key of the caller checked by the key gate
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,11 @@ async def get_chatgpt(request: Request) -> ChatGPTImporter:
     return _services(request).chatgpt
 
 
+async def get_import_slots(request: Request) -> ImportSlots:
+    slots: ImportSlots = request.app.state.import_slots
+    return slots
+
+
 async def get_api_keys(request: Request) -> ApiKeys:
     keys: ApiKeys = request.app.state.api_keys
     return keys
@@ -130,18 +139,22 @@ async def authenticate(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     header_key: Annotated[str | None, Depends(api_key_header)],
 ) -> Principal:
-    """The caller's key, checked; ``AuthFailed`` (401) when missing, unknown or revoked. A key
-    in this process's cache is checked on the event loop; one that is not (its first request,
-    or its entry expired) is read from Neo4j in a worker thread, as a sync dependency was."""
+    """The caller's key, checked; ``AuthFailed`` (401) when missing, unknown or revoked. The
+    app's key gate (api/keygate.py) checked it before the body was read and left the principal
+    in the request state; without the gate (a router mounted alone) it is checked here: a key
+    in this process's cache on the event loop, one that is not (its first request, or its entry
+    expired) read from Neo4j in a worker thread."""
+    checked = getattr(request.state, PRINCIPAL_STATE, None)
+    if isinstance(checked, Principal):
+        return checked
     key = credentials.credentials if credentials is not None else header_key
     if key is None and request.headers.get("authorization"):
         key = "-"  # an Authorization header with another scheme: malformed, not missing
-    keys: ApiKeys = request.app.state.api_keys
-    record = _counted(request, keys.from_cache, key)
-    if record is None:
-        assert key is not None  # from_cache refused a missing key
-        record = await run_in_threadpool(_counted, request, keys.from_store, key)
-    return _principal(request, record)
+    principal = cached_principal(request, key)
+    if principal is None:
+        assert key is not None  # the cache refused a missing key
+        principal = await run_in_threadpool(stored_principal, request, key)
+    return principal
 
 
 def key_from_headers(request: Request) -> str | None:
@@ -160,6 +173,20 @@ def check_key(request: Request, key: str | None) -> Principal:
     """Authenticate ``key`` for ``request`` (counted in the metrics); ``AuthFailed`` says why."""
     keys: ApiKeys = request.app.state.api_keys
     return _principal(request, _counted(request, keys.authenticate, key))
+
+
+def cached_principal(request: Request, key: str | None) -> Principal | None:
+    """``check_key`` from this process's key cache only (no I/O, so on the event loop); None
+    when the cache does not hold the key: then :func:`stored_principal` answers."""
+    keys: ApiKeys = request.app.state.api_keys
+    record = _counted(request, keys.from_cache, key)
+    return None if record is None else _principal(request, record)
+
+
+def stored_principal(request: Request, key: str) -> Principal:
+    """``check_key`` from the key store (one Neo4j read: call it in a worker thread)."""
+    keys: ApiKeys = request.app.state.api_keys
+    return _principal(request, _counted(request, keys.from_store, key))
 
 
 _T = TypeVar("_T")
@@ -202,6 +229,7 @@ FactsDep = Annotated[FactService, Depends(get_facts)]
 ExportDep = Annotated[ExportService, Depends(get_exporter)]
 ImportDep = Annotated[ImportService, Depends(get_importer)]
 ChatGPTDep = Annotated[ChatGPTImporter, Depends(get_chatgpt)]
+ImportSlotsDep = Annotated[ImportSlots, Depends(get_import_slots)]
 ApiKeysDep = Annotated[ApiKeys, Depends(get_api_keys)]
 ToolsDep = Annotated[ToolRegistry, Depends(get_tools)]
 AgentDep = Annotated[Callable[[], AgentLoop], Depends(get_agent)]

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException
 
 from agent.loop import AgentUnavailable, LoopError
 from api.auth import AuthFailed
+from api.limits import PayloadTooLarge
 from api.probe import RETRY_AFTER_S
 from graph.errors import (
     AlreadyRunning,
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 STATUS: dict[type[SheriffError], int] = {
     AuthFailed: 401,
+    PayloadTooLarge: 413,
     ValidationFailed: 422,
     NotFound: 404,
     VersionConflict: 409,

@@ -4,13 +4,19 @@ A declared ``Content-Length`` over the limit is refused before anything is read.
 is read (chunked bodies included) and counted; past the limit the request is answered 413 and the
 application never sees it. Within the limit the buffered body is replayed to the application, so
 nothing downstream needs to know about the limit.
+
+Upload paths (``streamed``: the imports) are never buffered here: their body reaches the route
+as it arrives, counted on the way, and the message that passes the limit raises
+``PayloadTooLarge`` (413) in the route that reads it, which has then read at most the limit.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, MutableMapping
 from typing import Any
+
+from graph.errors import SheriffError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -19,13 +25,27 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
+class PayloadTooLarge(SheriffError):
+    """A streamed request body passed its size limit while it was read (HTTP 413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"request body over the {limit}-byte limit: the request is larger than that"
+        )
+
+
 class BodyLimitMiddleware:
     def __init__(
-        self, app: ASGIApp, max_bytes: int, overrides: Mapping[str, int] | None = None
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        overrides: Mapping[str, int] | None = None,
+        streamed: Collection[str] = (),
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.overrides = dict(overrides or {})  # exact path -> its own limit (uploads)
+        self.streamed = frozenset(streamed)  # exact paths whose body is counted, not buffered
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -35,6 +55,9 @@ class BodyLimitMiddleware:
         declared = _content_length(scope)
         if declared is not None and declared > limit:
             await self._too_large(scope, send, limit, f"declares Content-Length {declared}")
+            return
+        if scope.get("path", "") in self.streamed:
+            await self.app(scope, _counted(receive, limit), send)
             return
         messages, size = await self._read(receive, limit)
         if size > limit:
@@ -92,3 +115,19 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+def _counted(receive: Receive, limit: int) -> Receive:
+    """``receive`` that counts the body's bytes and raises ``PayloadTooLarge`` past ``limit``."""
+    size = 0
+
+    async def counted() -> Message:
+        nonlocal size
+        message = await receive()
+        if message["type"] == "http.request":
+            size += len(message.get("body", b""))
+            if size > limit:
+                raise PayloadTooLarge(limit)
+        return message
+
+    return counted

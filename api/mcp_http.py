@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
-from api.deps import check_key, key_from_headers
+from api.deps import PRINCIPAL_STATE, Principal, check_key, key_from_headers
 from api.errors import error_body
 from api.mcp_server import build_server, namespace_from_key
 
@@ -65,11 +65,15 @@ class McpHttp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        # a key lookup may reach Neo4j (cache miss): off the event loop, like a /v1 dependency;
-        # AuthFailed propagates to the app's handler, which answers 401 as for /v1
-        principal = await anyio.to_thread.run_sync(
-            partial(check_key, request, key_from_headers(request))
-        )
+        checked = getattr(request.state, PRINCIPAL_STATE, None)  # the app's key gate's
+        if isinstance(checked, Principal):
+            principal = checked
+        else:
+            # a key lookup may reach Neo4j (cache miss): off the event loop, like a /v1
+            # dependency; AuthFailed propagates to the app's handler: 401 as for /v1
+            principal = await anyio.to_thread.run_sync(
+                partial(check_key, request, key_from_headers(request))
+            )
         if self.manager is None:
             body = error_body("ServiceUnavailable", "the MCP endpoint is not running")
             await JSONResponse(body, 503)(scope, receive, send)

@@ -87,6 +87,12 @@ class Settings(BaseSettings):
     api_max_import_bytes: int = Field(
         default=64 * 1_048_576, gt=0, description="largest upload to /v1/import (413 above)"
     )
+    import_batch_records: int = Field(
+        default=500, ge=1, description="records an import writes in one transaction"
+    )
+    import_pause_ratio: float = Field(
+        default=0.5, ge=0, description="an import's pause after a batch, times that batch's time"
+    )
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )

@@ -1,16 +1,20 @@
-"""TransferStore: the graph side of export (paged reads) and import (one atomic write).
+"""TransferStore: the graph side of export (paged reads) and import (bounded batches).
 
 Reads are paged by a stable key (message ``seq``, topic and event ids) so an export streams in
-constant memory. An import is written in ONE transaction after everything was validated and
-embedded: a refused or failing import leaves the namespace as it was. Every write is create-only
-(``MERGE`` on the id with ``ON CREATE``) or compare-and-set on a topic's version, and writes only
-into the namespace passed in; ids owned by another namespace are detected beforehand
-(``id_owners``) and never reused.
+constant memory. An import is written after everything was validated and embedded, as a
+sequence of bounded transactions (``ImportCommit.batches``): messages, new topics, merged topics,
+events, mentions, edges, wake packets, skill runs, each kind in slices of at most ``size``
+records, so no commit holds the database (one 7,000-topic transaction held every tenant's
+queries for seconds). Every write is create-only (``MERGE`` on the id with ``ON CREATE``),
+keeps the larger edge weight, or is compare-and-set on a topic's version, so an import stopped
+between two batches is completed by importing the same file again, each record written once.
+Writes go only into the namespace passed in; ids owned by another namespace are detected
+beforehand (``id_owners``) and never reused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -60,6 +64,33 @@ class ImportCommit:
     edges: list[TopicEdge] = field(default_factory=list)
     wake_packets: list[WakePacket] = field(default_factory=list)
     skill_runs: list[SkillRun] = field(default_factory=list)
+
+    def size(self) -> int:
+        """How many records (a topic's mentions count as one) this commit writes."""
+        parts = (self.messages, self.new_topics, self.merged_topics, self.events, self.mentions,
+                 self.edges, self.wake_packets, self.skill_runs)  # fmt: skip
+        return sum(len(p) for p in parts)
+
+    def batches(self, size: int) -> Iterator[ImportCommit]:
+        """This commit as slices of at most ``size`` records, in the order their references
+        need (messages and topics before what points at them). A message slice moves the
+        namespace's next seq only to the first seq of the next slice, so a re-run after a stop
+        between slices continues the same numbering."""
+        for start in range(0, len(self.messages), size):
+            rest = self.messages[start + size : start + size + 1]
+            following = rest[0].seq if rest and rest[0].seq is not None else self.next_seq
+            yield self._part(messages=self.messages[start : start + size], next_seq=following)
+        mentions = list(self.mentions.items())
+        for name, items in (("new_topics", self.new_topics), ("merged_topics",
+                            self.merged_topics), ("events", self.events),
+                            ("mentions", mentions), ("edges", self.edges),
+                            ("wake_packets", self.wake_packets), ("skill_runs", self.skill_runs)):  # fmt: skip
+            for start in range(0, len(items), size):
+                part: Any = items[start : start + size]
+                yield self._part(**{name: dict(part) if name == "mentions" else part})
+
+    def _part(self, **parts: Any) -> ImportCommit:
+        return ImportCommit(namespace=self.namespace, now=self.now, **parts)
 
 
 class TransferStore(Store):
@@ -170,7 +201,7 @@ class TransferStore(Store):
         return [message_from_props(r["m"]) for r in records]
 
     def commit(self, plan: ImportCommit) -> None:
-        """Write the whole import in one transaction (all or nothing)."""
+        """Write ``plan`` in one transaction (all or nothing): one of ``ImportCommit.batches``."""
         with self._driver.session(database=self._db) as session:
             session.execute_write(_import_tx, plan)
 

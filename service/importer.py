@@ -11,8 +11,12 @@
    weight), *unchanged* (exists, nothing new) or *refused* (with the reason: a message older than
    the namespace's conversation, an event whose topic is missing, ...).
 3. **Write** (unless ``dry_run``): new topics get their vector from the file when it was made by
-   the same embedding model, else they are embedded again; everything is written in one
-   transaction under the namespace's sleep lease.
+   the same embedding model, else they are embedded again; everything is written under the
+   namespace's sleep lease in bounded batches (``Pacing``: at most ``batch`` records a
+   transaction, and a pause after each in proportion to its time), so an import takes a fair
+   share of the database, never all of it. Every batch is idempotent: an import stopped between
+   two batches (a crash, a lost connection) is completed by importing the same file again, and
+   ``progress`` is told the records written after each batch.
 
 The namespace always comes from the caller: the header's namespace is information only.
 """
@@ -22,15 +26,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, SystemClock
-from graph.errors import ValidationFailed
+from graph.errors import LeaseLost, ValidationFailed
 from graph.forget import TopicRewrite
 from graph.messages import MessageStore
 from graph.models import (
@@ -63,7 +67,7 @@ from service.export_format import (
 from service.merge import merge_topic
 from sleepwake.normalise import stable_id
 
-LEASE_TTL = timedelta(minutes=30)
+LEASE_TTL = timedelta(minutes=10)  # renewed after every batch
 MAX_REFUSALS_SHOWN = 100
 _ID_FIELD = {
     "message": "message_id",
@@ -88,6 +92,20 @@ class Refusal(BaseModel):
     reason: str
 
 
+@dataclass(frozen=True)
+class Pacing:
+    """How an import shares the database: at most ``batch`` records a transaction, then a pause
+    of ``pause_ratio`` times that batch's own time (0.5: the import holds it two thirds of the
+    time at most), taken by ``sleep`` (injected: tests do not wait)."""
+
+    batch: int = 500
+    pause_ratio: float = 0.5
+    sleep: Callable[[float], None] = time.sleep
+
+
+Progress = Callable[[int, int], None]  # (records written so far, records to write)
+
+
 class ImportReport(BaseModel):
     """What an import wrote (or, with ``dry_run``, would write)."""
 
@@ -100,6 +118,8 @@ class ImportReport(BaseModel):
     remapped_ids: int = 0
     embedded: int = 0
     vectors_imported: int = 0
+    written: int = 0  # records written (a topic's mentions count as one)
+    batches: int = 0  # the transactions they took
     duration_ms: float = 0.0
 
 
@@ -237,7 +257,9 @@ class ImportService:
         embedder: Embedder,
         clock: Clock,
         lease_clock: Clock | None = None,
+        pacing: Pacing | None = None,
     ) -> None:
+        self.pacing = pacing or Pacing()
         self.store = store
         self.messages = messages
         self.topics = topics
@@ -246,8 +268,15 @@ class ImportService:
         self.clock = clock
         self.lease_clock = lease_clock or SystemClock()
 
-    def run(self, namespace: str, doc: Document, dry_run: bool = False) -> ImportReport:
-        """Plan the import of ``doc`` into ``namespace`` and, unless ``dry_run``, write it."""
+    def run(
+        self,
+        namespace: str,
+        doc: Document,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Plan the import of ``doc`` into ``namespace`` and, unless ``dry_run``, write it in
+        batches, telling ``progress`` (records written, records to write) after each."""
         started = time.perf_counter()
         if dry_run:
             plan = self.plan(namespace, doc, embed=False)
@@ -257,11 +286,32 @@ class ImportService:
             self.leases.acquire_lease(namespace, holder, wall, wall + LEASE_TTL)
             try:
                 plan = self.plan(namespace, doc, embed=True)
-                self.store.commit(plan.commit)
+                self._write(plan, holder, progress)
             finally:
                 self.leases.release_lease(namespace, holder)
         plan.report.duration_ms = (time.perf_counter() - started) * 1000
         return plan.report
+
+    def _write(self, plan: _Plan, holder: str, progress: Progress | None) -> None:
+        """Commit ``plan`` batch by batch, pausing after each and renewing the lease."""
+        commit, report, pace = plan.commit, plan.report, self.pacing
+        total = commit.size()
+        if progress is not None:
+            progress(0, total)
+        for batch in commit.batches(pace.batch):
+            took = time.perf_counter()
+            self.store.commit(batch)
+            took = time.perf_counter() - took
+            report.written += batch.size()
+            report.batches += 1
+            if progress is not None:
+                progress(report.written, total)
+            renewed = self.lease_clock.now() + LEASE_TTL
+            if not self.leases.renew_lease(commit.namespace, holder, renewed):
+                raise LeaseLost(f"the import's lease of {commit.namespace} was taken over after "
+                                f"{report.written} of {total} records; import the file again")  # fmt: skip
+            if pace.pause_ratio > 0 and report.written < total:
+                pace.sleep(took * pace.pause_ratio)
 
     def plan(self, namespace: str, doc: Document, embed: bool) -> _Plan:
         """Decide every record's fate (no writes); ``embed`` computes the vectors too."""
@@ -547,10 +597,15 @@ def _shift(seq: int | None, offset: int) -> int | None:
     return None if seq is None else seq + offset
 
 
-def read_lines(data: bytes | str) -> list[str]:
-    """The lines of an uploaded document (UTF-8; a BOM is tolerated)."""
-    try:
-        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-    except UnicodeDecodeError as exc:
-        raise ValidationFailed(f"body: not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
-    return text.splitlines()
+def iter_lines(source: IO[bytes]) -> Iterator[str]:
+    """The lines of an uploaded document read from ``source`` one at a time (UTF-8; a BOM on
+    the first line is tolerated; lines end at ``\\n``), so a spooled upload is never decoded
+    whole. A line that is not UTF-8 is refused with its number."""
+    for number, raw in enumerate(source, start=1):
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationFailed(
+                f"body: line {number} is not UTF-8 text (byte {exc.start}: {exc.reason})"
+            ) from exc
+        yield text.rstrip("\r\n")

@@ -2,9 +2,13 @@
 ``POST /v1/import/chatgpt``.
 
 Uploads are the request body itself (the document, not a form); they may be larger than the
-general body limit, up to ``SHERIFF_API_MAX_IMPORT_BYTES``. Parsing and writing run in a worker
-thread, never on the event loop. The namespace is always the key's, whatever the file says.
-See ``service.export``, ``service.importer`` and ``service.chatgpt``.
+general body limit, up to ``SHERIFF_API_MAX_IMPORT_BYTES``, enforced while the body streams into
+a spool (memory, then a temporary file: api/uploads.py); the key was checked before any of it
+was read (api/keygate.py). One import per namespace at a time (409 for a second, before its
+body is read); ``GET /v1/import/status`` shows the running one's progress. Parsing and writing
+run in a worker thread, never on the event loop; the whole file is validated before the first
+write, then written in bounded batches. The namespace is always the key's, whatever the file
+says. See ``service.export``, ``service.importer`` and ``service.chatgpt``.
 """
 
 from __future__ import annotations
@@ -15,11 +19,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import ChatGPTDep, ExportDep, ImportDep, NamespaceDep
+from api.deps import ChatGPTDep, ExportDep, ImportDep, ImportSlotsDep, NamespaceDep
 from api.routers.common import NOT_RETRY_SAFE, errors
-from graph.errors import ValidationFailed
+from api.uploads import ImportStatus, progress_of, spool_body, spooled
 from service.chatgpt import ChatGPTReport, read_history
-from service.importer import ImportReport, parse_document, read_lines
+from service.importer import ImportReport, iter_lines, parse_document
 
 router = APIRouter(tags=["export and import"])
 
@@ -74,16 +78,31 @@ CHATGPT_BODY = {
     dependencies=NOT_RETRY_SAFE,
 )
 async def import_document(
-    request: Request, importer: ImportDep, ns: NamespaceDep, dry_run: DryRun = False
+    request: Request,
+    importer: ImportDep,
+    slots: ImportSlotsDep,
+    ns: NamespaceDep,
+    dry_run: DryRun = False,
 ) -> ImportReport:
     """Import an export document into your namespace (idempotent by ids): each record is
-    created, merged, unchanged or refused (with the reason). The body is the JSON Lines file."""
-    data = await _body(request)
+    created, merged, unchanged or refused (with the reason). The body is the JSON Lines file.
+    Written in batches: an import cut off half-way is completed by sending the file again."""
+    with slots.claim(ns) as status, spooled() as spool:
+        await spool_body(request, spool, status)
+        status.phase = "validating"
 
-    def work() -> ImportReport:
-        return importer.run(ns, parse_document(read_lines(data)), dry_run=dry_run)
+        def work() -> ImportReport:
+            doc = parse_document(iter_lines(spool))
+            return importer.run(ns, doc, dry_run=dry_run, progress=progress_of(status))
 
-    return await run_in_threadpool(work)
+        return await run_in_threadpool(work)
+
+
+@router.get("/import/status")
+async def import_status(slots: ImportSlotsDep, ns: NamespaceDep) -> ImportStatus:
+    """Your namespace's running import in the worker that answers: its phase (receiving,
+    validating, writing) and the records written of those to write."""
+    return slots.status(ns)
 
 
 @router.post(
@@ -93,20 +112,19 @@ async def import_document(
     dependencies=NOT_RETRY_SAFE,
 )
 async def import_chatgpt(
-    request: Request, chatgpt: ChatGPTDep, ns: NamespaceDep, dry_run: DryRun = False
+    request: Request,
+    chatgpt: ChatGPTDep,
+    slots: ImportSlotsDep,
+    ns: NamespaceDep,
+    dry_run: DryRun = False,
 ) -> ChatGPTReport:
     """Ingest a ChatGPT data export (``conversations.json`` as the body): the current branch
     of every conversation, ordered by time, through the production sleep policy."""
-    data = await _body(request)
+    with slots.claim(ns) as status, spooled() as spool:
+        await spool_body(request, spool, status)
+        status.phase = "writing"
 
-    def work() -> ChatGPTReport:
-        return chatgpt.run(ns, read_history(data), dry_run=dry_run)
+        def work() -> ChatGPTReport:
+            return chatgpt.run(ns, read_history(spool.read()), dry_run=dry_run)
 
-    return await run_in_threadpool(work)
-
-
-async def _body(request: Request) -> bytes:
-    data = await request.body()
-    if not data.strip():
-        raise ValidationFailed("body: empty; send the file as the request body")
-    return data
+        return await run_in_threadpool(work)

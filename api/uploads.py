@@ -1,0 +1,103 @@
+"""Uploads: the body spooled as it arrives (never held whole in memory), and one import at a
+time per namespace in this process.
+
+``spool_body`` copies the request stream into a temporary file that stays in memory up to
+``SPOOL_MEMORY_BYTES`` and moves to disk past it; the size limit is enforced while the stream is
+read (api/limits.py raises ``PayloadTooLarge`` on the chunk that passes it). ``ImportSlots``
+refuses a second import of a namespace while one runs (409 before its body is read) and keeps
+each running import's progress for ``GET /v1/import/status``. Across worker processes the
+namespace's sleep lease, which an import holds while it writes, refuses the second one (409).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, Literal
+
+from pydantic import BaseModel
+from starlette.requests import Request
+
+from graph.errors import AlreadyRunning, ValidationFailed
+
+SPOOL_MEMORY_BYTES = 1_048_576  # an upload larger than this goes to a temporary file
+_BLANK = b" \t\r\n"
+
+Phase = Literal["receiving", "validating", "writing"]
+
+
+class ImportStatus(BaseModel):
+    """A namespace's import in this worker: whether one runs, its phase and progress."""
+
+    running: bool
+    phase: Phase | None = None
+    received_bytes: int = 0
+    written: int = 0  # records written so far
+    total: int | None = None  # records to write, once planned
+
+
+@contextmanager
+def spooled() -> Iterator[IO[bytes]]:
+    """A temporary file for one upload: in memory while small, on disk past that; removed at
+    the end of the block."""
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES) as spool:
+        yield spool
+
+
+async def spool_body(request: Request, spool: IO[bytes], status: ImportStatus) -> None:
+    """Copy the request body into ``spool`` chunk by chunk (rewound at the end); a body of
+    nothing but whitespace is refused."""
+    blank = True
+    async for chunk in request.stream():
+        spool.write(chunk)
+        status.received_bytes += len(chunk)
+        blank = blank and not chunk.strip(_BLANK)
+    if blank:
+        raise ValidationFailed("body: empty; send the file as the request body")
+    spool.seek(0)
+
+
+class ImportSlots:
+    """At most one import per namespace in this process (thread-safe), with its progress."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, ImportStatus] = {}
+
+    @contextmanager
+    def claim(self, namespace: str) -> Iterator[ImportStatus]:
+        """The namespace's slot for the block; ``AlreadyRunning`` (409) while another holds it."""
+        with self._lock:
+            other = self._running.get(namespace)
+            if other is not None:
+                why = f"an import into this namespace is already running ({_describe(other)})"
+                raise AlreadyRunning(why + "; retry when it has finished")
+            status = self._running[namespace] = ImportStatus(running=True, phase="receiving")
+        try:
+            yield status
+        finally:
+            with self._lock:
+                del self._running[namespace]
+
+    def status(self, namespace: str) -> ImportStatus:
+        """A copy of the namespace's running import, or ``running: false``."""
+        with self._lock:
+            status = self._running.get(namespace)
+            return status.model_copy() if status is not None else ImportStatus(running=False)
+
+
+def progress_of(status: ImportStatus) -> Callable[[int, int], None]:
+    """The importer's progress callback, recorded in ``status``."""
+
+    def update(written: int, total: int) -> None:
+        status.phase, status.written, status.total = "writing", written, total
+
+    return update
+
+
+def _describe(status: ImportStatus) -> str:
+    if status.phase == "writing":
+        return f"{status.written} of {status.total} records written"
+    return f"{status.phase}, {status.received_bytes} bytes received"
