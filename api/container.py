@@ -384,7 +384,8 @@ class Container:
 
     @cached_property
     def importer(self) -> ImportService:
-        pacing = Pacing(self.settings.import_batch_records, self.settings.import_pause_ratio)
+        s = self.settings
+        pacing = Pacing(s.import_batch_records, s.import_pause_ratio, niceness=s.import_niceness)
         return ImportService(self.transfer_store, self.messages, self.topics, self.sleep_store,
                              self.embedder, self.clock, pacing=pacing)  # fmt: skip
 

@@ -7,7 +7,9 @@ the body limit: for ``/v1`` and ``/mcp`` it reads the key from the headers (``Au
 Bearer`` or ``X-API-Key``), checks it (the process's key cache on the event loop; a cache miss
 reads Neo4j in a worker thread) and answers 401 at once, the body untouched, when it is missing,
 malformed, unknown or revoked. A caller with a live key goes on, its principal left in the
-request state for the routes' ``authenticate`` dependency, which then costs nothing.
+request state for the routes' ``authenticate`` dependency, which then costs nothing. A 401
+answered here never reached a route: the metrics count it under ``<unmatched>`` (and by reason
+in ``sheriff_auth_total``).
 """
 
 from __future__ import annotations

@@ -93,6 +93,9 @@ class Settings(BaseSettings):
     import_pause_ratio: float = Field(
         default=0.5, ge=0, description="an import's pause after a batch, times that batch's time"
     )
+    import_niceness: int = Field(
+        default=10, ge=0, le=19, description="how much lower an import thread's CPU priority is"
+    )
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )

@@ -1,6 +1,10 @@
 """Uploads: the body spooled as it arrives (never held whole in memory), and one import at a
 time per namespace in this process.
 
+``in_background`` runs an import's parsing, planning, embedding and writing in a thread of its
+own at a lower CPU priority (``SHERIFF_IMPORT_NICENESS``), so the kernel serves the other
+tenants' requests first while an import keeps a core busy (its embeddings above all).
+
 ``spool_body`` copies the request stream into a temporary file that stays in memory up to
 ``SPOOL_MEMORY_BYTES`` and moves to disk past it; the size limit is enforced while the stream is
 read (api/limits.py raises ``PayloadTooLarge`` on the chunk that passes it). ``ImportSlots``
@@ -11,11 +15,15 @@ namespace's sleep lease, which an import holds while it writes, refuses the seco
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO, Literal
+from functools import partial
+from typing import IO, Literal, TypeVar
 
 from pydantic import BaseModel
 from starlette.requests import Request
@@ -26,6 +34,7 @@ SPOOL_MEMORY_BYTES = 1_048_576  # an upload larger than this goes to a temporary
 _BLANK = b" \t\r\n"
 
 Phase = Literal["receiving", "validating", "writing"]
+T = TypeVar("T")
 
 
 class ImportStatus(BaseModel):
@@ -57,6 +66,48 @@ async def spool_body(request: Request, spool: IO[bytes], status: ImportStatus) -
     if blank:
         raise ValidationFailed("body: empty; send the file as the request body")
     spool.seek(0)
+
+
+async def in_background(work: Callable[[], T], niceness: int) -> T:
+    """``work()`` in a thread of its own whose CPU priority is lowered by ``niceness`` (Linux
+    gives each thread its own; the shared worker threads are never reniced, as no thread can
+    raise its priority again). The result, or the exception, comes back to the awaiting task;
+    cancelled, that task still waits for the thread (as a worker thread is awaited), since the
+    work reads the request's spool and holds the namespace's import slot."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not done.cancelled():
+            outcome()
+
+    def run() -> None:
+        _lower_priority(niceness)
+        try:
+            result = work()
+        except BaseException as exc:  # handed to the awaiting request, whatever it is
+            loop.call_soon_threadsafe(settle, partial(done.set_exception, exc))
+            return
+        loop.call_soon_threadsafe(settle, partial(done.set_result, result))
+
+    threading.Thread(target=run, name="sheriff-import", daemon=True).start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:  # the work goes on with the spool and the slot: wait for it
+        while not done.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([done])
+        raise
+
+
+def _lower_priority(niceness: int) -> None:
+    if niceness <= 0 or not hasattr(os, "setpriority"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
+    except OSError:  # a platform or sandbox that refuses: the import runs at normal priority
+        pass
 
 
 class ImportSlots:

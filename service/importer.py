@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import IO, Any
 
 from pydantic import BaseModel, ValidationError
@@ -101,6 +102,7 @@ class Pacing:
     batch: int = 500
     pause_ratio: float = 0.5
     sleep: Callable[[float], None] = time.sleep
+    niceness: int = 10  # how much lower the CPU priority of the thread the server imports in
 
 
 Progress = Callable[[int, int], None]  # (records written so far, records to write)
@@ -228,6 +230,7 @@ class _Plan:
     topics_known: set[str] = field(default_factory=set)  # new topic ids after the import
     seq_offset: int = 0
     to_embed: list[Topic] = field(default_factory=list)
+    heartbeat: Callable[[], None] = lambda: None  # renews the import's lease while it works
 
     def refuse(self, line: int, kind: str, rid: str, reason: str) -> None:
         self.report.counts[kind].refused += 1
@@ -285,14 +288,21 @@ class ImportService:
             wall = self.lease_clock.now()
             self.leases.acquire_lease(namespace, holder, wall, wall + LEASE_TTL)
             try:
-                plan = self.plan(namespace, doc, embed=True)
-                self._write(plan, holder, progress)
+                beat = partial(self._renew, namespace, holder)
+                plan = self.plan(namespace, doc, embed=True, heartbeat=beat)
+                self._write(plan, progress)
             finally:
                 self.leases.release_lease(namespace, holder)
         plan.report.duration_ms = (time.perf_counter() - started) * 1000
         return plan.report
 
-    def _write(self, plan: _Plan, holder: str, progress: Progress | None) -> None:
+    def _renew(self, namespace: str, holder: str) -> None:
+        """Extend the import's lease; ``LeaseLost`` when another took it (the lease expired)."""
+        if not self.leases.renew_lease(namespace, holder, self.lease_clock.now() + LEASE_TTL):
+            raise LeaseLost(f"the import's lease of {namespace} was taken over; import the "
+                            "file again to complete it")  # fmt: skip
+
+    def _write(self, plan: _Plan, progress: Progress | None) -> None:
         """Commit ``plan`` batch by batch, pausing after each and renewing the lease."""
         commit, report, pace = plan.commit, plan.report, self.pacing
         total = commit.size()
@@ -306,14 +316,17 @@ class ImportService:
             report.batches += 1
             if progress is not None:
                 progress(report.written, total)
-            renewed = self.lease_clock.now() + LEASE_TTL
-            if not self.leases.renew_lease(commit.namespace, holder, renewed):
-                raise LeaseLost(f"the import's lease of {commit.namespace} was taken over after "
-                                f"{report.written} of {total} records; import the file again")  # fmt: skip
+            plan.heartbeat()
             if pace.pause_ratio > 0 and report.written < total:
                 pace.sleep(took * pace.pause_ratio)
 
-    def plan(self, namespace: str, doc: Document, embed: bool) -> _Plan:
+    def plan(
+        self,
+        namespace: str,
+        doc: Document,
+        embed: bool,
+        heartbeat: Callable[[], None] | None = None,
+    ) -> _Plan:
         """Decide every record's fate (no writes); ``embed`` computes the vectors too."""
         plan = _Plan(
             commit=ImportCommit(namespace=namespace, now=self.clock.now()),
@@ -325,6 +338,8 @@ class ImportService:
                 counts={k: KindCount() for k in KINDS},
             ),
         )
+        if heartbeat is not None:
+            plan.heartbeat = heartbeat
         self._assign_ids(namespace, doc, plan)
         self._messages(namespace, doc.records["message"], plan)
         self._topics(namespace, doc, plan, embed)
@@ -491,7 +506,8 @@ class ImportService:
         """New topics without a usable vector in the file: embed their semantic text."""
         todo = plan.to_embed
         vectors: list[list[float] | None] = (
-            list(self.embedder.embed([t.semantic_text() for t in todo])) if embed and todo
+            list(self._paced_embed([t.semantic_text() for t in todo], plan.heartbeat))
+            if embed and todo
             else [None] * len(todo)
         )  # fmt: skip
         for topic, vector in zip(todo, vectors, strict=True):
@@ -500,6 +516,20 @@ class ImportService:
             )
             plan.commit.new_topics.append((topic.model_copy(update={"embedding": meta}), vector))
         plan.report.embedded = len(todo)
+
+    def _paced_embed(
+        self, texts: list[str], heartbeat: Callable[[], None]
+    ) -> Iterator[list[float]]:
+        """``texts`` embedded ``pacing.batch`` at a time, pausing after each slice as after a
+        written batch: thousands of topics to embed keep a core busy for minutes, which the
+        other tenants' queries (and their own embeddings) must share."""
+        pace = self.pacing
+        for start in range(0, len(texts), pace.batch):
+            took = time.perf_counter()
+            yield from self.embedder.embed(texts[start : start + pace.batch])
+            heartbeat()
+            if pace.pause_ratio > 0 and start + pace.batch < len(texts):
+                pace.sleep((time.perf_counter() - took) * pace.pause_ratio)
 
     # -- events, edges, packets, runs ----------------------------------------------------------
     def _events(self, doc: Document, plan: _Plan) -> None:

@@ -6,7 +6,7 @@ general body limit, up to ``SHERIFF_API_MAX_IMPORT_BYTES``, enforced while the b
 a spool (memory, then a temporary file: api/uploads.py); the key was checked before any of it
 was read (api/keygate.py). One import per namespace at a time (409 for a second, before its
 body is read); ``GET /v1/import/status`` shows the running one's progress. Parsing and writing
-run in a worker thread, never on the event loop; the whole file is validated before the first
+run in a thread of their own at a lower CPU priority, never on the event loop; the whole file is validated before the first
 write, then written in bounded batches. The namespace is always the key's, whatever the file
 says. See ``service.export``, ``service.importer`` and ``service.chatgpt``.
 """
@@ -17,11 +17,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
 from api.deps import ChatGPTDep, ExportDep, ImportDep, ImportSlotsDep, NamespaceDep
 from api.routers.common import NOT_RETRY_SAFE, errors
-from api.uploads import ImportStatus, progress_of, spool_body, spooled
+from api.uploads import ImportStatus, in_background, progress_of, spool_body, spooled
 from service.chatgpt import ChatGPTReport, read_history
 from service.importer import ImportReport, iter_lines, parse_document
 
@@ -95,7 +94,7 @@ async def import_document(
             doc = parse_document(iter_lines(spool))
             return importer.run(ns, doc, dry_run=dry_run, progress=progress_of(status))
 
-        return await run_in_threadpool(work)
+        return await in_background(work, importer.pacing.niceness)
 
 
 @router.get("/import/status")
@@ -114,6 +113,7 @@ async def import_status(slots: ImportSlotsDep, ns: NamespaceDep) -> ImportStatus
 async def import_chatgpt(
     request: Request,
     chatgpt: ChatGPTDep,
+    importer: ImportDep,
     slots: ImportSlotsDep,
     ns: NamespaceDep,
     dry_run: DryRun = False,
@@ -127,4 +127,4 @@ async def import_chatgpt(
         def work() -> ChatGPTReport:
             return chatgpt.run(ns, read_history(spool.read()), dry_run=dry_run)
 
-        return await run_in_threadpool(work)
+        return await in_background(work, importer.pacing.niceness)

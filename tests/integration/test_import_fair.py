@@ -132,9 +132,18 @@ def test_a_revoked_key_is_401_before_the_body(client: TestClient, namespace: str
     assert sent.pulled == 0
 
 
-def test_health_and_docs_stay_open(client: TestClient) -> None:
+def test_open_routes_stay_open_and_a_401_is_counted_by_reason(client: TestClient) -> None:
     assert client.get("/health").status_code == 200
     assert client.get("/openapi.json").status_code == 200
+    before = _auth_count(client, "malformed")
+    assert client.get("/v1/topics/x", headers={"X-API-Key": "nope"}).status_code == 401
+    assert _auth_count(client, "malformed") == before + 1  # counted once, by the gate
+
+
+def _auth_count(client: TestClient, reason: str) -> float:
+    line = f'sheriff_auth_total{{outcome="{reason}"}} '
+    found = [x for x in client.get("/metrics").text.splitlines() if x.startswith(line)]
+    return float(found[0].split()[-1]) if found else 0.0
 
 
 # -- the upload limit while streaming -------------------------------------------------------------
