@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -142,10 +143,14 @@ def import_id(namespace: str, kind: str, old_id: str) -> str:
     return stable_id("import", namespace, kind, old_id)
 
 
-def parse_document(lines: Iterable[str]) -> Document:
-    """Validate a whole document; ``ValidationFailed`` names the first bad line and field."""
+def parse_document(lines: Iterable[str], keep: bool = True) -> Document:
+    """Validate a whole document; ``ValidationFailed`` names the first bad line and field.
+    ``keep=False`` validates without keeping the records (the document comes back empty): a
+    first pass over an upload that holds only its ids in memory, so a file refused at its last
+    line never had its records held."""
     header: Header | None = None
     records: dict[str, list[tuple[int, Any]]] = {k: [] for k in KINDS}
+    counts: Counter[str] = Counter()
     seen: dict[tuple[str, str], int] = {}
     end: EndRecord | None = None
     order = -1
@@ -169,12 +174,14 @@ def parse_document(lines: Iterable[str]) -> Document:
                 )
             order = KINDS.index(kind)
             _unique(seen, number, kind, record)
-            records[kind].append((number, record))
+            counts[kind] += 1
+            if keep:
+                records[kind].append((number, record))
     if header is None:
         raise ValidationFailed("line 1: the document is empty (expected a header line)")
     if end is None:
         raise ValidationFailed(f"line {number + 1}: the end line is missing: the file is truncated")
-    _check_counts(end, records)
+    _check_counts(end, counts)
     return Document(header, records)
 
 
@@ -210,9 +217,9 @@ def _unique(seen: dict[tuple[str, str], int], number: int, kind: str, record: An
     seen[key] = number
 
 
-def _check_counts(end: EndRecord, records: dict[str, list[tuple[int, Any]]]) -> None:
+def _check_counts(end: EndRecord, counts: Counter[str]) -> None:
     for kind in KINDS:
-        said, found = end.counts.get(kind, 0), len(records[kind])
+        said, found = end.counts.get(kind, 0), counts[kind]
         if said != found:
             raise ValidationFailed(
                 f"end: counts.{kind}: the end line says {said} but the file holds {found}"

@@ -6,8 +6,9 @@ general body limit, up to ``SHERIFF_API_MAX_IMPORT_BYTES``, enforced while the b
 a spool (memory, then a temporary file: api/uploads.py); the key was checked before any of it
 was read (api/keygate.py). One import per namespace at a time (409 for a second, before its
 body is read); ``GET /v1/import/status`` shows the running one's progress. Parsing and writing
-run in a thread of their own at a lower CPU priority, never on the event loop; the whole file is validated before the first
-write, then written in bounded batches. The namespace is always the key's, whatever the file
+run in a thread of their own at a lower CPU priority, never on the event loop: a first pass
+over the spool validates the whole file keeping nothing but its ids, a second parses it for
+the plan, which is written in bounded batches. The namespace is always the key's, whatever the file
 says. See ``service.export``, ``service.importer`` and ``service.chatgpt``.
 """
 
@@ -91,7 +92,9 @@ async def import_document(
         status.phase = "validating"
 
         def work() -> ImportReport:
-            doc = parse_document(iter_lines(spool))
+            parse_document(iter_lines(spool), keep=False)  # the whole file valid, nothing kept
+            spool.seek(0)
+            doc = parse_document(iter_lines(spool))  # the second pass, for the plan and writes
             return importer.run(ns, doc, dry_run=dry_run, progress=progress_of(status))
 
         return await in_background(work, importer.pacing.niceness)

@@ -5,6 +5,7 @@ result or its error; an import commit splits into bounded batches in reference o
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 from datetime import UTC, datetime
@@ -17,6 +18,7 @@ from api.uploads import SPOOL_MEMORY_BYTES, ImportSlots, in_background, spool_bo
 from graph.errors import AlreadyRunning, ValidationFailed
 from graph.models import Message, TopicEdge
 from graph.transfer import ImportCommit
+from service.importer import parse_document
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -96,3 +98,21 @@ def test_a_commit_splits_into_bounded_batches_in_reference_order() -> None:
     assert [m.message_id for b in batches[:3] for m in b.messages] == [f"m{i}" for i in range(5)]
     assert [sorted(b.mentions) for b in batches[3:5]] == [["t1", "t2"], ["t3"]]
     assert all(len(b.edges) == b.size() for b in batches[5:])
+
+
+def _lines(topics: int, said: int) -> list[str]:
+    header = {"kind": "header", "format": "sheriff-claw-export", "version": 1, "namespace": "x",
+              "exported_at": T0.isoformat(), "embedding": {"model": "m", "dimensions": 384},
+              "vectors": False}  # fmt: skip
+    span = {"first_seen_at": T0.isoformat(), "last_seen_at": T0.isoformat()}
+    rows = [{"kind": "topic", "topic_id": f"t{i}", "name": f"n{i}", "time": span}
+            for i in range(topics)]  # fmt: skip
+    end = {"kind": "end", "counts": {"topic": said}}
+    return [json.dumps(r) for r in (header, *rows, end)]
+
+
+def test_a_first_pass_validates_the_whole_file_keeping_nothing() -> None:
+    assert parse_document(_lines(3, 3), keep=False).count() == 0
+    assert parse_document(_lines(3, 3)).count() == 3
+    with pytest.raises(ValidationFailed, match="says 2 but the file holds 3"):
+        parse_document(_lines(3, 2), keep=False)
