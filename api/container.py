@@ -41,7 +41,8 @@ from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
 from service.facts import FactService
 from service.forget import ForgetReport, ForgetService
-from service.importer import ImportService, Pacing
+from service.import_pacing import Pacing
+from service.importer import ImportService
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.services import Services
 from service.skills import NamespaceSkills

@@ -27,11 +27,11 @@ import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
-from typing import IO, Any
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -66,6 +66,7 @@ from service.export_format import (
     TopicRecord,
     WakePacketRecord,
 )
+from service.import_pacing import Pacing, Progress, paced_embed, write_batches
 from service.merge import merge_topic
 from sleepwake.normalise import stable_id
 
@@ -92,21 +93,6 @@ class Refusal(BaseModel):
     kind: str
     id: str
     reason: str
-
-
-@dataclass(frozen=True)
-class Pacing:
-    """How an import shares the database: at most ``batch`` records a transaction, then a pause
-    of ``pause_ratio`` times that batch's own time (0.5: the import holds it two thirds of the
-    time at most), taken by ``sleep`` (injected: tests do not wait)."""
-
-    batch: int = 500
-    pause_ratio: float = 0.5
-    sleep: Callable[[float], None] = time.sleep
-    niceness: int = 10  # how much lower the CPU priority of the thread the server imports in
-
-
-Progress = Callable[[int, int], None]  # (records written so far, records to write)
 
 
 class ImportReport(BaseModel):
@@ -297,7 +283,9 @@ class ImportService:
             try:
                 beat = partial(self._renew, namespace, holder)
                 plan = self.plan(namespace, doc, embed=True, heartbeat=beat)
-                self._write(plan, progress)
+                plan.report.written, plan.report.batches = write_batches(
+                    self.store, plan.commit, self.pacing, plan.heartbeat, progress
+                )
             finally:
                 self.leases.release_lease(namespace, holder)
         plan.report.duration_ms = (time.perf_counter() - started) * 1000
@@ -308,24 +296,6 @@ class ImportService:
         if not self.leases.renew_lease(namespace, holder, self.lease_clock.now() + LEASE_TTL):
             raise LeaseLost(f"the import's lease of {namespace} was taken over; import the "
                             "file again to complete it")  # fmt: skip
-
-    def _write(self, plan: _Plan, progress: Progress | None) -> None:
-        """Commit ``plan`` batch by batch, pausing after each and renewing the lease."""
-        commit, report, pace = plan.commit, plan.report, self.pacing
-        total = commit.size()
-        if progress is not None:
-            progress(0, total)
-        for batch in commit.batches(pace.batch):
-            took = time.perf_counter()
-            self.store.commit(batch)
-            took = time.perf_counter() - took
-            report.written += batch.size()
-            report.batches += 1
-            if progress is not None:
-                progress(report.written, total)
-            plan.heartbeat()
-            if pace.pause_ratio > 0 and report.written < total:
-                pace.sleep(took * pace.pause_ratio)
 
     def plan(
         self,
@@ -513,7 +483,8 @@ class ImportService:
         """New topics without a usable vector in the file: embed their semantic text."""
         todo = plan.to_embed
         vectors: list[list[float] | None] = (
-            list(self._paced_embed([t.semantic_text() for t in todo], plan.heartbeat))
+            list(paced_embed(self.embedder, [t.semantic_text() for t in todo], self.pacing,
+                             plan.heartbeat))
             if embed and todo
             else [None] * len(todo)
         )  # fmt: skip
@@ -523,20 +494,6 @@ class ImportService:
             )
             plan.commit.new_topics.append((topic.model_copy(update={"embedding": meta}), vector))
         plan.report.embedded = len(todo)
-
-    def _paced_embed(
-        self, texts: list[str], heartbeat: Callable[[], None]
-    ) -> Iterator[list[float]]:
-        """``texts`` embedded ``pacing.batch`` at a time, pausing after each slice as after a
-        written batch: thousands of topics to embed keep a core busy for minutes, which the
-        other tenants' queries (and their own embeddings) must share."""
-        pace = self.pacing
-        for start in range(0, len(texts), pace.batch):
-            took = time.perf_counter()
-            yield from self.embedder.embed(texts[start : start + pace.batch])
-            heartbeat()
-            if pace.pause_ratio > 0 and start + pace.batch < len(texts):
-                pace.sleep((time.perf_counter() - took) * pace.pause_ratio)
 
     # -- events, edges, packets, runs ----------------------------------------------------------
     def _events(self, doc: Document, plan: _Plan) -> None:
@@ -632,17 +589,3 @@ class ImportService:
 
 def _shift(seq: int | None, offset: int) -> int | None:
     return None if seq is None else seq + offset
-
-
-def iter_lines(source: IO[bytes]) -> Iterator[str]:
-    """The lines of an uploaded document read from ``source`` one at a time (UTF-8; a BOM on
-    the first line is tolerated; lines end at ``\\n``), so a spooled upload is never decoded
-    whole. A line that is not UTF-8 is refused with its number."""
-    for number, raw in enumerate(source, start=1):
-        try:
-            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValidationFailed(
-                f"body: line {number} is not UTF-8 text (byte {exc.start}: {exc.reason})"
-            ) from exc
-        yield text.rstrip("\r\n")

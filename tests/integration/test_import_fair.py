@@ -26,7 +26,8 @@ from api.container import Container
 from api.settings import Settings
 from graph.transfer import ImportCommit, TransferStore
 from retrieval.embedding import MiniLMEmbedder
-from service.importer import ImportService, Pacing, parse_document
+from service.import_pacing import Pacing
+from service.importer import ImportService, parse_document
 from tests.integration.api_support import api_client, bearer, new_key
 
 UPLOAD_LIMIT = 1_048_576
