@@ -174,8 +174,7 @@ class Container:
         background = self.settings.sleep_mode == "background"
         queue = SleepScheduler(self.sleep_queue, SystemClock()) if background else None
         return Conversation(
-            self.messages, self.sleeper, self.clock, self.policy, redactor=self.redactor,
-            queue=queue,
+            self.messages, self.sleeper, self.clock, self.policy, queue=queue,
         )  # fmt: skip
 
     def sleep_worker(
