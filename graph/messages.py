@@ -395,14 +395,6 @@ class MessageStore(Store):
             out.setdefault(r["topic_id"], []).append(message_from_props(r["m"]))
         return out
 
-    def mark_compacted(self, namespace: str, message_ids: Sequence[str], now: datetime) -> int:
-        """Mark messages compacted (they leave the buffer, they are never deleted)."""
-        records = self._run(
-            query("mark_messages_compacted"),
-            {"namespace": namespace, "message_ids": list(message_ids), "now": ensure_utc(now)},
-        )
-        return int(records[0]["marked"]) if records else 0
-
     def _read(self, name: str, **params: object) -> list[Message]:
         records = self._run(query(name), dict(params), read=True)
         return [message_from_props(r["m"]) for r in records]

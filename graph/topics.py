@@ -667,10 +667,6 @@ def text_need(search: PagedQuery, k: int) -> int:
     return k
 
 
-def _scored(record: Any, source: str) -> ScoredTopic:
-    return ScoredTopic(topic_from_props(record["t"]), float(record["score"]), source)
-
-
 def _window(since: datetime | None, until: datetime | None) -> dict[str, datetime | None]:
     s = ensure_utc(since, "since") if since is not None else None
     u = ensure_utc(until, "until") if until is not None else None

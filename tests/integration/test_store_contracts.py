@@ -21,7 +21,6 @@ from pydantic import BaseModel
 
 from graph.context import ContextStore, TextSearch
 from graph.events import EventStore
-from graph.messages import MessageStore
 from graph.models import (
     EdgeType,
     InProgress,
@@ -45,6 +44,7 @@ from sleepwake.sleep import Sleeper
 from sleepwake.wake import resume_plan
 from tests.conftest import T0
 from tests.fakes import FakeStores, HashEmbedder
+from tests.integration.stores import CompactingMessageStore
 
 EMBED = HashEmbedder()
 
@@ -85,7 +85,7 @@ def sides(driver: Driver) -> tuple[Side, Side]:
     return (
         Side(
             "neo4j",
-            MessageStore(driver),
+            CompactingMessageStore(driver),
             TopicStore(driver),
             EventStore(driver),
             SleepStore(driver),
