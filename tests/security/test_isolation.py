@@ -18,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from neo4j import Driver
 
+import graph.topic_search
 import graph.topics
 from api.settings import Settings
 from graph.context import ContextStore
@@ -122,7 +123,7 @@ def test_a_crowded_tenant_that_learnt_its_share_still_sees_only_its_own_topics(
     """The share of the vector index a crowded namespace learns (graph/index_share.py) sizes
     its later fetches only: bob's results stay his, exact and unchanged, and the counts (which
     include alice's topics) never reach a result."""
-    monkeypatch.setattr(graph.topics, "SCAN_MAX", 3)  # bob's 4 topics take the crowded path
+    monkeypatch.setattr(graph.topic_search, "SCAN_MAX", 3)  # bob's 4 topics take the crowded path
     store, bob, alice = TopicStore(driver), namespace, other_namespace
     seed_bob(store, embedder, bob)
     [query] = embedder.embed(["zanzibar merger plan"])
