@@ -154,7 +154,8 @@ class Conversation:
         batch) is not stored again and the stored one is returned; the same id on a different
         message is a ``Conflict``. New messages may not be older than the conversation's newest
         (``Conflict`` naming ``<where>.<i>.at``), except those whose time the server chose (no
-        ``at``, or ``movable``: an agent's turn), which move forward to it instead."""
+        ``at``, or ``movable``: an agent's turn), which move forward to it instead. The store
+        decides all this under the conversation's lock (``graph.messages.plan_append``)."""
         models = self.validate(namespace, items)
         server_time = {
             m.message_id for m, item in zip(models, items, strict=True) if movable or not item.at
