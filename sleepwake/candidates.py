@@ -33,7 +33,7 @@ EVENT_NOUNS = frozenset(
     barbecue bbq class workshop session""".split()
 )
 CONTINUATION_GAP = timedelta(minutes=30)
-MAX_FACT_CHARS = 1000
+MAX_CANDIDATE_FACT_CHARS = 1000
 MAX_ONE_LINER = 400
 # A message naming thousands of entities must not cost thousands squared: each candidate records
 # as co-entities only the first this-many entities of a message (a normal message names a few).
@@ -155,7 +155,7 @@ class SliceCandidates:
 
 def fact_text(message: Message, sentence: str) -> str:
     text = sentence if not message.speaker else f"{message.speaker}: {sentence}"
-    return text[:MAX_FACT_CHARS]
+    return text[:MAX_CANDIDATE_FACT_CHARS]
 
 
 def happened_at(sentence: str, at: datetime, tz: str) -> datetime | None:

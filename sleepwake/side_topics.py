@@ -22,7 +22,7 @@ from graph.models import Message
 from sleepwake.candidates import Candidate
 from sleepwake.policy import ANSWER_ROLES
 
-ASIDE_FACTS = 1  # a new topic of at most this many facts is a side remark
+SIDE_REMARK_FACTS = 1  # a new topic of at most this many facts is a side remark
 LONG_ANSWER_CHARS = 500  # a chat-assistant slice holds an answer this long
 
 
@@ -33,12 +33,12 @@ def with_assistant(piece: Sequence[Message]) -> bool:
 
 
 def is_remark(cand: Candidate) -> bool:
-    """A candidate of at most ``ASIDE_FACTS`` facts that corrects nothing. A remark's rule,
+    """A candidate of at most ``SIDE_REMARK_FACTS`` facts that corrects nothing. A remark's rule,
     number or open loop goes with its fact (``merge_candidate`` folds them too): in a long
     chat a one-fact "rule" is mostly a request about the answer ("Use the original table
     format", "Don't mention the ages") or a detail of the subject next to it ("I'd prefer a
     route that's relatively flat and has some shade" of a jogging plan)."""
-    return len(cand.facts) <= ASIDE_FACTS and not cand.corrected
+    return len(cand.facts) <= SIDE_REMARK_FACTS and not cand.corrected
 
 
 def fold_side_topics(
@@ -52,7 +52,7 @@ def fold_side_topics(
     ``targets`` holds per candidate (topic id, is new); ``sims`` the candidates' cosines;
     ``room`` how many facts each target topic may still take (a topic at its size cap takes no
     remark). A side remark is a candidate that alone makes a new topic of at most
-    ``ASIDE_FACTS`` facts. Returns the candidates (a folded one without its names as aliases),
+    ``SIDE_REMARK_FACTS`` facts. Returns the candidates (a folded one without its names as aliases),
     the targets, and the order to fold them in: the folded remarks last, so that the topic a
     remark joins is made by its own candidate, named by it. A remark with no target to go to
     stays a topic."""
