@@ -149,7 +149,7 @@ class SliceCandidates:
     per_message: dict[str, list[str]]  # message id -> candidate keys, in slice order
     extractions: dict[str, Extraction] = field(default_factory=dict)  # message id -> its own
     # message id -> the unit vector segmentation gave the turn (episode topics; else empty):
-    # a long candidate's vector is composed from them (sleepwake.sleep.candidate_vectors)
+    # a long candidate's vector is composed from them (sleepwake.topic_vectors.candidate_vectors)
     turn_vectors: dict[str, Sequence[float]] = field(default_factory=dict)
 
 

@@ -1,6 +1,6 @@
 """Sleep steps 5 and 7: fold a candidate into a topic, the event that records it, and utility.
 
-A one-liner the sleep composed from the topic's facts (``sleepwake.episodes.compose_one_liner``)
+A one-liner the sleep composed from the topic's facts (``sleepwake.one_liners.compose_one_liner``)
 follows them: when a merge adds facts it is composed again from the current ones, so a topic
 that grew over many sessions says what it holds now, not what its first episode said. One a
 person or a model wrote (it quotes no fact of the topic) is kept. Facts and open loops are de-duplicated, numbers are
