@@ -2,7 +2,8 @@
 
 ``SleepConfig`` groups policy (when to sleep, what stays as the tail), merge (matching a
 candidate to a topic, §8.1), formation (topic formation: episodes, heads, turn facts,
-one-liners, assembly), tiers (decay and hot/warm/cold), utility (what a sleep adds to a topic's utility, its edges, its wake packet)
+one-liners, assembly), extraction (how a slice's candidates are grouped), tiers (decay and
+hot/warm/cold), utility (what a sleep adds to a topic's utility, its edges, its wake packet)
 and subjects. ``Settings.sleep`` builds it from the environment with ``__`` as the nesting
 separator, e.g. ``SHERIFF_SLEEP__POLICY__TAIL_TURNS=8`` or ``SHERIFF_SLEEP__MERGE__THRESHOLD=4.5``;
 the sleep receives it from the composition root (``Sleeper(config=...)``), and the pure
@@ -287,6 +288,43 @@ class FormationConfig(BaseModel):
     )
 
 
+class ExtractionConfig(BaseModel):
+    """How the rule-based candidates of a slice are grouped (``sleepwake.candidates``) and a
+    side remark is told (``sleepwake.side_topics``)."""
+
+    model_config = _FROZEN
+
+    continuation_gap: timedelta = Field(
+        default=timedelta(minutes=30),
+        description="a turn naming nothing this soon after the last continues its subjects",
+    )
+    # an answer's rest (steps, lists, caveats) names dozens of things the talk is not about
+    answer_lead_sentences: int = Field(
+        default=3,
+        ge=1,
+        description="an answer's first sentences read for phrases: its opening names what it "
+        "answers, so a 2,000-character answer costs what a short turn does",
+    )
+    max_co_entities: int = Field(
+        default=24,
+        ge=0,
+        description="entities of a message a candidate records as co-mentioned: a message "
+        "naming thousands must not cost thousands squared",
+    )
+    max_entities_per_message: int = Field(
+        default=64,
+        ge=1,
+        description="candidates one message yields; its other sentences attach to those (a "
+        "pasted list of 10,000 names is not 10,000 topics)",
+    )
+    side_remark_facts: int = Field(
+        default=1,
+        ge=0,
+        description="chat: a new topic of this few facts is a side remark and joins a topic of "
+        "the sleep ('numbered format', 'web page' were topics)",
+    )
+
+
 class TiersConfig(BaseModel):
     """Decay and tiers (docs/sleep-and-wake.md, "Tiers and export")."""
 
@@ -364,6 +402,7 @@ class SleepConfig(BaseModel):
     policy: SleepPolicy = Field(default_factory=SleepPolicy)
     merge: MergeConfig = Field(default_factory=MergeConfig)
     formation: FormationConfig = Field(default_factory=FormationConfig)
+    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     tiers: TiersConfig = Field(default_factory=TiersConfig)
     utility: UtilityConfig = Field(default_factory=UtilityConfig)
     subjects: SubjectsConfig = Field(default_factory=SubjectsConfig)

@@ -107,12 +107,13 @@ def fold_remarks(
     targets: list[Target],
     sims: np.ndarray,
     pool: dict[str, PoolTopic],
-    weights: MergeConfig,
+    cfg: SleepConfig,
 ) -> tuple[list[Candidate], list[list[float]], list[Target]]:
     """In a chat with an assistant a side remark's candidate joins a topic of the sleep
     instead of making its own (``sleepwake.side_topics``); reordered to fold them last."""
-    room = {tid: weights.max_facts - pool[tid].facts for tid, _ in targets}
-    candidates, targets, order = fold_side_topics(candidates, targets, sims, room)
+    room = {tid: cfg.merge.max_facts - pool[tid].facts for tid, _ in targets}
+    remark = cfg.extraction.side_remark_facts
+    candidates, targets, order = fold_side_topics(candidates, targets, sims, room, remark)
     return (
         [candidates[k] for k in order],
         [vectors[k] for k in order],

@@ -223,7 +223,8 @@ class SleepRun:
         """Step 2: candidates, by the LLM extractor when one is configured, else by the rules
         and topic formation (``sleepwake.episodes``)."""
         extractions, self.report = self._extractions()
-        cands = build_candidates(self.piece, self.sleeper.tz, extractions)
+        tz, extraction = self.sleeper.tz, self.config.extraction
+        cands = build_candidates(self.piece, tz, extractions, extraction)
         # the LLM extractor names its topics itself (sleepwake/llm_extract); when any of its
         # chunks fell back, the slice takes the deterministic path whole
         if self.report["mode"] != "llm":
@@ -282,7 +283,7 @@ class SleepRun:
         )
         chosen = (candidates, vectors, targets)
         if self.chat:
-            chosen = fold_remarks(candidates, vectors, targets, sims, pool, merge)
+            chosen = fold_remarks(candidates, vectors, targets, sims, pool, self.config)
         existing = sorted({tid for tid, new in chosen[2] if not new})
         topics = self.sleeper.store.get_topics(self.namespace, existing)
         model = self.sleeper.embedder.model_name

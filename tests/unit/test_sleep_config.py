@@ -11,7 +11,15 @@ import pytest
 from pydantic import ValidationError
 
 from api.settings import Settings
-from sleepwake.config import DEFAULT, SleepConfig, SleepPolicy, UtilityConfig
+from graph.models import Message
+from sleepwake.candidates import build_candidates
+from sleepwake.config import (
+    DEFAULT,
+    ExtractionConfig,
+    SleepConfig,
+    SleepPolicy,
+    UtilityConfig,
+)
 from tests.fakes.pipelines import T0, wire
 
 SLEPT = T0 + timedelta(hours=1)
@@ -30,7 +38,9 @@ def test_nested_sleep_settings_come_from_the_environment(monkeypatch: pytest.Mon
     monkeypatch.setenv("SHERIFF_SLEEP__POLICY__IDLE_GAP", "PT2H")
     monkeypatch.setenv("SHERIFF_SLEEP__FORMATION__MAX_TURNS", "20")
     monkeypatch.setenv("SHERIFF_SLEEP__MERGE__THRESHOLD", "4.5")
+    monkeypatch.setenv("SHERIFF_SLEEP__EXTRACTION__CONTINUATION_GAP", "00:10:00")
     config = Settings().sleep_config()
+    assert config.extraction.continuation_gap == timedelta(minutes=10)
     assert config.policy.tail_turns == 8
     assert config.policy.idle_gap == timedelta(hours=2)
     assert config.formation.max_turns == 20
@@ -116,3 +126,13 @@ def test_a_policy_and_a_config_together_are_refused() -> None:
         type(m.sleeper)(
             m.stores.messages, m.stores.sleep, m.embedder, SleepPolicy(), config=SleepConfig()
         )
+
+
+def test_the_extraction_section_bounds_the_candidates_of_a_message() -> None:
+    said = Message(
+        namespace="ns", role="user", at=T0,
+        content="Anna, Mel and Rosa booked the lake house, the caterer and the violin quartet.",
+    )  # fmt: skip
+    found = build_candidates([said]).candidates
+    one = build_candidates([said], cfg=ExtractionConfig(max_entities_per_message=1)).candidates
+    assert len(found) > 1 and len(one) == 1
