@@ -228,11 +228,8 @@ class SleepRun:
         # the LLM extractor names its topics itself (sleepwake/llm_extract); when any of its
         # chunks fell back, the slice takes the deterministic path whole
         if self.report["mode"] != "llm":
-            embed = self.sleeper.embedder.embed
-            formation = self.config.formation
-            cands = form_topics(
-                self.piece, cands, cands.extractions, embed, self.sleeper.tz, formation
-            )
+            embed, formation = self.sleeper.embedder.embed, self.config.formation
+            cands = form_topics(self.piece, cands, cands.extractions, embed, tz, formation)
         self.cands = cands
         self._done("extract")
 
@@ -261,10 +258,9 @@ class SleepRun:
         """Step 4: communities of co-mentioned and similar candidates."""
         cands = self.cands
         by_key = {c.key: v for c, v in zip(cands.candidates, self.vectors, strict=True)}
-        subjects = compute_subjects(
+        self.subjects = compute_subjects(
             cands.candidates, cands.per_message, by_key, self.config.subjects
         )
-        self.subjects = subjects
         self._done("subjects")
 
     def match(self) -> None:
