@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-import pytest
 
 from graph.models import Fact, Message
 from sleepwake import episodes, heads, segments
@@ -88,9 +87,7 @@ def test_specific_repeated_phrases_outrank_names_and_generic_words() -> None:
     assert said > shown
 
 
-def test_the_one_liner_is_what_was_done_not_a_reaction_to_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_one_liner_is_what_was_done_not_a_reaction_to_it() -> None:
     assert is_reaction("Caroline: Glad your son is okay, Melanie.")
     assert not is_reaction("Melanie: My son got into an accident; you would have been scared.")
     texts = [
