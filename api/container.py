@@ -157,9 +157,8 @@ class Container:
             self.messages,
             self.sleep_store,
             self.embedder,
-            self.policy,
-            self.settings.timezone,
-            weights=self.settings.merge,
+            tz=self.settings.timezone,
+            config=self.settings.sleep_config().model_copy(update={"policy": self.policy}),
             extractor=self.extractor,
         )
 

@@ -29,12 +29,13 @@ from skills import requests as skill_requests
 from skills import routing
 from skills.debug import tracebacks
 from sleepwake import extract
-from sleepwake.candidates import MAX_ENTITIES_PER_MESSAGE, build_candidates
+from sleepwake.candidates import EXTRACTION, build_candidates
 from tests.integration.api_support import api_client, bearer, new_key
 from text import english, timephrases
 
 GUARD_S = 60  # each input below took 30-130 s before the fix and takes seconds now
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+MAX_ENTITIES_PER_MESSAGE = EXTRACTION.max_entities_per_message
 
 
 class GuardTripped(Exception):
