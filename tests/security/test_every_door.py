@@ -86,10 +86,12 @@ def _rest(door: Door) -> None:
             "facts": [{"text": f"the key is {OPENAI}"}, {"text": f"old pem\n{PEM}"}],
             "skill_refs": [f"deploy-with-{GITHUB}"],
             "artifact_refs": [f"postgres://billing:{URL_PASSWORD}@db.internal/app"]}))  # fmt: skip
+        assert _leaks(json.dumps(topic)) == []  # the answer is the topic as stored
         path = f"/v1/topics/{topic['topic_id']}/facts"
         first, second = (f["fact_id"] for f in topic["facts"])
-        _ok(http.post(f"{path}/{first}/correct", json={"text": f"the key is now {JWT}",
-                                                       "reason": PASSWORD_LINE}))  # fmt: skip
+        corrected = _ok(http.post(f"{path}/{first}/correct", json={
+            "text": f"the key is now {JWT}", "reason": PASSWORD_LINE}))  # fmt: skip
+        assert _leaks(json.dumps(corrected)) == []
         _ok(http.post(f"{path}/{second}/retract", json={"reason": f"leaked {AWS_ID}"}))
         _ok(http.post("/v1/tools/topics_upsert", json={"arguments": {
             "name": "Deploy credentials", "facts": [f"token {GITHUB}", PASSWORD_LINE],
