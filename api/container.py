@@ -320,7 +320,7 @@ class Container:
                 self.topics, self.events, self.search, self.embedder, self.windows, self.redactor
             ),
             conversation=ConversationService(self.conversation, self.messages),
-            context=ContextService(self.context),
+            context=ContextService(self.context, self.redactor),
             sleepwake=SleepWakeService(
                 self.sleeper, self.waker, self.sleep_store, self.sleep_queue, SystemClock()
             ),
