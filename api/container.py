@@ -41,6 +41,7 @@ from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
 from service.facts import FactService
 from service.forget import ForgetReport, ForgetService
+from service.import_ids import server_key
 from service.importer import ImportService
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.services import Services
@@ -317,7 +318,7 @@ class Container:
                 self.topics, self.events, self.search, self.embedder, self.windows, self.redactor
             ),
             conversation=ConversationService(self.conversation, self.messages),
-            context=ContextService(self.context),
+            context=ContextService(self.context, self.redactor),
             sleepwake=SleepWakeService(
                 self.sleeper, self.waker, self.sleep_store, self.sleep_queue, SystemClock()
             ),
@@ -383,7 +384,8 @@ class Container:
     @cached_property
     def importer(self) -> ImportService:
         return ImportService(self.transfer_store, self.messages, self.topics, self.sleep_store,
-                             self.embedder, self.clock)  # fmt: skip
+                             self.embedder, self.clock, id_key=server_key(self.settings.home),
+                             redactor=self.redactor)  # fmt: skip
 
     @cached_property
     def chatgpt(self) -> ChatGPTImporter:

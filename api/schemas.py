@@ -24,21 +24,20 @@ from graph.validation import (
     MAX_INT,
     Ident,
     JsonObject,
-    Key,
     LinkWeight,
     LongText,
     MessageText,
     Name,
+    NumberIn,
     OneLiner,
     Phrase,
     QueryText,
     Ref,
-    ShortText,
     Speaker,
+    StatementIn,
     Time,
     ToolCalls,
     TopicId,
-    Unit,
     utf8,
 )
 
@@ -50,7 +49,6 @@ def _upper(value: Any) -> Any:
 Plain = AfterValidator(utf8)
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Edge = Annotated[EdgeType, BeforeValidator(_upper)]
-SourceIds = Annotated[list[Ident], Field(default_factory=list, max_length=500)]
 
 
 class _In(BaseModel):
@@ -182,20 +180,12 @@ class ContextPublic(BaseModel):
 
 
 # -- topics ---------------------------------------------------------------------------------------
-class FactCreate(_In):
-    text: ShortText
-    at: Time | None = None
-    source_message_ids: SourceIds
+class FactCreate(StatementIn):
+    """A fact or an open loop (the same model an import's lines use)."""
 
 
-class NumberCreate(_In):
-    key: Key
-    value: Finite
-    unit: Unit | None = None
-    at: Time
-    source: Literal["doc", "user", "tool", "assistant"] = "user"
-    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
-    source_message_ids: SourceIds
+class NumberCreate(NumberIn):
+    """A typed number (the same model an import's lines use)."""
 
 
 class _TopicFields(_In):

@@ -151,9 +151,10 @@ class FactService:
         reason: str,
     ) -> FactChange:
         closed: list[Fact] = []
+        why = redact(reason)[:300]  # the answer shows it as stored (the store redacts it too)
 
         def change(topic: Topic) -> tuple[Topic, list[float] | None]:
-            updated, old = close_fact(topic, fact_id, when, replacement, reason[:300])
+            updated, old = close_fact(topic, fact_id, when, replacement, why)
             closed[:] = [old]
             return reembedded(self.embedder, [(updated, topic)])[0]
 
