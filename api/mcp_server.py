@@ -33,7 +33,6 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.shared.exceptions import MCPError
-from neo4j.exceptions import ServiceUnavailable, SessionExpired
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
@@ -271,14 +270,12 @@ def _ok(output: Any) -> types.CallToolResult:
 
 
 def _failed(name: str, exc: Exception) -> types.CallToolResult:
-    """The tool error for ``exc``: the body and status REST's error handlers would give."""
+    """The tool error for ``exc``: the body and status REST's error handlers would give (a
+    database error comes as the product's own: graph/ translates the driver's)."""
     if isinstance(exc, SheriffError):
         status, body = status_of(exc), error_body(type(exc).__name__, str(exc))
         if status >= 500:
             log.error("mcp tool %s failed: %s", name, exc, exc_info=exc)
-    elif isinstance(exc, ServiceUnavailable | SessionExpired):
-        log.error("Neo4j unavailable: %s", exc)
-        status, body = 503, error_body("Neo4jUnavailable", "the database is not reachable")
     else:
         log.error("mcp tool %s raised", name, exc_info=exc)
         status, body = 500, error_body("InternalError", "internal error; see the server log")
