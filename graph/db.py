@@ -168,7 +168,9 @@ class Retry:
     each time up to ``cap``, scaled by a random factor in [0.5, 1.5) so that the two sides of a
     deadlock do not meet again, for as long as a retry still starts within ``window`` seconds of
     the first attempt. The window sits well inside a request's deadline budget (api/deadline.py,
-    3 s) and matches the driver's own retry time (``Timeouts.retry``). Time is injected."""
+    3 s) and is the driver's default retry time (``Timeouts.retry``). A read that lost its
+    connection is retried the same way (a refused connection: ~6 tries in the second). Time is
+    injected."""
 
     window: float = 1.0
     first: float = 0.02
