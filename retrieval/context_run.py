@@ -251,6 +251,8 @@ class ContextRun:
         )
 
     def _apply_policy(self, decision: ConsultDecision, candidates: list[Candidate]) -> None:
+        """Block what the policy holds back: every candidate of an implicit request that
+        skips, and what the session's suppression holds (never for an explicit search)."""
         request_class = self.plan.cls
         if request_class is RequestClass.IMPLICIT and decision.band == "skip":
             for c in candidates:
@@ -295,6 +297,7 @@ class ContextRun:
         skills: list[dict[str, Any]],
         routing: SkillRouting,
     ) -> ContextResult:
+        """The typed answer: what was packed, why (consult, triggers, trace) and the timings."""
         plan, window = self.plan, self.plan.window
         consulted: ConsultReport = {
             "confidence": decision.confidence,

@@ -28,6 +28,8 @@ from text.timephrases import TimeWindow
 
 @dataclass
 class Plan:
+    """One request's plan (``ContextRun.make_plan``); the search step may widen it to deep."""
+
     tail: list[Message]
     window: TimeWindow | None
     triggers: list[str]
