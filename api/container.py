@@ -287,18 +287,16 @@ class Container:
             self.topics,
             self.messages,
             self.search,
-            self.windows.history,
-            self.settings.timezone,
-            config=self.settings.retrieval,
-            skill_router=self.route_skills,
-            suppression=self.suppression,
-            start=ContextStore(
+            ContextStore(
                 self.driver,
                 self.settings.neo4j_database,
                 skills_namespace=self.skill_settings.namespace,
                 messages=self.messages,
                 topics=self.topics,
             ),
+            self.settings.timezone,
+            config=self.settings.retrieval,
+            skill_router=self.route_skills,
         )
 
     @cached_property

@@ -338,7 +338,7 @@ class SleepStoreProtocol(Protocol):
 
 class SuppressionStoreProtocol(Protocol):
     """The session suppression state every API worker shares (``graph.suppression.
-    SuppressionStore``; in one process ``retrieval.suppression.LocalSuppression``)."""
+    SuppressionStore``; the in-memory fake ``tests.fakes.suppression.LocalSuppression``)."""
 
     def load(self, namespace: str, session_id: str, now: datetime) -> SessionState:
         """The session's state at ``now`` (empty when unknown or expired)."""

@@ -88,6 +88,6 @@ def wire(
         search=search,
         waker=Waker(stores.sleep, stores.messages, search, policy),
         context=ContextBuilder(
-            stores.topics, stores.messages, search, sleep_history(stores), start=stores.context
+            stores.topics, stores.messages, search, stores.context
         ),  # the reads before the search in one call, as the composition root wires it
     )

@@ -19,6 +19,7 @@ from graph.context import ContextStore, finish_query
 from graph.cypher import query
 from graph.suppression import Retention, SessionState, SessionTurn
 from retrieval.context import ContextBuilder
+from tests.fakes.context import SeparateReads
 from tests.fakes.pipelines import sleep_history
 from tests.unit.test_context_unit import IMPLICIT, NOW, build, remembered, topic_ids
 
@@ -45,8 +46,9 @@ def test_a_failing_suppression_turn_keeps_the_context_and_the_use_mark(
     m = remembered()
     stores = m.stores
     m.context = ContextBuilder(
-        stores.topics, stores.messages, m.search, sleep_history(stores),
-        suppression=BrokenSuppression(),
+        stores.topics, stores.messages, m.search,
+        SeparateReads(stores.topics, stores.messages, stores.events, sleep_history(stores),
+                      BrokenSuppression()),
     )  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="retrieval.context"):
         result = build(m, IMPLICIT, session_id="s1")
