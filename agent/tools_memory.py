@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from agent.tools import Tool, ToolContext, _Params
-from graph.validation import Ident, ShortText, TopicId
+from graph.validation import Ident, Reason, ShortText, TopicId
 from service.services import Services
 
 
@@ -44,7 +44,7 @@ class FactsCorrect(_Params):
 class FactsRetract(_Params):
     topic_id: TopicId
     fact_id: TopicId = Field(description="a fact_id from topics_get")
-    reason: str | None = Field(default=None, max_length=300)
+    reason: Reason | None = Field(default=None, description="why (kept with the fact)")
 
 
 class TopicsHistory(_Params):

@@ -41,6 +41,7 @@ from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
 from service.facts import FactService
 from service.forget import ForgetReport, ForgetService
+from service.import_ids import server_key
 from service.import_pacing import Pacing
 from service.importer import ImportService
 from service.memory import ContextService, ConversationService, SleepWakeService
@@ -158,9 +159,8 @@ class Container:
             self.messages,
             self.sleep_store,
             self.embedder,
-            self.policy,
-            self.settings.timezone,
-            weights=self.settings.merge,
+            tz=self.settings.timezone,
+            config=self.settings.sleep_config().model_copy(update={"policy": self.policy}),
             extractor=self.extractor,
         )
 
@@ -175,8 +175,7 @@ class Container:
         background = self.settings.sleep_mode == "background"
         queue = SleepScheduler(self.sleep_queue, SystemClock()) if background else None
         return Conversation(
-            self.messages, self.sleeper, self.clock, self.policy, redactor=self.redactor,
-            queue=queue,
+            self.messages, self.sleeper, self.clock, self.policy, queue=queue,
         )  # fmt: skip
 
     def sleep_worker(
@@ -289,18 +288,16 @@ class Container:
             self.topics,
             self.messages,
             self.search,
-            self.windows.history,
-            self.settings.timezone,
-            config=self.settings.retrieval,
-            skill_router=self.route_skills,
-            suppression=self.suppression,
-            start=ContextStore(
+            ContextStore(
                 self.driver,
                 self.settings.neo4j_database,
                 skills_namespace=self.skill_settings.namespace,
                 messages=self.messages,
                 topics=self.topics,
             ),
+            self.settings.timezone,
+            config=self.settings.retrieval,
+            skill_router=self.route_skills,
         )
 
     @cached_property
@@ -320,7 +317,7 @@ class Container:
                 self.topics, self.events, self.search, self.embedder, self.windows, self.redactor
             ),
             conversation=ConversationService(self.conversation, self.messages),
-            context=ContextService(self.context),
+            context=ContextService(self.context, self.redactor),
             sleepwake=SleepWakeService(
                 self.sleeper, self.waker, self.sleep_store, self.sleep_queue, SystemClock()
             ),
@@ -388,7 +385,8 @@ class Container:
         s = self.settings
         pacing = Pacing(s.import_batch_records, s.import_pause_ratio, niceness=s.import_niceness)
         return ImportService(self.transfer_store, self.messages, self.topics, self.sleep_store,
-                             self.embedder, self.clock, pacing=pacing)  # fmt: skip
+                             self.embedder, self.clock, id_key=server_key(self.settings.home),
+                             redactor=self.redactor, pacing=pacing)  # fmt: skip
 
     @cached_property
     def chatgpt(self) -> ChatGPTImporter:

@@ -22,6 +22,11 @@ are safe to retry are cut: a route whose repeat would apply a change twice (crea
 adding link weight, a model turn, a tool or skill run, an import, a synchronous sleep, an append
 of messages without ``external_id``) claims ``exempt`` before it writes anything and is bounded
 by the driver's timeouts only. docs/api.md lists which routes are which.
+
+A write or read that Neo4j refuses as transient (a deadlock with a concurrent request, a lock
+it could not grant) is no outage and never reaches this deadline as one: graph/ retries it with
+a jittered back-off for at most ``graph.db.RETRY.window`` (1 s), well inside ``budget``, and
+answers 409 ``Contended`` if it still does not get through (``graph.db.translate``).
 """
 
 from __future__ import annotations

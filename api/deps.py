@@ -64,10 +64,6 @@ def _services(request: Request) -> Services:
     return _container(request).services
 
 
-async def get_services(request: Request) -> Services:
-    return _services(request)
-
-
 async def get_topics(request: Request) -> TopicService:
     return _services(request).topics
 

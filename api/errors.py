@@ -2,9 +2,13 @@
 
 ``SheriffError`` subclasses map to their status here (one table); request validation errors list
 each bad field as ``location.path: message``; 401 carries ``WWW-Authenticate: Bearer``; anything
-unexpected is logged with its traceback and answered 500 without internals. A database that cannot
-be reached (or whose commit outcome is unknown) is 503 with ``Retry-After``, so clients know to
-retry; appends are idempotent by ``external_id``, so retrying one is safe.
+unexpected is logged with its traceback and answered 500 without internals. Driver errors never
+reach this module: graph/ raises the product's errors for them (``graph.db.translate``). A
+database that cannot be reached (or whose commit outcome is unknown) is 503 with ``Retry-After``,
+its detail saying which, and trips the app's probe; only that is a 503. A write Neo4j kept
+refusing as transient (a deadlock retried past its window) is 409 ``Contended`` with
+``Retry-After``; anything else the database refused is 500 ``DatabaseFailed``. Appends are
+idempotent by ``external_id``, so retrying one is safe.
 """
 
 from __future__ import annotations
@@ -16,13 +20,6 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from neo4j.exceptions import (
-    ConnectionPoolError,
-    DatabaseUnavailable,
-    ServiceUnavailable,
-    SessionExpired,
-    TransientError,
-)
 from starlette.exceptions import HTTPException
 
 from agent.loop import AgentUnavailable, LoopError
@@ -32,6 +29,8 @@ from api.probe import RETRY_AFTER_S
 from graph.errors import (
     AlreadyRunning,
     Conflict,
+    Contended,
+    DatabaseFailed,
     EmbeddingUnavailable,
     Neo4jUnavailable,
     NotFound,
@@ -49,6 +48,7 @@ STATUS: dict[type[SheriffError], int] = {
     ValidationFailed: 422,
     NotFound: 404,
     VersionConflict: 409,
+    Contended: 409,
     Conflict: 409,
     AlreadyRunning: 409,
     Neo4jUnavailable: 503,
@@ -58,6 +58,7 @@ STATUS: dict[type[SheriffError], int] = {
     ToolRefused: 403,
     ToolFailed: 422,
     ToolUnavailable: 503,
+    DatabaseFailed: 500,
 }
 _HTTP_KINDS = {
     400: "BadRequest",
@@ -92,18 +93,28 @@ def field_errors(exc: RequestValidationError) -> list[dict[str, str]]:
     return out
 
 
-async def _sheriff_error(_: Request, exc: Exception) -> JSONResponse:
+async def _sheriff_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, SheriffError)
     status = status_of(exc)
     if status >= 500:
         log.error("request failed: %s", exc, exc_info=exc)
-    headers = AUTH_HEADERS if status == 401 else RETRY_HEADERS if status == 503 else None
+    if isinstance(exc, Neo4jUnavailable):  # later requests fail fast until Neo4j answers
+        probe = getattr(request.app.state, "neo4j_probe", None)
+        if probe is not None:
+            probe.trip()
     extra: dict[str, Any] = {}
     field = getattr(exc, "field", None)
     if field is not None:  # the input at fault, named as schema errors name it
         extra["fields"] = [{"field": field, "message": str(exc), "type": type(exc).__name__}]
     body = error_body(type(exc).__name__, str(exc), **extra)
-    return JSONResponse(body, status, headers=headers)
+    return JSONResponse(body, status, headers=headers_of(exc, status))
+
+
+def headers_of(exc: SheriffError, status: int) -> dict[str, str] | None:
+    """``WWW-Authenticate`` on a 401, ``Retry-After`` on a 503 or a ``Contended`` 409."""
+    if status == 401:
+        return AUTH_HEADERS
+    return RETRY_HEADERS if status == 503 or isinstance(exc, Contended) else None
 
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
@@ -133,24 +144,6 @@ def _not_utf8(cause: UnicodeDecodeError) -> JSONResponse:
     return JSONResponse(error_body("ValidationFailed", f"body: {message}", fields=[field]), 422)
 
 
-async def _database_down(request: Request, exc: Exception) -> JSONResponse:
-    """The driver gave up (server gone or starting, no pooled connection in time, a transient
-    error retried too long, commit outcome unknown): 503 and a retry hint, never a 500. When
-    Neo4j itself is out of reach, the app's probe trips: later requests fail fast (api.probe)."""
-    log.error("Neo4j unavailable: %s", exc)
-    probe = getattr(request.app.state, "neo4j_probe", None)
-    if probe is not None and _unreachable(exc):
-        probe.trip()
-    body = error_body("Neo4jUnavailable", "the database is not reachable; retry shortly")
-    return JSONResponse(body, 503, headers=RETRY_HEADERS)
-
-
-def _unreachable(exc: Exception) -> bool:
-    """Neo4j out of reach (not e.g. a deadlock retried too long, which is a 503 as well)."""
-    reach = (ServiceUnavailable, SessionExpired, ConnectionPoolError, DatabaseUnavailable)
-    return isinstance(exc, reach)
-
-
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
     log.error("unhandled error", exc_info=exc)
     return JSONResponse(error_body("InternalError", "internal error; see the server log"), 500)
@@ -161,8 +154,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(SheriffError, _sheriff_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(ServiceUnavailable, _database_down)
-    app.add_exception_handler(SessionExpired, _database_down)
-    app.add_exception_handler(ConnectionPoolError, _database_down)
-    app.add_exception_handler(TransientError, _database_down)  # e.g. a database still starting
     app.add_exception_handler(Exception, _unexpected)

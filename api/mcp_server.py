@@ -33,7 +33,6 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.shared.exceptions import MCPError
-from neo4j.exceptions import ServiceUnavailable, SessionExpired
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
@@ -112,16 +111,40 @@ def _input_schema(params: type[BaseModel]) -> str:
     return json.dumps(inline(schema))
 
 
+# What each tool does to the memory, as MCP's annotations say it (a tool not listed in a set is
+# not so): a read-only tool changes nothing; a destructive one may delete or overwrite what is
+# stored (anything else only adds, or keeps the old as history); an idempotent one, called again
+# with the same arguments, changes nothing more. tests/unit/test_mcp_annotations.py checks
+# every offered tool is judged here.
+BOOKKEEPING = {  # reads that record that they happened: not read-only, nothing lost
+    "memory_context",  # marks the packed topics used and counts the session's turn
+    "memory_wake",  # records when the memory woke
+}
+DESTRUCTIVE = {
+    "memory_forget",  # deletes topics, messages, events for real
+    "memory_sleep",  # compacts the conversation, merges and rewrites topics, archives
+    "topics_upsert",  # replaces a topic's one-liner
+    "skills_run",  # a skill may use tools that overwrite (when the operator allows them)
+}
+IDEMPOTENT = {
+    "memory_forget",  # what is gone stays gone; a second call finds nothing
+    "facts_retract",  # a retracted fact stays retracted (again: a conflict, nothing changed)
+    "facts_correct",  # the corrected fact is closed: correcting it again is a conflict
+}
+
+
 def mcp_tool(tool: Tool) -> types.Tool:
-    """The MCP description of one registry tool."""
+    """The MCP description of one registry tool, its annotations from what it does."""
+    read_only = not tool.writes and tool.name not in BOOKKEEPING
     return types.Tool(
         name=tool.name,
         title=TITLES.get(tool.name),
         description=tool.description,
         input_schema=input_schema(tool.params),
         annotations=types.ToolAnnotations(
-            read_only_hint=not tool.writes,
-            destructive_hint=False,  # nothing is deleted; writes add or are versioned
+            read_only_hint=read_only,
+            destructive_hint=tool.name in DESTRUCTIVE,
+            idempotent_hint=read_only or tool.name in IDEMPOTENT,
             open_world_hint=tool.name == "skills_run",  # a skill may call a model
         ),
     )
@@ -271,14 +294,12 @@ def _ok(output: Any) -> types.CallToolResult:
 
 
 def _failed(name: str, exc: Exception) -> types.CallToolResult:
-    """The tool error for ``exc``: the body and status REST's error handlers would give."""
+    """The tool error for ``exc``: the body and status REST's error handlers would give (a
+    database error comes as the product's own: graph/ translates the driver's)."""
     if isinstance(exc, SheriffError):
         status, body = status_of(exc), error_body(type(exc).__name__, str(exc))
         if status >= 500:
             log.error("mcp tool %s failed: %s", name, exc, exc_info=exc)
-    elif isinstance(exc, ServiceUnavailable | SessionExpired):
-        log.error("Neo4j unavailable: %s", exc)
-        status, body = 503, error_body("Neo4jUnavailable", "the database is not reachable")
     else:
         log.error("mcp tool %s raised", name, exc_info=exc)
         status, body = 500, error_body("InternalError", "internal error; see the server log")

@@ -25,9 +25,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from neo4j.exceptions import DriverError, Neo4jError
-
 from api.limits import ASGIApp, Receive, Scope, Send
+from graph.errors import SheriffError
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +131,7 @@ class Neo4jProbe:
         try:
             server, indexes = self._ask()
             state: State = {"state": "up", "server": server, "indexes": indexes}
-        except (DriverError, Neo4jError, OSError) as exc:
+        except (SheriffError, OSError) as exc:  # graph/ translates the driver's errors
             state = {"state": "down", "error": str(exc) or type(exc).__name__}
         if generation == self._generation:
             self._last = (self._clock(), state)

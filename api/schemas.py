@@ -24,23 +24,24 @@ from graph.validation import (
     MAX_INT,
     Ident,
     JsonObject,
-    Key,
     LinkWeight,
     LongText,
     MessageText,
     Name,
+    NumberIn,
     OneLiner,
     Phrase,
     QueryText,
     Ref,
-    ShortText,
     Speaker,
+    StatementIn,
     Time,
     ToolCalls,
     TopicId,
-    Unit,
     utf8,
 )
+from retrieval.context_result import ConsultReport, ContextResult, SkillRouting
+from retrieval.packer import ContextItem, TraceEntry
 
 
 def _upper(value: Any) -> Any:
@@ -50,7 +51,6 @@ def _upper(value: Any) -> Any:
 Plain = AfterValidator(utf8)
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Edge = Annotated[EdgeType, BeforeValidator(_upper)]
-SourceIds = Annotated[list[Ident], Field(default_factory=list, max_length=500)]
 
 
 class _In(BaseModel):
@@ -149,19 +149,19 @@ class ContextPublic(BaseModel):
     """The memory context for one message, ready to put in front of the model."""
 
     context_text: str = Field(description="the packed context, Markdown, within the budget")
-    items: list[dict[str, Any]] = Field(
+    items: list[ContextItem] = Field(
         description="what was packed: record_id, kind, layer (L0/L1/L2), title, reason_label, "
         "reason_summary, durable_summary, provenance.source_ids (message or external ids), "
         "freshness, score"
     )
     skills: list[dict[str, Any]] = Field(description="skill manifests routed to this message")
-    skill_routing: dict[str, Any] = Field(description="intent, mode, triggers and trace")
+    skill_routing: SkillRouting = Field(description="intent, mode, triggers and trace")
     request_class: Literal["A", "B", "C"] = Field(
         description="A explicit (always injected), B implicit (injected when confident), C none"
     )
     triggers: list[str] = Field(description="deep-retrieval triggers that fired (spec §5.2)")
     deep: bool = Field(description="deep retrieval ran (K=20, graph expansion, time window)")
-    consult: dict[str, Any] = Field(
+    consult: ConsultReport = Field(
         description="confidence, band and its components; personal_request: why the message "
         "is a personal request (advice, a question about the user's own life); raised_by: what "
         "raised the band to its floor (docs/retrieval.md)"
@@ -173,29 +173,31 @@ class ContextPublic(BaseModel):
         "best_text (docs/retrieval.md)",
     )
     degraded: bool = Field(description="the embedder was unavailable: lexical results only")
-    trace: list[dict[str, Any]] | None = Field(
+    trace: list[TraceEntry] | None = Field(
         description="with trace=true: every candidate with score components and decision"
     )
     used_tokens: int
     budget: int
     timings_ms: dict[str, float]
 
+    @classmethod
+    def of(cls, result: ContextResult, trace: bool) -> ContextPublic:
+        """The answer of a built context: its typed fields as they are (no dump and
+        revalidation), the window as the API shows one, the trace only when asked for."""
+        fields = {name: getattr(result, name) for name in cls.model_fields}
+        window = result.time_window
+        fields["time_window"] = WindowPublic.model_validate(window) if window else None
+        fields["trace"] = result.trace if trace else None
+        return cls.model_construct(**fields)
+
 
 # -- topics ---------------------------------------------------------------------------------------
-class FactCreate(_In):
-    text: ShortText
-    at: Time | None = None
-    source_message_ids: SourceIds
+class FactCreate(StatementIn):
+    """A fact or an open loop (the same model an import's lines use)."""
 
 
-class NumberCreate(_In):
-    key: Key
-    value: Finite
-    unit: Unit | None = None
-    at: Time
-    source: Literal["doc", "user", "tool", "assistant"] = "user"
-    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
-    source_message_ids: SourceIds
+class NumberCreate(NumberIn):
+    """A typed number (the same model an import's lines use)."""
 
 
 class _TopicFields(_In):

@@ -3,15 +3,9 @@ services' own models (``ForgetReport``, ``FactChange``, ``TopicHistory``, ``Impo
 
 from __future__ import annotations
 
-from typing import Annotated
+from pydantic import BaseModel, ConfigDict, Field
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
-
-from api.schemas import Plain, SourceIds
-from graph.validation import Phrase, ShortText, Time
-
-Reason = Annotated[str, StringConstraints(min_length=1, max_length=300, strip_whitespace=True),
-                   Plain]  # fmt: skip
+from graph.validation import Phrase, Reason, ShortText, SourceIds, Time
 
 
 class _In(BaseModel):

@@ -7,6 +7,8 @@ everything else uses the ``SHERIFF_`` prefix.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
@@ -18,9 +20,10 @@ from graph.db import Timeouts
 from graph.redaction import CustomPattern, load_patterns
 from graph.server import LocalNeo4j, ServerConfig
 from retrieval.config import RetrievalConfig
-from sleepwake.matching import MergeConfig
-from sleepwake.policy import SleepPolicy
+from sleepwake.config import MergeConfig, SleepConfig, SleepPolicy
 from sleepwake.worker import RetryPolicy
+
+log = logging.getLogger(__name__)
 
 
 class Settings(BaseSettings):
@@ -128,9 +131,9 @@ class Settings(BaseSettings):
         default_factory=RetrievalConfig,
         description="retrieval tuning (docs/retrieval.md), e.g. SHERIFF_RETRIEVAL__SEARCH__RRF_K",
     )
-    merge: MergeConfig = Field(
-        default_factory=MergeConfig,
-        description="sleep's merge score (docs/sleep-and-wake.md), e.g. SHERIFF_MERGE__THRESHOLD",
+    sleep: SleepConfig = Field(
+        default_factory=SleepConfig,
+        description="sleep tuning (docs/sleep-and-wake.md), e.g. SHERIFF_SLEEP__MERGE__THRESHOLD",
     )
     redact_patterns: dict[str, str] = Field(
         default_factory=dict,
@@ -144,9 +147,6 @@ class Settings(BaseSettings):
         default="background",
         description="background: appends queue sleeps for the sleep workers (sheriff up runs "
         "one, sheriff worker more); inline: the append that fills the buffer sleeps itself",
-    )
-    sleep_lease_seconds: float = Field(
-        default=60.0, ge=1.0, description="a sleep's lease; a heartbeat renews it every third"
     )
     sleep_poll_seconds: float = Field(
         default=1.0, gt=0, description="how often an idle sleep worker looks for due sleeps"
@@ -162,19 +162,18 @@ class Settings(BaseSettings):
         default=600.0, ge=0, description="wait after a failed series before trying again"
     )
 
-    context_budget_tokens: int = 8000
-    sleep_buffer_share: float = 0.6
-    tail_turns: int = 12
-    tail_share: float = Field(
-        default=0.25,
-        gt=0.0,
-        le=1.0,
-        description="the tail holds at most this share of the buffer threshold in tokens "
-        "(never fewer than the last two turns): long turns leave a short tail",
-    )
-    idle_gap_hours: float = 6.0
-    fresh_window_hours: float = 12.0
-    wake_silence_hours: float = Field(default=6.0, gt=0)
+    # Deprecated flat names of sleep settings, read for one more release (a warning says the
+    # new name): SHERIFF_CONTEXT_BUDGET_TOKENS is SHERIFF_SLEEP__POLICY__CONTEXT_BUDGET_TOKENS...
+    # (``_LEGACY_POLICY``), SHERIFF_MERGE__X is SHERIFF_SLEEP__MERGE__X.
+    context_budget_tokens: int | None = Field(default=None, ge=500, description="deprecated")
+    sleep_buffer_share: float | None = Field(default=None, gt=0, le=1, description="deprecated")
+    tail_turns: int | None = Field(default=None, ge=0, le=200, description="deprecated")
+    tail_share: float | None = Field(default=None, gt=0.0, le=1.0, description="deprecated")
+    idle_gap_hours: float | None = Field(default=None, description="deprecated")
+    fresh_window_hours: float | None = Field(default=None, description="deprecated")
+    wake_silence_hours: float | None = Field(default=None, gt=0, description="deprecated")
+    sleep_lease_seconds: float | None = Field(default=None, ge=1.0, description="deprecated")
+    merge: MergeConfig | None = Field(default=None, description="deprecated")
 
     @model_validator(mode="after")
     def _check_redact_patterns(self) -> Settings:
@@ -182,21 +181,26 @@ class Settings(BaseSettings):
         self.redaction_patterns()
         return self
 
+    @model_validator(mode="after")
+    def _check_sleep(self) -> Settings:
+        """Deprecated sleep names still set are warned about, and their values checked with
+        the rest of the sleep's config at start-up."""
+        for old, new in _deprecated_sleep_names(self):
+            log.warning("%s is deprecated and read for one more release; use %s", old, new)
+        self.sleep_config()
+        return self
+
+    def sleep_config(self) -> SleepConfig:
+        """The sleep's config: ``SHERIFF_SLEEP__...``, under any deprecated flat name still
+        set (``SHERIFF_TAIL_TURNS``, ``SHERIFF_MERGE__...``) where the new one is not."""
+        return legacy_sleep_config(self)
+
     def redaction_patterns(self) -> list[CustomPattern]:
         """The operator's redaction patterns, compiled and checked (``ValueError`` if not)."""
         return load_patterns(self.redact_patterns, self.redact_patterns_file)
 
     def sleep_policy(self) -> SleepPolicy:
-        return SleepPolicy(
-            context_budget_tokens=self.context_budget_tokens,
-            buffer_share=self.sleep_buffer_share,
-            tail_turns=self.tail_turns,
-            tail_share=self.tail_share,
-            idle_gap=timedelta(hours=self.idle_gap_hours),
-            fresh_window=timedelta(hours=self.fresh_window_hours),
-            wake_silence=timedelta(hours=self.wake_silence_hours),
-            lease_ttl=timedelta(seconds=self.sleep_lease_seconds),
-        )
+        return self.sleep_config().policy
 
     def retry_policy(self) -> RetryPolicy:
         """How the sleep workers retry a failing sleep."""
@@ -242,3 +246,61 @@ class Settings(BaseSettings):
             return self.neo4j_uri, self.neo4j_user, self.neo4j_password or ""
         server = LocalNeo4j(self.server_config())
         return server.config.uri, "neo4j", server.password()
+
+
+def _hours(value: float) -> timedelta:
+    return timedelta(hours=value)
+
+
+def _seconds(value: float) -> timedelta:
+    return timedelta(seconds=value)
+
+
+# deprecated flat Settings field -> (its SleepPolicy field, how the old unit converts)
+_LEGACY_POLICY: dict[str, tuple[str, Callable[[float], object]]] = {
+    "context_budget_tokens": ("context_budget_tokens", int),
+    "sleep_buffer_share": ("buffer_share", float),
+    "tail_turns": ("tail_turns", int),
+    "tail_share": ("tail_share", float),
+    "idle_gap_hours": ("idle_gap", _hours),
+    "fresh_window_hours": ("fresh_window", _hours),
+    "wake_silence_hours": ("wake_silence", _hours),
+    "sleep_lease_seconds": ("lease_ttl", _seconds),
+}
+
+
+def _deprecated_sleep_names(settings: Settings) -> list[tuple[str, str]]:
+    """(old variable, new variable) for each deprecated sleep setting that is set."""
+    names = [
+        (f"SHERIFF_{old.upper()}", f"SHERIFF_SLEEP__POLICY__{new.upper()}")
+        for old, (new, _convert) in _LEGACY_POLICY.items()
+        if getattr(settings, old) is not None
+    ]
+    if settings.merge is not None:
+        names.append(("SHERIFF_MERGE__...", "SHERIFF_SLEEP__MERGE__..."))
+    return names
+
+
+def legacy_sleep_config(settings: Settings) -> SleepConfig:
+    """``settings.sleep`` with the deprecated flat values applied where the new nested
+    setting was not given (validated: a bad value raises ``ValidationError``)."""
+    sleep = settings.sleep
+    given = sleep.policy.model_fields_set
+    policy = {
+        new: convert(value)
+        for old, (new, convert) in _LEGACY_POLICY.items()
+        if (value := getattr(settings, old)) is not None and new not in given
+    }
+    merge: dict[str, object] = {}
+    if settings.merge is not None:
+        old_merge, new_given = settings.merge, sleep.merge.model_fields_set
+        merge = {k: getattr(old_merge, k) for k in old_merge.model_fields_set if k not in new_given}
+    if not policy and not merge:
+        return sleep
+    return SleepConfig.model_validate(
+        {
+            **sleep.model_dump(),
+            "policy": {**sleep.policy.model_dump(), **policy},
+            "merge": {**sleep.merge.model_dump(), **merge},
+        }
+    )

@@ -360,8 +360,8 @@ class Outcome:
     triggers: tuple[str, ...] = ()  # the answer's triggers ("relative_time: 'last week'", ...)
 
 
-def send(http: httpx.Client, kind: str, text: str, session: str) -> Outcome:
-    body = {"message": text, "now": NOW.isoformat(), "session_id": session, "budget": 1000}
+def send(http: httpx.Client, kind: str, text: str, session: str, budget: int = 1000) -> Outcome:
+    body = {"message": text, "now": NOW.isoformat(), "session_id": session, "budget": budget}
     started = time.perf_counter()
     try:
         response = http.post("/v1/context", json=body)

@@ -27,7 +27,7 @@ from typing import Any
 
 from api.container import Container
 from api.settings import Settings
-from service.importer import import_id, parse_document
+from service.importer import parse_document
 from sleepwake.replay import locomo_sessions
 
 ID_FIELDS = {"message": "message_id", "topic": "topic_id", "event": "event_id",
@@ -62,7 +62,7 @@ def main() -> None:
             print(f"{label}: {took:.2f} s = {turns / took:.0f} messages/s "
                   f"(embedded {report.embedded} topics, vectors used {report.vectors_imported})")  # fmt: skip
         again, _ = _export(target, spaces[1], vectors=False)
-        same = _normalised(again) == _normalised(plain, _ids(plain, spaces[1]))
+        same = _normalised(again) == _normalised(plain, _ids(target, plain, spaces[1]))
         print(f"round trip export -> import -> export: {'same document' if same else 'DIFFERS'}")
         target.close()
     finally:
@@ -99,9 +99,10 @@ def _import(c: Container, namespace: str, text: str) -> tuple[Any, float]:
     return report, took
 
 
-def _ids(text: str, target: str) -> dict[str, str]:
+def _ids(c: Container, text: str, target: str) -> dict[str, str]:
     rows = [json.loads(line) for line in text.splitlines()]
-    return {r[ID_FIELDS[r["kind"]]]: import_id(target, r["kind"], r[ID_FIELDS[r["kind"]]])
+    remap = c.importer.import_id
+    return {r[ID_FIELDS[r["kind"]]]: remap(target, r["kind"], r[ID_FIELDS[r["kind"]]])
             for r in rows if r["kind"] in ID_FIELDS}  # fmt: skip
 
 

@@ -299,7 +299,10 @@ class ContextStore(Store):
     ) -> None:
         """The writes of one context request in one transaction: the topics ``used`` (packed
         into the context) marked used, as ``TopicStore.mark_used``, and ``turn`` counted with
-        ``used`` as its injections, as ``SuppressionStore.record`` (no turn: no session)."""
+        ``used`` as its injections, as ``SuppressionStore.record`` (no turn: no session). It
+        locks the used topics in id order, then the session's node, and nothing else, so two
+        requests never deadlock on it (a transient refusal is retried: ``graph.db.Retry``); a
+        session's first turn then sweeps the namespace's idle sessions in a write of its own."""
         steps: list[tuple[str, dict[str, Any]]] = []
         if used:
             marked = {"namespace": namespace, "topic_ids": list(used), "now": iso(ensure_utc(now))}
@@ -310,14 +313,27 @@ class ContextStore(Store):
             )
         # each an auto-commit transaction (one round trip, graph.db.write_query)
         if len(steps) < 2:  # one query (or none): its own transaction
-            for text, params in steps:
-                self._run(text, params, once=True)
+            answers = [self._run(text, params, once=True) for text, params in steps]
+            if turn is not None and answers:
+                self._sweep_after(namespace, answers[0], now)
             return
         try:  # both in one query: one transaction, all or nothing
-            self._run(finish_query(), {**steps[0][1], **steps[1][1]}, once=True)
+            rows = self._run(finish_query(), {**steps[0][1], **steps[1][1]}, once=True)
         except Exception as exc:  # the suppression turn is never fatal (retrieval/context.py)
             log.warning("suppression state not recorded: %s", exc)
             self._run(*steps[0], once=True)  # the use mark alone: its failure is the request's
+            return
+        self._sweep_after(namespace, rows, now)
+
+    def _sweep_after(self, namespace: str, rows: list[Any], now: datetime) -> None:
+        """After a session's first turn (``rows``: the turn's answer), its namespace's idle
+        sessions swept (``SuppressionStore.sweep``); never fatal to the request."""
+        if not rows or rows[0]["turn"] != 1:
+            return
+        try:
+            self.suppression.sweep(namespace, now)
+        except Exception as exc:  # idle sessions are swept again at the next new session
+            log.warning("idle suppression sessions not swept: %s", exc)
 
 
 def _both(messages: PagedQuery, topics: PagedQuery) -> dict[str, Any]:

@@ -334,20 +334,28 @@ def as_datetime(value: Any) -> datetime | None:
 
 # -- redaction: the copy of a model that is written --------------------------------------------
 def redact_message(message: Message, r: Redactor) -> Message:
-    """Content, speaker and every string of the tool calls (arguments, outputs, errors)."""
+    """Content, speaker, every string of the tool calls (arguments, outputs, errors) and the
+    external id (the surfaces refuse a secret-shaped id; this catches the operator's shapes)."""
     return message.model_copy(
         update={
             "content": r.text(message.content),
             "speaker": r.text(message.speaker) if message.speaker else message.speaker,
             "tool_calls": r.value(message.tool_calls),
+            "external_id": r.text(message.external_id)
+            if message.external_id
+            else message.external_id,
         }
     )
 
 
 def redact_topic(topic: Topic, r: Redactor) -> Topic:
-    """Name, one-liner, aliases, facts, open loops, number keys and units, notable events and
-    artifact references (a URL there may carry a password)."""
-    events = [e.model_copy(update={"event": r.text(e.event)}) for e in topic.time.notable_events]
+    """Name, one-liner, aliases, facts (text, why they closed, their source ids), open loops,
+    number keys and units, notable events, skill and artifact references (a URL there may
+    carry a password)."""
+    events = [
+        e.model_copy(update={"event": r.text(e.event), "source_message_ids": _ids(e, r)})
+        for e in topic.time.notable_events
+    ]
     return topic.model_copy(
         update={
             "name": r.text(topic.name),
@@ -356,24 +364,42 @@ def redact_topic(topic: Topic, r: Redactor) -> Topic:
             "facts": [_with_text(f, r) for f in topic.facts],
             "open_loops": [_with_text(o, r) for o in topic.open_loops],
             "numbers": [
-                n.model_copy(update={"key": r.text(n.key), "unit": n.unit and r.text(n.unit)})
+                n.model_copy(
+                    update={
+                        "key": r.text(n.key),
+                        "unit": n.unit and r.text(n.unit),
+                        "source_message_ids": _ids(n, r),
+                    }
+                )
                 for n in topic.numbers
             ],
             "time": topic.time.model_copy(update={"notable_events": events}),
             "links": topic.links.model_copy(
-                update={"artifact_refs": [r.text(a) for a in topic.links.artifact_refs]}
+                update={
+                    "artifact_refs": [r.text(a) for a in topic.links.artifact_refs],
+                    "skill_refs": [r.text(a) for a in topic.links.skill_refs],
+                }
             ),
         }
     )
 
 
+def _ids(item: Any, r: Redactor) -> list[str]:
+    return [r.text(i) for i in item.source_message_ids]
+
+
 def _with_text(item: Fact | OpenLoop, r: Redactor) -> Any:
-    redacted = r.text(item.text)
-    return item if redacted == item.text else item.model_copy(update={"text": redacted})
+    update: dict[str, Any] = {"text": r.text(item.text), "source_message_ids": _ids(item, r)}
+    if isinstance(item, Fact) and item.invalid_reason:
+        update["invalid_reason"] = r.text(item.invalid_reason)
+    changed = any(getattr(item, k) != v for k, v in update.items())
+    return item.model_copy(update=update) if changed else item
 
 
 def redact_event(event: TopicEvent, r: Redactor) -> TopicEvent:
-    return event.model_copy(update={"delta_summary": r.text(event.delta_summary)})
+    return event.model_copy(
+        update={"delta_summary": r.text(event.delta_summary), "source_message_ids": _ids(event, r)}
+    )
 
 
 def redact_subject(subject: Subject, r: Redactor) -> Subject:
@@ -381,7 +407,8 @@ def redact_subject(subject: Subject, r: Redactor) -> Subject:
 
 
 def redact_wake_packet(packet: WakePacket, r: Redactor) -> WakePacket:
-    """The conversation tail, the subject hints and the resume hint."""
+    """The conversation tail, the subject hints, the recent skill references and the resume
+    hint."""
     return packet.model_copy(
         update={
             "conversation_tail": [
@@ -389,6 +416,7 @@ def redact_wake_packet(packet: WakePacket, r: Redactor) -> WakePacket:
                 for t in packet.conversation_tail
             ],
             "active_subject_hints": [r.text(h) for h in packet.active_subject_hints],
+            "recent_skill_refs": [r.text(h) for h in packet.recent_skill_refs],
             "in_progress": packet.in_progress.model_copy(
                 update={"resume_hint": r.text(packet.in_progress.resume_hint)}
             ),

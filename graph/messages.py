@@ -60,46 +60,83 @@ def plan_append(
     stored: Mapping[str, Message],
     newest: datetime | None,
     server_time: Collection[str] = (),
+    *,
+    where: str = "messages",
 ) -> AppendPlan:
-    """Decide an append without I/O (the store runs it under the conversation's lock).
+    """The append rule, decided without I/O (the store runs it under the conversation's lock,
+    on the messages as stored, i.e. redacted). ``where`` prefixes the field an error names
+    (``<where>.<i>.external_id``, ``<where>.<i>.at``).
 
     - A message whose ``external_id`` is stored (``stored``: external id -> message) or repeats
       one earlier in the batch is not written again: the stored (or earlier) message stands in.
+      The same external id on a different message (role or text) is a ``Conflict``.
     - New messages keep time order among themselves and may not be older than ``newest`` (the
       latest stored time): ``Conflict``. Messages whose id is in ``server_time`` had their time
       set by the server, not the caller; they move forward to ``newest`` instead of failing
       (two requests stamped a microsecond apart may commit in either order)."""
+    repeats = _repeats(messages, stored, where)
     new: list[Message] = []
     slots: list[Message | int] = []
-    seen: dict[str, int] = {}
+    position: dict[int, int] = {}  # index in ``messages`` -> index in ``new``
     floor = newest
-    for i, message in enumerate(messages):
-        xid = message.external_id
-        if xid is not None and xid in stored:
-            slots.append(stored[xid])
-            continue
-        if xid is not None and xid in seen:
-            slots.append(seen[xid])
+    for i, (message, repeat) in enumerate(zip(messages, repeats, strict=True)):
+        if repeat is not None:
+            slots.append(repeat if isinstance(repeat, Message) else position[repeat])
             continue
         if floor is not None and message.at < floor:
             if message.message_id not in server_time:
-                raise Conflict(_out_of_order(i, message.at, floor, newest))
+                raise _out_of_order(f"{where}.{i}.at", message.at, floor, newest)
             message = message.model_copy(update={"at": floor})
         floor = message.at
-        if xid is not None:
-            seen[xid] = len(new)
+        position[i] = len(new)
         slots.append(len(new))
         new.append(message)
     return AppendPlan(new, slots)
 
 
-def _out_of_order(i: int, at: datetime, floor: datetime, newest: datetime | None) -> str:
-    if newest is not None and floor == newest:
-        return (
-            f"message {i} at {at.isoformat()} is older than the newest message of this "
-            f"conversation ({newest.isoformat()}): messages are appended in time order"
+def _repeats(
+    messages: Sequence[Message], stored: Mapping[str, Message], where: str
+) -> list[Message | int | None]:
+    """Per message: the stored message it repeats, the index of an earlier one in the batch it
+    repeats, or None (new). The same ``external_id`` on a different message is a ``Conflict``."""
+    repeats: list[Message | int | None] = []
+    first: dict[str, int] = {}
+    for i, m in enumerate(messages):
+        xid = m.external_id
+        if xid is not None and xid in stored:
+            _same_or_conflict(m, stored[xid], f"{where}.{i}.external_id")
+            repeats.append(stored[xid])
+        elif xid is not None and xid in first:
+            _same_or_conflict(m, messages[first[xid]], f"{where}.{i}.external_id")
+            repeats.append(first[xid])
+        else:
+            if xid is not None:
+                first[xid] = i
+            repeats.append(None)
+    return repeats
+
+
+def _same_or_conflict(incoming: Message, known: Message, field: str) -> None:
+    """A repeated external id must be the same message (a retry), not a different one."""
+    if incoming.role != known.role or incoming.content != known.content:
+        raise Conflict(
+            f"{field}: {incoming.external_id!r} already names a different message "
+            f"({known.role}, {known.at.isoformat()}); use a new external_id",
+            field=field,
         )
-    return f"message {i} at {at.isoformat()} comes after {floor.isoformat()}: not in time order"
+
+
+def _out_of_order(field: str, at: datetime, floor: datetime, newest: datetime | None) -> Conflict:
+    if newest is not None and floor == newest:
+        return Conflict(
+            f"{field}: {at.isoformat()} is older than the newest message of this "
+            f"conversation ({newest.isoformat()}); messages are appended in time order",
+            field=field,
+        )
+    return Conflict(
+        f"{field}: {at.isoformat()} comes after {floor.isoformat()}: not in time order",
+        field=field,
+    )
 
 
 class MessageStore(Store):
@@ -109,14 +146,16 @@ class MessageStore(Store):
         messages: Sequence[Message],
         *,
         server_time: Collection[str] = (),
+        where: str = "messages",
     ) -> list[Message]:
-        """Append messages in order, in one transaction; returns them, as stored (redacted),
-        with their ``seq``.
+        """Append messages in order, in one transaction; returns every message asked for, as
+        stored (redacted, the only place an append redacts), with its ``seq``.
 
-        Idempotent by ``external_id`` and in time order (see :func:`plan_append`): a retried
-        batch stores nothing twice and returns the stored messages. The transaction holds the
-        conversation's lock from the checks to the write, so concurrent appends cannot race
-        past them. ``server_time``: ids of messages whose time the server assigned."""
+        Idempotent by ``external_id`` and in time order (the one append rule,
+        :func:`plan_append`): a retried batch stores nothing twice and returns the stored
+        messages. The transaction holds the conversation's lock from the checks to the write,
+        so concurrent appends cannot race past them. ``server_time``: ids of messages whose
+        time the server assigned; ``where``: the prefix of the field an error names."""
         if not messages:
             return []
         if any(m.namespace != namespace for m in messages):
@@ -137,7 +176,7 @@ class MessageStore(Store):
             for props in lock["existing"]:
                 stored.setdefault(props["external_id"], message_from_props(props))
             newest = as_datetime(lock["newest"])
-            plan = plan_append(messages, stored, newest, server_time)
+            plan = plan_append(messages, stored, newest, server_time, where=where)
             written = self._write(tx, namespace, int(lock["next_seq"]), plan.new)
             return [s if isinstance(s, Message) else written[s] for s in plan.slots]
 
@@ -355,14 +394,6 @@ class MessageStore(Store):
         for r in records:
             out.setdefault(r["topic_id"], []).append(message_from_props(r["m"]))
         return out
-
-    def mark_compacted(self, namespace: str, message_ids: Sequence[str], now: datetime) -> int:
-        """Mark messages compacted (they leave the buffer, they are never deleted)."""
-        records = self._run(
-            query("mark_messages_compacted"),
-            {"namespace": namespace, "message_ids": list(message_ids), "now": ensure_utc(now)},
-        )
-        return int(records[0]["marked"]) if records else 0
 
     def _read(self, name: str, **params: object) -> list[Message]:
         records = self._run(query(name), dict(params), read=True)

@@ -32,10 +32,16 @@ class MessageStoreProtocol(Protocol):
     """The conversation log of a namespace (``graph.messages.MessageStore``)."""
 
     def append(
-        self, namespace: str, messages: Sequence[Message], *, server_time: Collection[str] = ()
+        self,
+        namespace: str,
+        messages: Sequence[Message],
+        *,
+        server_time: Collection[str] = (),
+        where: str = "messages",
     ) -> list[Message]:
-        """Append in order, in one transaction; the returned copies carry their ``seq``.
-        Idempotent by ``external_id`` and in time order (``graph.messages.plan_append``)."""
+        """Append in order, in one transaction; every message asked for is returned (a repeat
+        as the one stored), carrying its ``seq``. Idempotent by ``external_id`` and in time
+        order: the one append rule, ``graph.messages.plan_append``."""
         ...
 
     def by_external_id(self, namespace: str, external_ids: Sequence[str]) -> dict[str, Message]:
@@ -332,7 +338,7 @@ class SleepStoreProtocol(Protocol):
 
 class SuppressionStoreProtocol(Protocol):
     """The session suppression state every API worker shares (``graph.suppression.
-    SuppressionStore``; in one process ``retrieval.suppression.LocalSuppression``)."""
+    SuppressionStore``; the in-memory fake ``tests.fakes.suppression.LocalSuppression``)."""
 
     def load(self, namespace: str, session_id: str, now: datetime) -> SessionState:
         """The session's state at ``now`` (empty when unknown or expired)."""

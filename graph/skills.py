@@ -111,6 +111,16 @@ def run_from_props(props: dict[str, Any]) -> SkillRun:
     return SkillRun.model_validate(data)
 
 
+def redact_run(run: SkillRun, r: Redactor) -> SkillRun:
+    """The copy of a skill run that is written: its error and tool-call notes redacted."""
+    return run.model_copy(
+        update={
+            "error": r.text(run.error) if run.error else run.error,
+            "tool_calls": [r.text(t) for t in run.tool_calls],
+        }
+    )
+
+
 class SkillStore(Store):
     """Upsert, list, retire and search skills; record runs and the utility they earn."""
 
@@ -243,13 +253,7 @@ class SkillStore(Store):
     def record_run(self, run: SkillRun, utility_delta: float = 2.0) -> RecordedRun:
         """Store ``run`` linked to its skill and topics; a success bumps the topics' utility.
         The error and the tool-call notes are redacted."""
-        r = self.redactor
-        run = run.model_copy(
-            update={
-                "error": r.text(run.error) if run.error else run.error,
-                "tool_calls": [r.text(t) for t in run.tool_calls],
-            }
-        )
+        run = redact_run(run, self.redactor)
         props = run.model_dump(exclude={"topic_ids", "parent_run_id", "namespace"})
         props["parent_run_id"] = run.parent_run_id
         props["started_at"] = ensure_utc(run.started_at)

@@ -218,11 +218,6 @@ class SleepStore(Store):
 
         return self._read_tx(work)
 
-    def match_fields(self, namespace: str, topic_ids: list[str]) -> dict[str, MatchFields]:
-        """What sleep matching needs of some topics (names, one-liner, latest facts, times)."""
-        params = {"namespace": namespace, "topic_ids": topic_ids}
-        return _fields(self._run(query("get_topic_match_fields"), params, read=True))
-
     def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
         """Whole topics by id (the ones a sleep will rewrite)."""
         if not topic_ids:

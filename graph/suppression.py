@@ -8,8 +8,8 @@ counter goes up atomically (the turn's query takes the node's write lock before 
 
 Bounded: a turn drops the entries that can never block again (both cool-downs over) and keeps
 at most ``Retention.max_entries``; a session idle past ``Retention.ttl`` expires (reads ignore
-it, the next turn starts it afresh, and each turn deletes a few expired sessions of its
-namespace).
+it, the next turn starts it afresh, and each session's first turn deletes a few expired sessions
+of its namespace, in a transaction of its own: ``sweep``).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def turn_params(
         "record_ids": list(dict.fromkeys(record_ids))[-keep.max_entries :], "now": iso(now),
         "confidence": turn.confidence, "fingerprint": turn.fingerprint,
         "cool_turns": keep.cool_turns, "cooled_before": iso(now - keep.cool_time),
-        "expires_at": iso(now + keep.ttl), "max_entries": keep.max_entries, "sweep": SWEEP,
+        "expires_at": iso(now + keep.ttl), "max_entries": keep.max_entries,
     }  # fmt: skip
 
 
@@ -128,7 +128,16 @@ class SuppressionStore(Store):
         rows = self._run(
             query("record_suppression_turn"), turn_params(namespace, turn, record_ids, now)
         )
+        if rows[0]["turn"] == 1:  # a new session: as many idle ones go
+            self.sweep(namespace, now)
         return int(rows[0]["turn"])
+
+    def sweep(self, namespace: str, now: datetime) -> int:
+        """Delete up to ``SWEEP`` sessions of the namespace idle past their expiry at ``now``
+        (in session id order: two sweeps never deadlock); returns how many went."""
+        params = {"namespace": namespace, "now": iso(ensure_utc(now)), "sweep": SWEEP}
+        rows = self._run(query("sweep_suppression_sessions"), params, once=True)
+        return int(rows[0]["swept"]) if rows else 0
 
     def forget(self, namespace: str, record_ids: Sequence[str], *, whole: bool = False) -> int:
         """Drop ``record_ids`` from every session of the namespace (every session when the

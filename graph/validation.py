@@ -16,6 +16,9 @@ Rules:
   control character (C0, DEL, C1), line separators and the bidi embedding/override/isolate
   controls that reorder what a terminal shows; multi-line fields (facts) allow tab and newlines.
 - **Weights**: a link adds ``0 < weight <= MAX_LINK_WEIGHT`` to an edge, on every surface.
+- **Ids** a caller chooses (external ids, session ids, source message ids, import ids) are
+  refused when they hold a secret shape (:func:`no_secret`): free text is redacted, but an id is
+  never rewritten, since two ids redacted alike would become one (docs/security.md).
 """
 
 from __future__ import annotations
@@ -24,9 +27,19 @@ import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, AwareDatetime, BeforeValidator, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
+
+from graph.redaction import contains_secret
 
 MIN_YEAR, MAX_YEAR = 1900, 2999
 MAX_INT = 2**53  # ints beyond this cannot round-trip through JSON clients or Neo4j safely
@@ -151,6 +164,14 @@ def strip_controls(value: str) -> str:
     return _LINE_CONTROL.sub("", value).strip()
 
 
+def no_secret(value: str) -> str:
+    """Refuse an id that holds a secret shape (an id is matched, not read: it is never redacted)."""
+    if contains_secret(value):
+        raise ValueError("holds a secret-shaped string (a key, token or password); ids are "
+                         "refused rather than redacted")  # fmt: skip
+    return value
+
+
 def not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be blank")
@@ -165,24 +186,30 @@ def _line(max_length: int, min_length: int = 1) -> Any:
     ]
 
 
-def _text(max_length: int) -> Any:
-    return Annotated[
-        str,
-        StringConstraints(min_length=1, max_length=max_length, strip_whitespace=True),
-        AfterValidator(text),
-    ]
-
-
 # -- the types the surfaces use ---------------------------------------------------------------------
 Time = Annotated[AwareDatetime, BeforeValidator(iso_only), AfterValidator(check_time)]
 Name = _line(200)  # topic names and aliases
-Ident = _line(200)  # external ids, session ids
+Ident = Annotated[  # external ids, session ids, source message ids
+    str,
+    StringConstraints(min_length=1, max_length=200, strip_whitespace=True),
+    AfterValidator(one_line),
+    AfterValidator(no_secret),
+]
 TopicId = _line(64)
 Ref = _line(300)
 Phrase = _line(200)  # a time phrase
 OneLiner = _line(500, min_length=0)
-ShortText = _text(2000)  # facts, open loops
-Key = _line(120)
+ShortText = Annotated[  # facts, open loops
+    str,
+    StringConstraints(min_length=1, max_length=2000, strip_whitespace=True),
+    AfterValidator(text),
+]
+Key = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=120, strip_whitespace=True),
+    AfterValidator(one_line),
+]
+Reason = _line(300)  # why a fact was corrected or retracted (redacted when stored)
 Unit = Annotated[str, StringConstraints(max_length=40), AfterValidator(one_line)]
 Speaker = Annotated[str, StringConstraints(max_length=100), AfterValidator(one_line)]
 QueryText = Annotated[
@@ -199,3 +226,29 @@ MessageText = Annotated[
 JsonObject = Annotated[dict[str, Any], AfterValidator(plain_json)]
 ToolCalls = Annotated[list[JsonObject], Field(max_length=MAX_TOOL_CALLS)]
 LinkWeight = Annotated[float, Field(gt=0, le=MAX_LINK_WEIGHT, allow_inf_nan=False)]
+SourceIds = Annotated[list[Ident], Field(default_factory=list, max_length=500)]
+
+
+# -- the shapes REST and import share ---------------------------------------------------------------
+class StatementIn(BaseModel):
+    """A fact or an open loop as a caller gives it (REST's topic writes, an import's lines)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: ShortText
+    at: Time | None = None
+    source_message_ids: SourceIds
+
+
+class NumberIn(BaseModel):
+    """A typed number as a caller gives it (REST's topic writes, an import's lines)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: Key
+    value: Annotated[float, Field(allow_inf_nan=False)]
+    unit: Unit | None = None
+    at: Time
+    source: Literal["doc", "user", "tool", "assistant"] = "user"
+    confidence: float = Field(default=0.8, ge=0.0, le=1.0)
+    source_message_ids: SourceIds

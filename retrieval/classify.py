@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from retrieval.config import ConsultConfig
-from text.cues import MEMORY_CUE
+from retrieval.message import ParsedMessage, parsed
 
 # Small talk: one or more greeting, thanks or acknowledgement words and nothing else ("thanks!",
 # "great, thank you", "ok cool"). Linear: words separated by possessive punctuation runs.
@@ -71,11 +71,15 @@ class ConsultDecision:
     raised_by: str = ""  # why the band was raised to a floor above the confidence's own band
 
 
-def classify(text: str, memory_triggers: list[str], names_known: bool = False) -> RequestClass:
+def classify(
+    message: str | ParsedMessage, memory_triggers: list[str], names_known: bool = False
+) -> RequestClass:
     """A when the user asks memory explicitly, a memory-reference trigger fired, or the message
     is a question about something or someone the memory knows by name (a topic, a participant
     of the conversation); C for small talk; else B."""
-    if MEMORY_CUE.search(text) or any(t.startswith("memory_reference") for t in memory_triggers):
+    msg = parsed(message)
+    text = msg.text
+    if msg.memory_cue is not None or any(t.startswith("memory_reference") for t in memory_triggers):
         return RequestClass.EXPLICIT
     if names_known and _QUESTION.search(text):
         return RequestClass.EXPLICIT

@@ -20,11 +20,6 @@ from datetime import UTC, datetime
 from graph.models import Fact
 from retrieval.snippets import overlap
 
-_ASKS_DECISION = re.compile(
-    r"\b(?:decid\w*|decision\w*|choose|chose|chosen|choice|pick(?:ed)?|settled?\s+on"
-    r"|go\s+with|went\s+with|opt(?:ed)?\s+for)\b",
-    re.IGNORECASE,
-)
 _IS_DECISION = re.compile(
     r"\b(?:decided|chose|chosen|picked|went\s+with|going\s+with|settled\s+on|opted|"
     r"we'll\s+use|let's\s+(?:go\s+with|use|pick)|decision\s*:)",
@@ -32,11 +27,6 @@ _IS_DECISION = re.compile(
 )
 DECISION_GAIN = 1.0  # within a topic found for the question, its decision is the answer
 _UNDATED = datetime.min.replace(tzinfo=UTC)  # a fact without a time ranks below dated ones
-
-
-def asks_decision(question: str) -> bool:
-    """Whether ``question`` asks what was decided or chosen."""
-    return bool(_ASKS_DECISION.search(question))
 
 
 def rank_facts(
@@ -47,7 +37,7 @@ def rank_facts(
 ) -> list[Fact]:
     """``facts`` best first for a query with ``query_terms``: more of the query's terms (a fact
     stating a choice gains ``DECISION_GAIN`` when ``decision``: the question asks what was
-    decided, ``asks_decision``), then newer, then later in the topic; at most ``limit`` (all
+    decided, ``retrieval.intent.asks_decision``), then newer, then later in the topic; at most ``limit`` (all
     when None)."""
 
     scored = [

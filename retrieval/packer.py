@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal, NotRequired
+
+from typing_extensions import TypedDict  # pydantic reads this one on Python 3.11
 
 MAX_LINES_PER_ITEM = 3
 MAX_L0 = 3  # one-liners of topics with no matching sentence: orientation, not filler
@@ -66,39 +68,82 @@ class Candidate:
     blocked: str | None = None  # set when policy (suppression, thresholds) excludes it
 
 
-@dataclass
-class PackedItem:
+class Provenance(TypedDict):
+    source_ids: list[str]  # the message (or external) ids the item's text came from
+
+
+class Freshness(TypedDict):
+    first_seen_at: str | None  # ISO 8601
+    last_seen_at: str | None
+
+
+class ContextItem(TypedDict):
+    """One packed item as a context reports it (seed 003's shape)."""
+
     record_id: str
     kind: str
     layer: Literal["L0", "L1", "L2"]
     title: str
     reason_label: str
     reason_summary: str
-    text: str
-    source_ids: list[str]
-    first_seen_at: datetime | None
-    last_seen_at: datetime | None
+    durable_summary: str
+    provenance: Provenance
+    freshness: Freshness
+    full_record_hint: str
     score: float
 
-    def payload(self) -> dict[str, Any]:
+
+class TraceEntry(TypedDict):
+    """Why one candidate was included or excluded, with its score components."""
+
+    record_id: str
+    title: str
+    score: float
+    components: dict[str, float]
+    reason: str
+    decision: Literal["pending", "included", "excluded"]
+    layer: NotRequired[Literal["L0", "L1", "L2"]]  # included: the layer it went in as
+    lines: NotRequired[int]  # included at L1: its sentences
+    why: NotRequired[str]  # excluded: why
+
+
+@dataclass
+class PackedItem:
+    """A candidate as packed: at which layer, with what text, citing which messages."""
+
+    cand: Candidate
+    layer: Literal["L0", "L1", "L2"]
+    text: str
+    source_ids: list[str]
+
+    @property
+    def record_id(self) -> str:
+        return self.cand.record_id
+
+    @property
+    def kind(self) -> str:
+        return self.cand.kind
+
+    def payload(self) -> ContextItem:
         """The seed-003 shaped summary of this item."""
+        c = self.cand
         return {
-            "record_id": self.record_id,
-            "kind": self.kind,
+            "record_id": c.record_id,
+            "kind": c.kind,
             "layer": self.layer,
-            "title": self.title,
-            "reason_label": self.reason_label,
-            "reason_summary": self.reason_summary,
+            "title": c.title,
+            "reason_label": c.reason_label,
+            "reason_summary": c.reason_summary,
             "durable_summary": self.text,
             "provenance": {"source_ids": self.source_ids},
             "freshness": {
-                "first_seen_at": self.first_seen_at.isoformat() if self.first_seen_at else None,
-                "last_seen_at": self.last_seen_at.isoformat() if self.last_seen_at else None,
+                "first_seen_at": c.first_seen_at.isoformat() if c.first_seen_at else None,
+                "last_seen_at": c.last_seen_at.isoformat() if c.last_seen_at else None,
             },
-            "full_record_hint": f"topics_get(['{self.record_id}']) for the full record"
-            if self.kind == "topic"
+            "full_record_hint": f"topics_get(['{c.record_id}']) for the full record"
+            if c.kind == "topic"
             else "messages are in the conversation log",
-            "score": round(self.score, 4),
+            "score": round(c.score, 4),
         }
 
 
@@ -106,7 +151,7 @@ class PackedItem:
 class Packed:
     text: str
     items: list[PackedItem]
-    trace: list[dict[str, Any]]
+    trace: list[TraceEntry]
     used_tokens: int
     budget: int
 
@@ -150,14 +195,8 @@ def pack(
     best-first under their topics, then L0 one-liners of the remaining topics, within ``budget``."""
     by_id = {c.record_id: c for c in candidates}
     trace = {c.record_id: _trace(c) for c in candidates}
-    used = 0
     items: list[PackedItem] = []
-    for cand in [c for c in candidates if not c.blocked and c.full_record][:full_records]:
-        cost = tokens(cand.full_record) + 1
-        if used + cost <= budget:
-            used += cost
-            items.append(_item(cand, "L2", cand.full_record, cand.full_record_sources))
-            trace[cand.record_id].update(decision="included", layer="L2")
+    used = _pack_full_records(candidates, budget, full_records, items, trace)
     l2 = {i.record_id for i in items}
     blocks: dict[str, _Block] = {}
     order: list[str] = []
@@ -173,9 +212,46 @@ def pack(
         block = blocks[rid]
         text = "\n".join([block.header(), *(s.line() for s in block.lines)])
         sources = list(dict.fromkeys(s.source_id for s in block.lines))
-        items.append(_item(block.cand, "L1", text, sources))
+        items.append(PackedItem(block.cand, "L1", text, sources))
         if rid in trace:
-            trace[rid].update(decision="included", layer="L1", lines=len(block.lines))
+            _included(trace[rid], "L1", len(block.lines))
+    used = _pack_one_liners(candidates, budget, used, items, trace)
+    _excluded(trace, by_id)
+    return Packed(
+        text="\n".join(i.text for i in items),
+        items=items,
+        trace=sorted(trace.values(), key=lambda e: -e["score"]),
+        used_tokens=used,
+        budget=budget,
+    )
+
+
+def _pack_full_records(
+    candidates: list[Candidate],
+    budget: int,
+    full_records: int,
+    items: list[PackedItem],
+    trace: dict[str, TraceEntry],
+) -> int:
+    """The L2 records that fit (the first ``full_records`` not blocked); the tokens used."""
+    used = 0
+    for cand in [c for c in candidates if not c.blocked and c.full_record][:full_records]:
+        cost = tokens(cand.full_record) + 1
+        if used + cost <= budget:
+            used += cost
+            items.append(PackedItem(cand, "L2", cand.full_record, cand.full_record_sources))
+            _included(trace[cand.record_id], "L2")
+    return used
+
+
+def _pack_one_liners(
+    candidates: list[Candidate],
+    budget: int,
+    used: int,
+    items: list[PackedItem],
+    trace: dict[str, TraceEntry],
+) -> int:
+    """The L0 one-liners of the best topics not yet in (at most ``MAX_L0``); the tokens used."""
     included = {i.record_id for i in items}
     l0 = 0
     for cand in sorted(candidates, key=lambda c: -c.score):
@@ -185,8 +261,19 @@ def pack(
         if l0 < MAX_L0 and used + tokens(text) + 1 <= budget:
             used += tokens(text) + 1
             l0 += 1
-            items.append(_item(cand, "L0", text, cand.one_liner_sources))
-            trace[cand.record_id].update(decision="included", layer="L0")
+            items.append(PackedItem(cand, "L0", text, cand.one_liner_sources))
+            _included(trace[cand.record_id], "L0")
+    return used
+
+
+def _included(entry: TraceEntry, layer: Literal["L0", "L1", "L2"], lines: int = 0) -> None:
+    entry["decision"], entry["layer"] = "included", layer
+    if lines:
+        entry["lines"] = lines
+
+
+def _excluded(trace: dict[str, TraceEntry], by_id: dict[str, Candidate]) -> None:
+    """Every candidate still pending excluded, with why."""
     for rid, entry in trace.items():
         if entry["decision"] == "pending":
             entry["decision"] = "excluded"
@@ -195,13 +282,6 @@ def pack(
                 if by_id[rid].one_liner_sources
                 else "no sentence of it matched the request and it has no citable one-liner"
             )
-    return Packed(
-        text="\n".join(i.text for i in items),
-        items=items,
-        trace=sorted(trace.values(), key=lambda e: -e["score"]),
-        used_tokens=used,
-        budget=budget,
-    )
 
 
 def _place(
@@ -238,25 +318,7 @@ def _place(
     return None
 
 
-def _item(
-    cand: Candidate, layer: Literal["L0", "L1", "L2"], text: str, sources: list[str]
-) -> PackedItem:
-    return PackedItem(
-        record_id=cand.record_id,
-        kind=cand.kind,
-        layer=layer,
-        title=cand.title,
-        reason_label=cand.reason_label,
-        reason_summary=cand.reason_summary,
-        text=text,
-        source_ids=sources,
-        first_seen_at=cand.first_seen_at,
-        last_seen_at=cand.last_seen_at,
-        score=cand.score,
-    )
-
-
-def _trace(cand: Candidate) -> dict[str, Any]:
+def _trace(cand: Candidate) -> TraceEntry:
     return {
         "record_id": cand.record_id,
         "title": cand.title,

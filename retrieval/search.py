@@ -106,8 +106,12 @@ def unnamed(text: str, speakers: Iterable[str]) -> str:
     friends reads alike), so "When did Joanna make a chocolate tart?" is embedded and matched
     as "When did make a chocolate tart?": the name moved the question's vector toward no topic
     in particular and matched every one-liner that quotes that person."""
-    out = drop_names(text, speakers)
-    return text if out == text else " ".join(out.split())
+    return tidied(text, drop_names(text, speakers))
+
+
+def tidied(text: str, dropped: str) -> str:
+    """``unnamed`` of ``text`` given ``dropped``, ``drop_names``' reading of it (read once)."""
+    return text if dropped == text else " ".join(dropped.split())
 
 
 def final_score(

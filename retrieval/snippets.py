@@ -34,11 +34,6 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
-def matching_sentences(content: str, query_terms: frozenset[str]) -> list[str]:
-    """The sentences of ``content`` that share a term with the query, in order."""
-    return [s for s in sentences(content) if terms(s) & query_terms]
-
-
 def overlap(text: str, query_terms: frozenset[str]) -> float:
     """Share of the query's terms found in ``text`` (0..1)."""
     if not query_terms:

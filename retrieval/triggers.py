@@ -11,45 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval.config import TriggerConfig
-from text.cues import MEMORY_CUE
-from text.english import drop_names, noun_phrases, split_sentences, time_spans, timed_names
+from retrieval.message import ParsedMessage, parsed
+from text.english import drop_names, time_spans
 from text.timephrases import SleepHistory, find_windows
 
-_PAST_QUESTION = re.compile(
-    r"^\s*(?:when|what|where|who|which|how|why)\b[^?]*\b(?:did|was|were|had)\b|"
-    r"^\s*(?:did|has|had|was|were)\b[^?]*\?",
-    re.I,
-)
-# A request for advice, a recommendation or suggestions: the user's stated preferences and
-# situation are what make the answer theirs ("Any tips for keeping my kitchen clean?"). Linear:
-# each alternative starts at a word boundary, runs are possessive and the one gap is bounded.
-_ADVICE = re.compile(
-    r"\b(?:can|could|would|will)\s++you\s++(?:please\s++)?(?:suggest|recommend|advise)\b|"
-    r"\bwhat\s++(?:do|would|can|could)\s++you\s++(?:suggest|recommend|advise)\b|"
-    r"\b(?:any|some|a\s++few|your)\s++(?:[a-z]{1,20}+\s++)?"
-    r"(?:tips|recommendations?|suggestions?|advice|ideas|pointers)\b|"
-    r"\b(?:what|which|where|how|when)\s++(?:should|could|can)\s++i\b|"
-    r"\bshould\s++i\b|"
-    r"\bhelp\s++me\s++(?:choose|pick|decide|plan|find|figure\s++out)\b|"
-    r"^[^\S\n]*+(?:please\s++)?(?:suggest|recommend)\b",
-    re.I,
-)
-# A question (a question mark, or an interrogative first word) ...
-_ASKS = re.compile(
-    r"\?|^[^\S\n]*+(?:what|when|where|who|which|why|how|would|could|does|do|did|is|are|was|"
-    r"were|has|have|can|should)\b",
-    re.I,
-)
-# ... about the user's own life: the first person singular ("my bike", "I", "I'm")
-_OWN = re.compile(r"\b(?:my|mine|myself|i)\b(?:\s++[\w'’-]{1,30}+)?", re.I)
-# A question for the value as it stands now ("Where did I go on my most recent family trip?",
-# "Where do I currently keep my old sneakers?"): when a fact was updated, the newest statement
-# answers it.
-_LATEST = re.compile(
-    r"\b(?:most\s++recent(?:ly)?|latest|currently|current|nowadays|these\s++days|"
-    r"at\s++the\s++moment|right\s++now|any\s*more|still)\b",
-    re.I,
-)
 _SWITCH = re.compile(
     r"^\s*(?:anyway|anyhow|separately|unrelated(?:ly)?|on another note|by the way|btw|"
     r"switching gears|new thing|different topic|changing (?:the )?subject)\b",
@@ -117,20 +82,22 @@ class TriggerContext:
     # before the light search, when it will run: the weak cues that defer to its signals (a bare
     # past-tense question) wait for them instead of firing blind
     search_pending: bool = False
+    # the message as its time phrases are read (``time_text``), when the caller read it already
+    time_text: str | None = None
 
 
-def memory_reference(text: str, ctx: TriggerContext) -> str | None:
+def memory_reference(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
     """Memory words ("remember", "what did we", "last time") always fire. A bare past-tense
     question ("How much did the laptop cost?") is a weak cue: it fires unless the light search
     vouches for a topic (``clear``), since a question the light search answers clearly needs no
     wider search; before the search (``search_pending``) it waits for the signals."""
-    m = MEMORY_CUE.search(text)
-    if m:
-        return f"memory_reference: '{m.group(0)}'"
-    q = _PAST_QUESTION.search(text)
+    msg = parsed(text)
+    if msg.memory_cue is not None:
+        return f"memory_reference: '{msg.memory_cue}'"
+    q = msg.past_question
     if q is None:
         return None
-    reason = f"memory_reference: past-tense question '{q.group(0).strip()[:40]}'"
+    reason = f"memory_reference: past-tense question '{q.strip()[:40]}'"
     if ctx.signals is None:
         return None if ctx.search_pending else reason
     if clear(ctx.signals, ctx.config):
@@ -138,43 +105,11 @@ def memory_reference(text: str, ctx: TriggerContext) -> str | None:
     return f"{reason} and {_not_clear(ctx)}"
 
 
-def personal_cue(text: str) -> str | None:
-    """Why ``text`` asks for something the user's own memory shapes, or None: a request for
-    advice, a recommendation or suggestions ("Can you suggest ...", "Any tips for ..."), or a
-    question about the user's own life in the first person ("I noticed my bike ... Could there
-    be a reason?"). Such a message consults memory even when its consult confidence is low
-    (``ConsultConfig.personal_floor``); small talk ("thanks!", "ok") is neither."""
-    m = _ADVICE.search(text)
-    if m:
-        return f"personal_request: advice '{m.group(0).strip()[:40]}'"
-    if _ASKS.search(text) is None:
-        return None
-    # the first person in a question or in the sentence that sets it up ("I noticed my bike
-    # ... Could there be a reason?"), not in an aside after it ("Any news? I owe Sam 50 euros.")
-    before = ""
-    for sentence in split_sentences(text):
-        if _ASKS.search(sentence):
-            own = _OWN.search(sentence) or _OWN.search(before)
-            if own:
-                return f"personal_request: about the user's own life '{own.group(0)[:40]}'"
-        before = sentence
-    return None
-
-
-def latest_cue(text: str) -> str | None:
-    """Why a question asks for the current value of something ("latest: 'most recent'"), or
-    None; a statement ("I still have it") asks nothing."""
-    if _ASKS.search(text) is None:
-        return None
-    m = _LATEST.search(text)
-    return f"latest: '{m.group(0)}'" if m else None
-
-
-def personal_request(text: str, ctx: TriggerContext) -> str | None:
+def personal_request(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
     """A personal request (``personal_cue``) widens to a deep search when the light search found
     no clear topic: what the user said about themselves may be filed under a topic the message
     does not name. Like the past-tense question, it waits for the signals before the search."""
-    cue = personal_cue(text)
+    cue = parsed(text).personal
     if cue is None:
         return None
     if ctx.signals is None:
@@ -195,11 +130,6 @@ def _not_clear(ctx: TriggerContext) -> str:
     )
 
 
-def past_question(text: str) -> bool:
-    """Whether ``text`` is a past-tense question (the weak memory cue; for the request class)."""
-    return _PAST_QUESTION.search(text) is not None
-
-
 def clear(sig: RetrievalSignals, cfg: TriggerConfig) -> bool:
     """The light search vouches for a topic: one shares the message's rarer words (best BM25 at
     least ``text_floor``) or one is near (best cosine at least ``cosine_clear``)."""
@@ -217,33 +147,35 @@ def time_text(text: str, known_names: Collection[str]) -> str:
     return drop_names(text, timed) if timed else text
 
 
-def relative_time(text: str, ctx: TriggerContext) -> str | None:
+def relative_time(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
     """A time phrase whose window has begun: what was said then is worth a windowed search. A
     window still ahead ("What's the plan for the roof repair this weekend?" on a Monday,
     "tomorrow") names when a plan happens, not when anything was said: no trigger; nor is a
     time phrase inside a name the memory knows ("Any news on this month's novel?" when the
     book club's topic is aliased so: ``time_text``)."""
     try:
-        windows = find_windows(time_text(text, ctx.known_names), ctx.now, ctx.tz, ctx.sleep)
+        msg = parsed(text)
+        read = ctx.time_text if ctx.time_text is not None else time_text(msg.text, ctx.known_names)
+        windows = find_windows(read, ctx.now, ctx.tz, ctx.sleep)
     except Exception:  # a trigger never breaks a turn
         return None
     begun = [w for w in windows if not w.ahead(ctx.now)]
     return f"relative_time: '{begun[0].phrase}'" if begun else None
 
 
-def reintroduced_entity(text: str, ctx: TriggerContext) -> str | None:
+def reintroduced_entity(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
     """A name the memory knows that is neither in the recent tail nor held by the session (a
     topic so named was injected into it within the suppression cool-down, 5 turns or 15
     minutes: the agent has it in front of it, and nothing was re-introduced)."""
     tail = ctx.tail_text.lower()
-    for phrase in [*noun_phrases(text), *timed_names(text)]:
+    for phrase in parsed(text).names:
         key = phrase.lower()
         if key in ctx.known_names and key not in tail and key not in ctx.held_names:
             return f"reintroduced_entity: '{phrase}'"
     return None
 
 
-def low_confidence(text: str, ctx: TriggerContext) -> str | None:
+def low_confidence(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
     """The light search found no topic it can vouch for (docs/retrieval.md, "Low confidence"):
     no topic is near the message (best cosine below ``cosine_floor``) and none shares its words
     (best BM25 below ``text_floor``); or the nearest topics are only moderately near (below
@@ -271,26 +203,28 @@ def low_confidence(text: str, ctx: TriggerContext) -> str | None:
     return None
 
 
-def context_switch(text: str, ctx: TriggerContext) -> str | None:
-    m = _SWITCH.search(text)
+def context_switch(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
+    m = _SWITCH.search(parsed(text).text)
     return f"context_switch: '{m.group(0).strip()}'" if m else None
 
 
-def debug_recurrence(text: str, ctx: TriggerContext) -> str | None:
-    m = _RECURRENCE.search(text)
+def debug_recurrence(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
+    said = parsed(text).text
+    m = _RECURRENCE.search(said)
     if m:
         return f"debug_recurrence: '{m.group(0)}'"
-    return "debug_recurrence: stack trace" if _TRACEBACK.search(text) else None
+    return "debug_recurrence: stack trace" if _TRACEBACK.search(said) else None
 
 
-def after_search(text: str, ctx: TriggerContext) -> str | None:
+def after_search(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
     """The triggers that judge the light search's signals (``ctx.signals``), run when none fired
     before it: a past-tense question with no clear topic, low confidence, then a personal
     request with no clear topic (low confidence names the vaguest searches itself)."""
-    return memory_reference(text, ctx) or low_confidence(text, ctx) or personal_request(text, ctx)
+    msg = parsed(text)
+    return memory_reference(msg, ctx) or low_confidence(msg, ctx) or personal_request(msg, ctx)
 
 
-TOPIC_TRIGGERS: tuple[Callable[[str, TriggerContext], str | None], ...] = (
+TOPIC_TRIGGERS: tuple[Callable[[ParsedMessage, TriggerContext], str | None], ...] = (
     memory_reference,
     personal_request,
     relative_time,
@@ -301,12 +235,12 @@ TOPIC_TRIGGERS: tuple[Callable[[str, TriggerContext], str | None], ...] = (
 )
 
 
-def fired(text: str, ctx: TriggerContext) -> list[str]:
+def fired(text: str | ParsedMessage, ctx: TriggerContext) -> list[str]:
     """Explanations of every topic trigger that fires on ``text`` (with ``ctx.search_pending``:
     those that need no search signals; ``after_search`` judges the rest)."""
-    out = []
+    msg, out = parsed(text), []
     for trigger in TOPIC_TRIGGERS:
-        reason = trigger(text, ctx)
+        reason = trigger(msg, ctx)
         if reason:
             out.append(reason)
     return out

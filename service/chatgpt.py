@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,6 +35,7 @@ from graph.errors import ValidationFailed
 from graph.messages import MessageStore
 from graph.models import describe_errors
 from graph.transfer import TransferStore
+from graph.validation import Ident, MessageText, Time
 from sleepwake.conversation import Conversation, IncomingMessage
 
 MAX_CONTENT = 100_000
@@ -151,7 +152,7 @@ def conversation_messages(
         if isinstance(converted, str):
             skipped[converted] += 1
         else:
-            out.append(converted)
+            out.append(_checked(converted, f"conversations[{index}].mapping.{node_id}"))
     return out
 
 
@@ -202,6 +203,24 @@ def to_incoming(message: ChatMessage, node_id: str, at: datetime) -> IncomingMes
         at=at,
         external_id=(EXTERNAL_PREFIX + (message.id or node_id))[:200],
     )
+
+
+class _Line(BaseModel):
+    """What REST's ``POST /v1/messages`` would accept of one message (the same field types)."""
+
+    role: Literal["user", "assistant", "system", "tool"]
+    content: MessageText
+    at: Time
+    external_id: Ident
+
+
+def _checked(message: IncomingMessage, where: str) -> IncomingMessage:
+    """``message`` when REST would take it; else ``ValidationFailed`` naming the node."""
+    try:
+        _Line.model_validate(message.model_dump(include={"role", "content", "at", "external_id"}))
+    except ValidationError as exc:
+        raise ValidationFailed(describe_errors(where, exc).replace("invalid ", "", 1)) from exc
+    return message
 
 
 def content_text(content: Content) -> str:
@@ -325,6 +344,8 @@ def _decode(data: bytes | str | list[Any]) -> Any:
         return data
     try:
         return json.loads(data)
+    except RecursionError as exc:  # json's own guard: no conversation nests that deep
+        raise ValidationFailed("conversations: the JSON nests too deep") from exc
     except UnicodeDecodeError as exc:
         raise ValidationFailed(f"body: not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
     except json.JSONDecodeError as exc:

@@ -25,7 +25,7 @@ from graph.topics import TopicStore
 from retrieval.embedding import Embedder
 from service.scrub import fallback_one_liner
 from service.topics import record_change, reembedded
-from sleepwake.normalise import UTILITY_CORRECTED
+from sleepwake.config import DEFAULT as SLEEP_DEFAULT
 from sleepwake.redact import redact
 
 CORRECTED = "corrected by the user"
@@ -151,9 +151,10 @@ class FactService:
         reason: str,
     ) -> FactChange:
         closed: list[Fact] = []
+        why = redact(reason)[:300]  # the answer shows it as stored (the store redacts it too)
 
         def change(topic: Topic) -> tuple[Topic, list[float] | None]:
-            updated, old = close_fact(topic, fact_id, when, replacement, reason[:300])
+            updated, old = close_fact(topic, fact_id, when, replacement, why)
             closed[:] = [old]
             return reembedded(self.embedder, [(updated, topic)])[0]
 
@@ -206,7 +207,7 @@ def close_fact(
     stats = topic.stats.model_copy(
         update={
             "correction_count": topic.stats.correction_count + 1,
-            "utility_score": topic.stats.utility_score + UTILITY_CORRECTED,
+            "utility_score": topic.stats.utility_score + SLEEP_DEFAULT.utility.corrected,
         }
     )
     return topic.model_copy(update={"facts": facts, "one_liner": one_liner, "stats": stats}), shut

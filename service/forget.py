@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -407,8 +407,3 @@ def _message_match(m: Message) -> MessageMatch:
         at=m.at,
         preview=m.content[:PREVIEW_CHARS],
     )
-
-
-def forget_ids(report: ForgetReport) -> Collection[str]:
-    """Every id a forget removed (for caches keyed by record id)."""
-    return {*report.topics_deleted, *report.messages_deleted}

@@ -1,43 +1,42 @@
 """Import an export document into the caller's namespace, idempotently by ids.
 
-1. **Parse** (``parse_document``): every line is validated against the format before anything
-   else happens; the first bad line is refused with its number and field (``ValidationFailed``).
-   The header must come first, kinds in the documented order, the end line last with matching
-   counts, and no id twice.
-2. **Plan** (``ImportService.plan``): ids are kept when free or already the importer's; an id
-   another namespace owns is replaced by a deterministic one (so importing the same file again
-   finds what the first import wrote), and every reference is rewritten with it. Each record is
-   then *created* (new), *merged* (exists, the file adds something: facts, aliases, edge
-   weight), *unchanged* (exists, nothing new) or *refused* (with the reason: a message older than
-   the namespace's conversation, an event whose topic is missing, ...).
+1. **Parse** (``service.import_validate.parse_document``): every line is validated under REST's
+   field types and limits before anything else happens; the first bad line is refused with its
+   number and field (``ValidationFailed``).
+2. **Plan** (``ImportService.plan``): an id is kept when the namespace already holds it; every
+   other id is replaced by one derived from the namespace and the server's key
+   (``service.import_ids``), and every reference is rewritten with it. Each record is then
+   redacted exactly as a store redacts it (``graph.mapping.redact_*``) and *created* (new),
+   *merged* (exists, the file adds something: facts, aliases, edge weight), *unchanged* (exists,
+   nothing new) or *refused* (with the reason: a message older than the namespace's
+   conversation, an event whose topic is missing, ...).
 3. **Write** (unless ``dry_run``): new topics get their vector from the file when it was made by
-   the same embedding model, else they are embedded again; everything is written under the
-   namespace's sleep lease in bounded batches (``Pacing``: at most ``batch`` records a
-   transaction, and a pause after each in proportion to its time), so an import takes a fair
-   share of the database, never all of it. Every batch is idempotent: an import stopped between
-   two batches (a crash, a lost connection) is completed by importing the same file again, and
-   ``progress`` is told the records written after each batch.
+   the same embedding model, has its dimension and unit length, else they are embedded again
+   (so a poisoned vector never reaches the index); everything is written under the namespace's
+   sleep lease in bounded batches (``Pacing``: at most ``batch`` records a transaction, and a
+   pause after each in proportion to its time), so an import takes a fair share of the
+   database, never all of it. Every batch is idempotent: an import stopped between two batches
+   (a crash, a lost connection) is completed by importing the same file again, and ``progress``
+   is told the records written after each batch.
 
 The namespace always comes from the caller: the header's namespace is information only.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, SystemClock
-from graph.errors import LeaseLost, ValidationFailed
+from graph.errors import LeaseLost
 from graph.forget import TopicRewrite
+from graph.mapping import redact_event, redact_message, redact_topic, redact_wake_packet
 from graph.messages import MessageStore
 from graph.models import (
     EmbeddingMeta,
@@ -49,36 +48,33 @@ from graph.models import (
     WakePacket,
     describe_errors,
 )
-from graph.skills import SkillRun
+from graph.redaction import Redactor
+from graph.skills import SkillRun, redact_run
 from graph.sleep import SleepStore
 from graph.topics import TopicStore
 from graph.transfer import ImportCommit, TransferStore
 from retrieval.embedding import Embedder, text_hash
-from service.export_format import (
-    KINDS,
-    RECORD,
-    VERSION,
-    EdgeRecord,
-    EndRecord,
-    Header,
-    MessageRecord,
-    SkillRunRecord,
-    TopicRecord,
-    WakePacketRecord,
-)
+from service.export_format import KINDS
+from service.import_ids import derived_id
 from service.import_pacing import Pacing, Progress, paced_embed, write_batches
+from service.import_validate import (
+    ID_FIELD,
+    Document,
+    EdgeLine,
+    MessageLine,
+    SkillRunLine,
+    TopicLine,
+    WakePacketLine,
+    parse_document,
+    read_lines,
+    unit_length,
+)
 from service.merge import merge_topic
-from sleepwake.normalise import stable_id
+
+__all__ = ["Document", "ImportReport", "ImportService", "parse_document", "read_lines"]
 
 LEASE_TTL = timedelta(minutes=10)  # renewed after every batch
 MAX_REFUSALS_SHOWN = 100
-_ID_FIELD = {
-    "message": "message_id",
-    "topic": "topic_id",
-    "event": "event_id",
-    "wake_packet": "packet_id",
-    "skill_run": "run_id",
-}
 
 
 class KindCount(BaseModel):
@@ -110,106 +106,6 @@ class ImportReport(BaseModel):
     written: int = 0  # records written (a topic's mentions count as one)
     batches: int = 0  # the transactions they took
     duration_ms: float = 0.0
-
-
-@dataclass
-class Document:
-    """A parsed, validated export: the header and each kind's records with their line."""
-
-    header: Header
-    records: dict[str, list[tuple[int, Any]]]
-
-    def count(self) -> int:
-        return sum(len(v) for v in self.records.values())
-
-
-def import_id(namespace: str, kind: str, old_id: str) -> str:
-    """The id a record gets in ``namespace`` when another namespace owns its own id:
-    deterministic, so importing the same file twice finds the first import's records."""
-    return stable_id("import", namespace, kind, old_id)
-
-
-def parse_document(lines: Iterable[str], keep: bool = True) -> Document:
-    """Validate a whole document; ``ValidationFailed`` names the first bad line and field.
-    ``keep=False`` validates without keeping the records (the document comes back empty): a
-    first pass over an upload that holds only its ids in memory, so a file refused at its last
-    line never had its records held."""
-    header: Header | None = None
-    records: dict[str, list[tuple[int, Any]]] = {k: [] for k in KINDS}
-    counts: Counter[str] = Counter()
-    seen: dict[tuple[str, str], int] = {}
-    end: EndRecord | None = None
-    order = -1
-    number = 0
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        if end is not None:
-            raise ValidationFailed(f"line {number}: nothing may follow the end line")
-        record = _record(number, raw, first=header is None)
-        if isinstance(record, Header):
-            header = record
-        elif isinstance(record, EndRecord):
-            end = record
-        else:
-            kind = record.kind
-            if KINDS.index(kind) < order:
-                raise ValidationFailed(
-                    f"line {number}: kind: a {kind} line after {KINDS[order]} lines; the order is "
-                    + ", ".join(KINDS)
-                )
-            order = KINDS.index(kind)
-            _unique(seen, number, kind, record)
-            counts[kind] += 1
-            if keep:
-                records[kind].append((number, record))
-    if header is None:
-        raise ValidationFailed("line 1: the document is empty (expected a header line)")
-    if end is None:
-        raise ValidationFailed(f"line {number + 1}: the end line is missing: the file is truncated")
-    _check_counts(end, counts)
-    return Document(header, records)
-
-
-def _record(number: int, raw: str, first: bool) -> Any:
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValidationFailed(f"line {number}: not valid JSON ({exc.msg})") from exc
-    if not isinstance(data, dict):
-        raise ValidationFailed(f"line {number}: must be a JSON object")
-    if first and data.get("kind") != "header":
-        raise ValidationFailed(f"line {number}: kind: the first line must be the header")
-    if not first and data.get("kind") == "header":
-        raise ValidationFailed(f"line {number}: kind: a second header line")
-    if data.get("kind") == "header" and data.get("version") != VERSION:
-        raise ValidationFailed(
-            f"line {number}: version: unsupported export version {data.get('version')!r} "
-            f"(this server reads version {VERSION})"
-        )
-    try:
-        return RECORD.validate_python(data)
-    except ValidationError as exc:
-        raise ValidationFailed(f"line {number}: {describe_errors('record', exc)}") from exc
-
-
-def _unique(seen: dict[tuple[str, str], int], number: int, kind: str, record: Any) -> None:
-    name = _ID_FIELD.get(kind)
-    if name is None:
-        return
-    key = (kind, getattr(record, name))
-    if key in seen:
-        raise ValidationFailed(f"line {number}: {name}: {key[1]} already on line {seen[key]}")
-    seen[key] = number
-
-
-def _check_counts(end: EndRecord, counts: Counter[str]) -> None:
-    for kind in KINDS:
-        said, found = end.counts.get(kind, 0), counts[kind]
-        if said != found:
-            raise ValidationFailed(
-                f"end: counts.{kind}: the end line says {said} but the file holds {found}"
-            )
 
 
 @dataclass
@@ -252,10 +148,17 @@ class ImportService:
         leases: SleepStore,
         embedder: Embedder,
         clock: Clock,
+        *,
+        id_key: bytes,
+        redactor: Redactor | None = None,
         lease_clock: Clock | None = None,
         pacing: Pacing | None = None,
     ) -> None:
         self.pacing = pacing or Pacing()
+        """``id_key``: the server's import key (``service.import_ids.server_key``);
+        ``redactor``: the stores' (built-in shapes and the operator's patterns)."""
+        self.id_key = id_key
+        self.redactor = redactor or Redactor()
         self.store = store
         self.messages = messages
         self.topics = topics
@@ -327,15 +230,23 @@ class ImportService:
         return plan
 
     # -- ids ---------------------------------------------------------------------------------------
+    def import_id(self, namespace: str, kind: str, old_id: str) -> str:
+        """The id a ``kind`` record with id ``old_id`` gets in ``namespace`` unless the
+        namespace holds ``old_id`` already (``service.import_ids``)."""
+        return derived_id(self.id_key, namespace, kind, old_id)
+
     def _assign_ids(self, namespace: str, doc: Document, plan: _Plan) -> None:
+        """Keep the ids the namespace holds, derive the others: what is remapped depends on
+        this namespace alone, never on what another one holds."""
         wanted = [
-            (kind, getattr(rec, _ID_FIELD[kind]))
-            for kind in _ID_FIELD
+            (kind, getattr(rec, ID_FIELD[kind]))
+            for kind in ID_FIELD
             for _, rec in doc.records[kind]
         ]
         owners = self.store.id_owners(wanted)
-        remap = {key: import_id(namespace, *key) for key in wanted if owners.get(key, namespace)
-                 != namespace}  # fmt: skip
+        remap = {key: self.import_id(namespace, *key) for key in wanted
+                 if owners.get(key) != namespace}  # fmt: skip
+        owners = {k: v for k, v in owners.items() if v == namespace}  # others' ids tell nothing
         owners.update(self.store.id_owners([(k, new) for (k, _), new in remap.items()]))
         for kind, old in wanted:
             new = remap.get((kind, old), old)
@@ -354,21 +265,18 @@ class ImportService:
         return False
 
     # -- messages ----------------------------------------------------------------------------------
-    def _messages(self, ns: str, items: list[tuple[int, MessageRecord]], plan: _Plan) -> None:
+    def _messages(self, ns: str, items: list[tuple[int, MessageLine]], plan: _Plan) -> None:
         existing = {m.message_id: m for m in self.messages.get(ns, [
             plan.ids[("message", r.message_id)] for _, r in items])}  # fmt: skip
-        by_external = {
-            m.external_id: m
-            for m in self.store.messages_by_external_id(
-                ns, [r.external_id for _, r in items if r.external_id]
-            )
-        }
+        xid = {r.message_id: self.redactor.text(x) for _, r in items if (x := r.external_id)}
+        by_external = {m.external_id: m for m in self.store.messages_by_external_id(ns, [
+            *xid.values()])}  # fmt: skip
         tail = self.messages.tail(ns, 1)
         last_at, next_seq = (tail[-1].at, (tail[-1].seq or 0) + 1) if tail else (None, 0)
-        fresh: list[tuple[int, MessageRecord]] = []
+        fresh: list[tuple[int, MessageLine]] = []
         for line, rec in items:
             new = plan.ids[("message", rec.message_id)]
-            twin = by_external.get(rec.external_id) if rec.external_id else None
+            twin = by_external.get(xid[rec.message_id]) if rec.external_id else None
             if self._foreign(plan, line, "message", new):
                 continue
             if new in existing:
@@ -383,8 +291,8 @@ class ImportService:
                 fresh.append((line, rec))
         self._new_messages(ns, fresh, plan, next_seq, fresh_namespace=not tail)
 
-    def _same_message(self, plan: _Plan, line: int, stored: Message, rec: MessageRecord) -> None:
-        if stored.content == rec.content and stored.at == rec.at:
+    def _same_message(self, plan: _Plan, line: int, stored: Message, rec: MessageLine) -> None:
+        if stored.content == self.redactor.text(rec.content) and stored.at == rec.at:
             plan.report.counts["message"].unchanged += 1
         else:
             plan.refuse(line, "message", stored.message_id,
@@ -393,7 +301,7 @@ class ImportService:
     def _new_messages(
         self,
         ns: str,
-        fresh: list[tuple[int, MessageRecord]],
+        fresh: list[tuple[int, MessageLine]],
         plan: _Plan,
         next_seq: int,
         fresh_namespace: bool,
@@ -412,10 +320,11 @@ class ImportService:
             data = rec.model_dump(exclude={"kind"})
             data.update(message_id=plan.ids[("message", rec.message_id)], namespace=ns, seq=seq)
             try:
-                plan.commit.messages.append(Message.model_validate(data))
+                message = redact_message(Message.model_validate(data), self.redactor)
             except ValidationError as exc:
                 plan.refuse(line, "message", data["message_id"], describe_errors("message", exc))
                 continue
+            plan.commit.messages.append(message)
             plan.report.counts["message"].created += 1
         plan.commit.next_seq = top + 1
 
@@ -426,10 +335,7 @@ class ImportService:
             plan.ids[("topic", r.topic_id)] for _, r in items
             if ("topic", plan.ids[("topic", r.topic_id)]) in plan.present])}  # fmt: skip
         plan.topics_known = set(stored)
-        vectors_usable = doc.header.vectors and (
-            doc.header.embedding.model == self.embedder.model_name
-            and doc.header.embedding.dimensions == self.embedder.dimensions
-        )
+        vectors_usable = self._vectors_usable(doc)
         for line, rec in items:
             new = plan.ids[("topic", rec.topic_id)]
             if self._foreign(plan, line, "topic", new):
@@ -443,7 +349,7 @@ class ImportService:
                 plan.commit.mentions[new] = mentions
             if new in stored:
                 self._merge(plan, stored[new], topic)
-            elif vectors_usable and rec.vector is not None:
+            elif vectors_usable and rec.vector is not None and unit_length(rec.vector):
                 plan.commit.new_topics.append((topic, rec.vector))
                 plan.report.vectors_imported += 1
                 plan.report.counts["topic"].created += 1
@@ -452,9 +358,9 @@ class ImportService:
                 plan.report.counts["topic"].created += 1
         self._embed_new(plan, embed)
 
-    def _topic_model(self, ns: str, rec: TopicRecord, plan: _Plan, line: int) -> Topic | None:
+    def _topic_model(self, ns: str, rec: TopicLine, plan: _Plan, line: int) -> Topic | None:
         data = rec.model_dump(exclude={"kind", "mentioned_in", "vector", "skill_refs",
-                                       "artifact_refs"})  # fmt: skip
+                                       "artifact_refs"}, exclude_none=True)  # fmt: skip
         data.update(
             topic_id=plan.ids[("topic", rec.topic_id)],
             namespace=ns,
@@ -466,7 +372,7 @@ class ImportService:
         for item in data["time"]["notable_events"]:
             item["source_message_ids"] = plan.maps("message", item["source_message_ids"])
         try:
-            return Topic.model_validate(data)
+            return redact_topic(Topic.model_validate(data), self.redactor)
         except ValidationError as exc:
             plan.refuse(line, "topic", data["topic_id"], describe_errors("topic", exc))
             return None
@@ -496,8 +402,16 @@ class ImportService:
         plan.report.embedded = len(todo)
 
     # -- events, edges, packets, runs ----------------------------------------------------------
+    def _vectors_usable(self, doc: Document) -> bool:
+        """The file's vectors were made by this server's model (each is checked for unit
+        length too: any other is embedded again, or an event falls back on its topic's)."""
+        return doc.header.vectors and (
+            doc.header.embedding.model == self.embedder.model_name
+            and doc.header.embedding.dimensions == self.embedder.dimensions
+        )
+
     def _events(self, doc: Document, plan: _Plan) -> None:
-        usable = doc.header.vectors and doc.header.embedding.model == self.embedder.model_name
+        usable = self._vectors_usable(doc)
         for line, rec in doc.records["event"]:
             new = plan.ids[("event", rec.event_id)]
             topic_id = plan.map("topic", rec.topic_id) or rec.topic_id
@@ -510,17 +424,18 @@ class ImportService:
                 plan.refuse(line, "event", new, f"its topic {topic_id} is neither in the file nor "
                             "in the namespace")  # fmt: skip
                 continue
-            event = TopicEvent(
+            event = redact_event(TopicEvent(
                 event_id=new, namespace=plan.commit.namespace, topic_id=topic_id, at=rec.at,
                 delta_summary=rec.delta_summary,
                 source_message_ids=plan.maps("message", rec.source_message_ids),
                 first_seq=_shift(rec.first_seq, plan.seq_offset),
                 last_seq=_shift(rec.last_seq, plan.seq_offset),
-            )  # fmt: skip
-            plan.commit.events.append((event, rec.vector if usable else None))
+            ), self.redactor)  # fmt: skip
+            vector = rec.vector if usable and rec.vector and unit_length(rec.vector) else None
+            plan.commit.events.append((event, vector))
             plan.report.counts["event"].created += 1
 
-    def _edges(self, ns: str, items: list[tuple[int, EdgeRecord]], plan: _Plan) -> None:
+    def _edges(self, ns: str, items: list[tuple[int, EdgeLine]], plan: _Plan) -> None:
         stored_ids = sorted(t for k, t in plan.present if k == "topic")
         existing = {(e.from_topic_id, e.to_topic_id, e.type): e
                     for e in self.store.edges_among(ns, stored_ids)}  # fmt: skip
@@ -545,7 +460,7 @@ class ImportService:
             else:
                 counts.merged += 1
 
-    def _packets(self, items: list[tuple[int, WakePacketRecord]], plan: _Plan) -> None:
+    def _packets(self, items: list[tuple[int, WakePacketLine]], plan: _Plan) -> None:
         for line, rec in items:
             new = plan.ids[("wake_packet", rec.packet_id)]
             if self._foreign(plan, line, "wake_packet", new):
@@ -559,16 +474,16 @@ class ImportService:
             progress = rec.in_progress.model_copy(
                 update={"topic_id": working_on if working_on in plan.topics_known else None}
             )
-            packet = WakePacket(
+            packet = redact_wake_packet(WakePacket(
                 packet_id=new, namespace=plan.commit.namespace, slept_at=rec.slept_at,
-                conversation_tail=tail, active_subject_hints=rec.active_subject_hints,
+                conversation_tail=list(tail), active_subject_hints=rec.active_subject_hints,
                 top_topic_ids=plan.known_topics(rec.top_topic_ids),
                 recent_skill_refs=rec.recent_skill_refs, in_progress=progress,
-            )  # fmt: skip
+            ), self.redactor)  # fmt: skip
             plan.commit.wake_packets.append(packet)
             plan.report.counts["wake_packet"].created += 1
 
-    def _runs(self, items: list[tuple[int, SkillRunRecord]], plan: _Plan) -> None:
+    def _runs(self, items: list[tuple[int, SkillRunLine]], plan: _Plan) -> None:
         for line, rec in items:
             new = plan.ids[("skill_run", rec.run_id)]
             if self._foreign(plan, line, "skill_run", new):
@@ -583,7 +498,7 @@ class ImportService:
                 topic_ids=plan.known_topics(rec.topic_ids),
                 parent_run_id=plan.map("skill_run", rec.parent_run_id),
             )
-            plan.commit.skill_runs.append(SkillRun.model_validate(data))
+            plan.commit.skill_runs.append(redact_run(SkillRun.model_validate(data), self.redactor))
             plan.report.counts["skill_run"].created += 1
 
 

@@ -14,6 +14,7 @@ from graph.errors import NotFound
 from graph.messages import MessageStore
 from graph.models import Message, WakePacket
 from graph.protocols import SleepQueueProtocol
+from graph.redaction import Redactor
 from graph.sleep import SleepStore
 from graph.sleep_queue import SleepRun
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
@@ -67,8 +68,11 @@ class ConversationService:
 class ContextService:
     """The memory context of one user message (light retrieval always, deep on a trigger)."""
 
-    def __init__(self, builder: ContextBuilder) -> None:
+    def __init__(self, builder: ContextBuilder, redactor: Redactor | None = None) -> None:
         self.builder = builder
+        # a session id is a key of the suppression cache, stored: the surfaces refuse the
+        # built-in secret shapes in it, and the operator's patterns are applied here
+        self.redact = (redactor or Redactor()).text
 
     def build(
         self,
@@ -90,7 +94,7 @@ class ContextService:
                 message=message,
                 now=now,
                 budget=budget,
-                session_id=f"{namespace}/{session_id}" if session_id else None,
+                session_id=f"{namespace}/{self.redact(session_id)}" if session_id else None,
                 explicit=explicit,
                 full_records=full_records,
                 last_tool_output=last_tool_output,

@@ -67,14 +67,6 @@ class WindowResolver:
         """The time phrase inside free text ("what did we decide last week"), if any."""
         return resolve(text, now, self.tz, self.history(namespace))
 
-    def for_query(
-        self, namespace: str, query: str, phrase: str | None, now: datetime, field: str
-    ) -> TimeWindow | None:
-        """An explicit ``phrase`` when given (it must name a time), else the query's own."""
-        if phrase is not None and phrase.strip():
-            return self.phrase(namespace, phrase, now, field)
-        return self.in_text(namespace, query, now)
-
 
 def _range_phrase(start: datetime | None, end: datetime | None) -> str:
     return f"{start.isoformat() if start else '...'} to {end.isoformat() if end else '...'}"

@@ -13,9 +13,10 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from graph.models import Fact, Message, NotableEvent, OpenLoop, TypedNumber
+from sleepwake.config import DEFAULT, ExtractionConfig
 from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
 from sleepwake.policy import ANSWER_ROLES
 from sleepwake.redact import redact
@@ -32,20 +33,9 @@ EVENT_NOUNS = frozenset(
     ceremony graduation funeral show gig recital tournament marathon event celebration date
     barbecue bbq class workshop session""".split()
 )
-CONTINUATION_GAP = timedelta(minutes=30)
-MAX_FACT_CHARS = 1000
+MAX_CANDIDATE_FACT_CHARS = 1000
 MAX_ONE_LINER = 400
-# A message naming thousands of entities must not cost thousands squared: each candidate records
-# as co-entities only the first this-many entities of a message (a normal message names a few).
-MAX_CO_ENTITIES = 24
-# ... and at most this many candidates come from one message; its other sentences attach to
-# those (a pasted list of 10,000 names is not 10,000 topics, nor 10,000 embeddings).
-MAX_ENTITIES_PER_MESSAGE = 64
-# An answer (an assistant's or a tool's turn) is about what it was asked: its opening names
-# that; the rest (steps, lists, caveats) names dozens of things the conversation is not about.
-# Only its first sentences are read for phrases, so a 2,000-character answer costs what a short
-# turn does and offers the topic no more names than a short turn.
-ANSWER_LEAD_SENTENCES = 3
+EXTRACTION = DEFAULT.extraction
 
 
 def normalise_key(phrase: str) -> str:
@@ -149,13 +139,13 @@ class SliceCandidates:
     per_message: dict[str, list[str]]  # message id -> candidate keys, in slice order
     extractions: dict[str, Extraction] = field(default_factory=dict)  # message id -> its own
     # message id -> the unit vector segmentation gave the turn (episode topics; else empty):
-    # a long candidate's vector is composed from them (sleepwake.sleep.candidate_vectors)
+    # a long candidate's vector is composed from them (sleepwake.topic_vectors.candidate_vectors)
     turn_vectors: dict[str, Sequence[float]] = field(default_factory=dict)
 
 
 def fact_text(message: Message, sentence: str) -> str:
     text = sentence if not message.speaker else f"{message.speaker}: {sentence}"
-    return text[:MAX_FACT_CHARS]
+    return text[:MAX_CANDIDATE_FACT_CHARS]
 
 
 def happened_at(sentence: str, at: datetime, tz: str) -> datetime | None:
@@ -179,6 +169,7 @@ def build_candidates(
     messages: list[Message],
     tz: str = "UTC",
     extractions: Mapping[str, Extraction] | None = None,
+    cfg: ExtractionConfig = EXTRACTION,
 ) -> SliceCandidates:
     """Group the slice's sentences, numbers, loops and decisions by the entities they mention.
     ``extractions`` (message id -> Extraction, e.g. from the LLM extractor) replaces the
@@ -196,11 +187,12 @@ def build_candidates(
         )
         found[message.message_id] = extraction
         if message.message_id in given:  # the LLM's topics and facts, its facts dated here
-            keys = _absorb_message(by_key, message, extraction, tz, extraction.entities, dated=True)
+            entities = extraction.entities
+            keys = _absorb_message(by_key, message, extraction, tz, cfg, entities, dated=True)
         else:  # every phrase (sleepwake.episodes makes topics of them, and dates its facts)
-            lead = ANSWER_LEAD_SENTENCES if message.role in ANSWER_ROLES else None
-            keys = _absorb_message(by_key, message, extraction, tz, lead=lead)
-        if not keys and previous is not None and _continues(previous, message):
+            lead = cfg.answer_lead_sentences if message.role in ANSWER_ROLES else None
+            keys = _absorb_message(by_key, message, extraction, tz, cfg, lead=lead)
+        if not keys and previous is not None and message.at - previous.at <= cfg.continuation_gap:
             keys = per_message.get(previous.message_id, [])
             dated = tz if message.message_id in given else None
             _attach_sentences(by_key, keys, message, extraction.sentences, dated)
@@ -236,15 +228,12 @@ def _usable(key: str) -> bool:
     return sum(ch.isalpha() for ch in key) >= 2
 
 
-def _continues(previous: Message, message: Message) -> bool:
-    return message.at - previous.at <= CONTINUATION_GAP
-
-
 def _absorb_message(
     by_key: dict[str, Candidate],
     message: Message,
     extraction: Extraction,
     tz: str,
+    cfg: ExtractionConfig,
     extra_entities: list[str] | None = None,
     lead: int | None = None,
     dated: bool = False,
@@ -263,7 +252,8 @@ def _absorb_message(
         if lead is not None and n >= lead:
             orphan_sentences.append(sentence)
             continue
-        phrases = _within_cap(_sentence_phrases(sentence, placed, sentence in rules), seen)
+        found = _sentence_phrases(sentence, placed, sentence in rules)
+        phrases = _within_cap(found, seen, cfg.max_entities_per_message)
         if not phrases:
             orphan_sentences.append(sentence)
             continue
@@ -279,19 +269,19 @@ def _absorb_message(
         return []
     _attach_sentences(by_key, keys_in_message, message, orphan_sentences, tz if dated else None)
     _attach_structure(by_key, keys_in_message, message, extraction)
-    named = keys_in_message[:MAX_CO_ENTITIES]
+    named = keys_in_message[: cfg.max_co_entities]
     for key in keys_in_message:
         by_key[key].co_entities.update(k for k in named if k != key)
     return keys_in_message
 
 
-def _within_cap(phrases: list[str], seen: dict[str, None]) -> list[str]:
+def _within_cap(phrases: list[str], seen: dict[str, None], cap: int) -> list[str]:
     """The phrases that are (or, while there is room, become) one of the message's first
-    ``MAX_ENTITIES_PER_MESSAGE`` candidates; ``seen`` is updated."""
+    ``cap`` candidates; ``seen`` is updated."""
     kept = []
     for phrase in phrases:
         key = normalise_key(phrase)
-        if key in seen or len(seen) < MAX_ENTITIES_PER_MESSAGE:
+        if key in seen or len(seen) < cap:
             seen.setdefault(key)
             kept.append(phrase)
     return kept

@@ -13,7 +13,7 @@ import itertools
 import json
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -21,11 +21,10 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ValidationError
 
 from graph.clock import Clock, ensure_utc
-from graph.errors import AlreadyRunning, Conflict, ValidationFailed
+from graph.errors import AlreadyRunning, ValidationFailed
 from graph.messages import AppendState
 from graph.models import Message, describe_errors
 from graph.protocols import MessageStoreProtocol
-from graph.redaction import Redactor
 from graph.validation import check_time
 from sleepwake.policy import (
     SleepPolicy,
@@ -103,7 +102,6 @@ class Conversation:
         sleeper: Sleeper,
         clock: Clock,
         policy: SleepPolicy | None = None,
-        redactor: Redactor | None = None,
         queue: SleepQueue | None = None,
     ) -> None:
         self.messages = messages
@@ -111,7 +109,6 @@ class Conversation:
         self.sleeper = sleeper
         self.clock = clock
         self.policy = policy or sleeper.policy
-        self.redact = (redactor or Redactor()).text  # the store's: a retry matches what it kept
 
     def to_message(self, namespace: str, item: IncomingMessage) -> Message:
         """Validate one incoming message into a stored-message model (no I/O); a given time
@@ -157,33 +154,17 @@ class Conversation:
         batch) is not stored again and the stored one is returned; the same id on a different
         message is a ``Conflict``. New messages may not be older than the conversation's newest
         (``Conflict`` naming ``<where>.<i>.at``), except those whose time the server chose (no
-        ``at``, or ``movable``: an agent's turn), which move forward to it instead."""
+        ``at``, or ``movable``: an agent's turn), which move forward to it instead. The store
+        decides all this under the conversation's lock (``graph.messages.plan_append``)."""
         models = self.validate(namespace, items)
         server_time = {
             m.message_id for m, item in zip(models, items, strict=True) if movable or not item.at
         }
-        xids = [m.external_id for m in models if m.external_id is not None]
-        # every read before the write in one transaction: ids, newest time, the buffer's view
-        state = self.messages.append_state(
-            namespace, xids, self.policy.tail_turns if auto_sleep else 0
-        )
-        slots = _dedupe(models, state.stored, where, self.redact)
-        fresh = [(i, m) for i, m in enumerate(models) if slots[i] is None]
-        new = _after_newest(fresh, state.newest_at, server_time, where)
-        view = _state_view(state, self.policy.tail_turns) if auto_sleep else None
-        result = self._append_with_policy(namespace, new, view, server_time)
-        written = dict(zip((i for i, _ in fresh), result.messages, strict=True))
-        out: list[Message] = []
-        for i, slot in enumerate(slots):
-            out.append(
-                written[i] if slot is None else slot if isinstance(slot, Message) else out[slot]
-            )
-        return AppendResult(
-            messages=out,
-            sleeps=result.sleeps,
-            duplicates=len(models) - len(new),
-            sleep_due=result.sleep_due,
-        )
+        view = None
+        if auto_sleep:  # the buffer as the policy sees it, read once before the write
+            turns = self.policy.tail_turns
+            view = _state_view(self.messages.append_state(namespace, [], turns), turns)
+        return self._append_with_policy(namespace, models, view, server_time, where)
 
     def _append_with_policy(
         self,
@@ -191,17 +172,26 @@ class Conversation:
         models: list[Message],
         view: _BufferView | None,
         server_time: set[str],
+        where: str,
     ) -> AppendResult:
-        """Store the batch whole, in one transaction (a crash or a lost database keeps all of
-        it or none, so the client's retry is clean), then run the sleep policy over it from
+        """Store the batch whole, in one transaction, by the store's append rule
+        (``graph.messages.plan_append``: a crash or a lost database keeps all of it or none, so
+        the client's retry is clean), then run the sleep policy over the messages it wrote from
         ``view`` (the buffer before the batch; None: no policy)."""
         run = _PolicyRun(view)
         last_at = None
         if run.buf is not None:
             last_at = run.buf.last_at or _last_at(self.messages, namespace)
-        written = self.messages.append(namespace, models, server_time=server_time)
+        out = self.messages.append(namespace, models, server_time=server_time, where=where)
+        asked = {m.message_id for m in models}  # a repeat stands in with the stored message
+        written = list({m.message_id: m for m in out if m.message_id in asked}.values())
         self._run_policy(namespace, written, run, last_at)
-        return AppendResult(messages=written, sleeps=run.sleeps, sleep_due=run.due)
+        return AppendResult(
+            messages=out,
+            sleeps=run.sleeps,
+            duplicates=len(models) - len(written),
+            sleep_due=run.due,
+        )
 
     def _run_policy(
         self, namespace: str, written: list[Message], run: _PolicyRun, last_at: datetime | None
@@ -310,64 +300,6 @@ def parse_jsonl(lines: Iterable[str]) -> list[IncomingMessage]:
         if item.at.tzinfo is None:
             raise ValidationFailed(f"line {number}: 'at' must carry a timezone")
         out.append(item)
-    return out
-
-
-def _dedupe(
-    models: list[Message],
-    stored: dict[str, Message],
-    where: str,
-    redact: Callable[[str], str],
-) -> list[Message | int | None]:
-    """Per message: the stored message it repeats, the index of an earlier one in the batch it
-    repeats, or None (new). The same ``external_id`` on a different message is a ``Conflict``."""
-    slots: list[Message | int | None] = []
-    first: dict[str, int] = {}
-    for i, m in enumerate(models):
-        xid = m.external_id
-        if xid is not None and xid in stored:
-            _same_or_conflict(m, stored[xid], f"{where}.{i}.external_id", redact)
-            slots.append(stored[xid])
-        elif xid is not None and xid in first:
-            _same_or_conflict(m, models[first[xid]], f"{where}.{i}.external_id", redact)
-            slots.append(first[xid])
-        else:
-            if xid is not None:
-                first[xid] = i
-            slots.append(None)
-    return slots
-
-
-def _same_or_conflict(
-    incoming: Message, known: Message, field: str, redact: Callable[[str], str]
-) -> None:
-    """A repeated external id must be the same message (a retry), not a different one."""
-    same_text = incoming.content == known.content or redact(incoming.content) == known.content
-    if incoming.role != known.role or not same_text:
-        raise Conflict(
-            f"{field}: {incoming.external_id!r} already names a different message "
-            f"({known.role}, {known.at.isoformat()}); use a new external_id",
-            field=field,
-        )
-
-
-def _after_newest(
-    fresh: list[tuple[int, Message]], newest: datetime | None, server_time: set[str], where: str
-) -> list[Message]:
-    """The new messages, none older than the newest stored one: a caller's time that is older
-    is a ``Conflict``; a time the server chose moves forward to ``newest``."""
-    out: list[Message] = []
-    for i, m in fresh:
-        if newest is not None and m.at < newest:
-            if m.message_id not in server_time:
-                field = f"{where}.{i}.at"
-                raise Conflict(
-                    f"{field}: {m.at.isoformat()} is older than the newest message of this "
-                    f"conversation ({newest.isoformat()}); messages are appended in time order",
-                    field=field,
-                )
-            m = m.model_copy(update={"at": newest})
-        out.append(m)
     return out
 
 

@@ -28,9 +28,18 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from graph.errors import ValidationFailed
+from sleepwake.extract_dependencies import TRIM, dependencies_in
+from sleepwake.extract_models import (
+    Decision,
+    Dependency,
+    Extraction,
+    InProgress,
+    NumberMention,
+)
+from sleepwake.extract_numbers import numbers_in
 from sleepwake.redact import redact
 from text.cues import REFERENCE_PATTERNS
 from text.english import (
@@ -38,7 +47,6 @@ from text.english import (
     MAX_SENTENCES_READ,
     MODIFIERS,
     STOPWORDS,
-    UNITS,
     Span,
     dedupe,
     is_filler,
@@ -46,12 +54,9 @@ from text.english import (
     noun_phrases,
     select_spans,
     split_sentences,
-    strip_possessive,
     time_expressions,
-    time_spans,
     word_set,
 )
-from text.spans import DisjointSpans
 
 __all__ = [
     "MAX_MATCHES_PER_MESSAGE",
@@ -71,60 +76,6 @@ __all__ = [
 ]
 
 ROLES = frozenset({"user", "assistant", "system", "tool"})
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Decision(_Frozen):
-    """A choice that was made: ``chosen`` over ``rejected`` because of ``reason``."""
-
-    text: str
-    chosen: str
-    rejected: list[str] = Field(default_factory=list)
-    reason: str | None = None
-
-
-class NumberMention(_Frozen):
-    """A quantity: ``key`` is a short lower-case noun phrase ("context window", "budget")."""
-
-    key: str
-    value: float
-    unit: str | None
-    text: str
-
-
-class Dependency(_Frozen):
-    """``dependent`` cannot proceed before ``dependency``."""
-
-    dependent: str
-    dependency: str
-    text: str
-
-
-class InProgress(_Frozen):
-    """Unfinished work: the ``goal`` being worked on and, if stated, the ``next_step``."""
-
-    goal: str
-    next_step: str | None
-    text: str
-
-
-class Extraction(_Frozen):
-    """Every memory candidate found in one message."""
-
-    entities: list[str]
-    decisions: list[Decision]
-    constraints: list[str]
-    open_loops: list[str]
-    numbers: list[NumberMention]
-    time_expressions: list[str]
-    memory_references: list[str]
-    dependencies: list[Dependency]
-    is_correction: bool
-    in_progress: InProgress | None
-    sentences: list[str]
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,7 +292,6 @@ _REJECT_SPLIT = re.compile(
 _LATE_REJECT_SPLIT = re.compile(r"(?<!\s)\s*+,\s*+(?:rather\s+than|instead\s+of)\s+", re.I)
 _LIST_SPLIT = re.compile(r"(?<!\s)\s*+(?:,|/|\bor\b|\band\b)\s*+", re.I)
 _CLAUSE_END = re.compile(r"[;:]|(?<!\s)\s++(?:-|and\s++then|but)\s+", re.I)
-_TRIM = " \t\"'`.,;:!?()"
 
 
 def _split_alternatives(choice: str, why: str) -> tuple[str, list[str], str]:
@@ -350,8 +300,8 @@ def _split_alternatives(choice: str, why: str) -> tuple[str, list[str], str]:
     chosen, *others = _REJECT_SPLIT.split(choice, maxsplit=1)
     if not others:
         why, *others = _LATE_REJECT_SPLIT.split(why, maxsplit=1)
-    rejected = [r.strip(_TRIM) for r in _LIST_SPLIT.split(others[0])] if others else []
-    return chosen.strip(_TRIM), [r for r in rejected if r], why.strip(_TRIM)
+    rejected = [r.strip(TRIM) for r in _LIST_SPLIT.split(others[0])] if others else []
+    return chosen.strip(TRIM), [r for r in rejected if r], why.strip(TRIM)
 
 
 def _decision(sentence: str) -> Decision | None:
@@ -367,89 +317,6 @@ def _decision(sentence: str) -> Decision | None:
     if not chosen or (weak and not rejected):
         return None  # weak: "I went with my mom to the store", "I'll use your advice"
     return Decision(text=sentence, chosen=chosen, rejected=rejected, reason=reason or None)
-
-
-_DEPENDENCY_TRIGGER = re.compile(
-    r"(?<!\s)\s++(?:(?:depends|depend|relies|rely)\s+on|(?:is|are|was|were|'s|'re)\s+(?:still\s+|"
-    r"currently\s+)?(?:blocked|gated)\s+(?:by|on)|(?:is|are|'s|'re)\s+(?:still\s+)?waiting\s+"
-    r"(?:on|for)|can(?:'t|not|\s+not)\s+(?:start|begin|happen|proceed|ship|land|go\s+ahead|"
-    r"be\s+done)\s+(?:until|before))\s+",
-    re.I,
-)
-_NEEDS_FIRST = re.compile(
-    r"(?<!\s)\s++(?:needs|need|requires|require)\s++(?P<b>[^\s,;.!?][^,;.!?]{0,79}?)"
-    r"\s++(?:first|beforehand)\b",
-    re.I,
-)
-_BEFORE_WE_NEED = re.compile(
-    r"\bbefore\s+(?P<a>[^,;.!?]{1,80}?),?\s+(?:we|i|you)\s+(?:need|have|must|should|'ll\s+need)"
-    r"\s+(?:to\s+)?(?P<b>[^,;.!?]{1,80})",
-    re.I,
-)
-_NEED_BEFORE = re.compile(
-    r"\b(?:we|i)\s+(?:need|have|must)\s+(?:to\s+)?(?P<b>[^,;.!?]{1,80}?)\s+before\s+"
-    r"(?:we\s+can\s+|we\s+|i\s+can\s+|i\s+)?(?P<a>[^,;.!?]{1,80})",
-    re.I,
-)
-_CANT_UNTIL = re.compile(
-    r"\b(?:we|i|you|they)\s+(?:can't|cannot|can\s+not|won't|shouldn't)\s+"
-    r"(?P<a>\w+\s+[^,;.!?]{1,60}?)\s+(?:until|unless)\s+(?P<b>[^,;.!?]{1,80})",
-    re.I,
-)
-_DONE_SUFFIX = re.compile(
-    r"(?<!\s)\s++(?:(?:is|are|has\s+been|have\s+been|gets?)\s+(?:done|finished|complete|"
-    r"completed|ready|merged|approved|fixed|signed(?:\s+off)?|in\s+place)|lands|ships|is\s+in)$",
-    re.I,
-)
-_CLAUSE_BREAK = re.compile(
-    r"[,;:()]|(?<!\s)\s++(?:-|and|but|so|because|then|which|while|if|when|since)\s+", re.I
-)
-_CLAUSE_STOP = re.compile(r"[.!?]|(?<!\s)\s++(?:so|because|which)\s+", re.I)
-_CLAUSE_WINDOW = 300  # characters either side of a dependency cue read for its two parties
-_LEADING_NOISE = re.compile(
-    r"^(?:(?:so|and|but|then|also|well|ok|okay|basically|i\s+think|i\s+guess|now)\s+)+", re.I
-)
-_PRONOUNS = word_set(
-    "it this that everything something anything which what all everyone we i you they he she"
-)
-
-
-def _clean_party(text: str) -> str:
-    text = _LEADING_NOISE.sub("", text.strip(_TRIM))
-    text = re.sub(r"^(?:the|a|an)\s+", "", text, flags=re.I)
-    return _DONE_SUFFIX.sub("", text).strip(_TRIM)
-
-
-def _clause_before(text: str) -> str:
-    return _clean_party(_CLAUSE_BREAK.split(text)[-1])
-
-
-def _clause_after(text: str) -> str:
-    return _clean_party(_CLAUSE_STOP.split(_CLAUSE_BREAK.split(text, maxsplit=1)[0], maxsplit=1)[0])
-
-
-def _dependency_pairs(sentence: str) -> Iterator[tuple[str, str]]:
-    # each cue reads a bounded window either side: many cues in one long sentence stay linear
-    for m in _DEPENDENCY_TRIGGER.finditer(sentence):
-        before = sentence[max(0, m.start() - _CLAUSE_WINDOW) : m.start()]
-        yield _clause_before(before), _clause_after(sentence[m.end() : m.end() + _CLAUSE_WINDOW])
-    for m in _NEEDS_FIRST.finditer(sentence):
-        before = sentence[max(0, m.start() - _CLAUSE_WINDOW) : m.start()]
-        yield _clause_before(before), _clean_party(m["b"])
-    for pattern in (_BEFORE_WE_NEED, _NEED_BEFORE, _CANT_UNTIL):
-        for m in pattern.finditer(sentence):
-            yield _clean_party(m["a"]), _clean_party(m["b"])
-
-
-def _dependencies(sentence: str) -> list[Dependency]:
-    """ "X depends on Y", "X is blocked by Y", "X needs Y first", "before X we need Y",
-    "we need to Y before X". A pronoun dependent ("it depends on the weather") is dropped."""
-    out: list[Dependency] = []
-    for dependent, dependency in _dependency_pairs(sentence):
-        vague = dependent.lower() in _PRONOUNS or len(dependent.split()) > 8
-        if dependent and dependency and not vague:
-            out.append(Dependency(dependent=dependent, dependency=dependency, text=sentence))
-    return out
 
 
 _PROGRESS = re.compile(
@@ -473,7 +340,7 @@ _GOAL_END = re.compile(
 
 
 def _span_text(text: str) -> str:
-    return _GOAL_END.split(text, maxsplit=1)[0].strip(_TRIM)
+    return _GOAL_END.split(text, maxsplit=1)[0].strip(TRIM)
 
 
 def _in_progress(sentences: list[str]) -> InProgress | None:
@@ -491,117 +358,6 @@ def _in_progress(sentences: list[str]) -> InProgress | None:
                 return InProgress(goal=goal, next_step=_span_text(part[step.end() :]), text=text)
         return InProgress(goal=goal, next_step=None, text=sentence)
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# Numbers
-# --------------------------------------------------------------------------------------------
-
-_CURRENCY = {"$": "USD", "\u20ac": "EUR", "\u00a3": "GBP"}
-_MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9}
-_UNIT_ALT = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
-_NUMBER = re.compile(
-    r"(?<![\w.,/:#$\u20ac\u00a3-])(?P<cur>[$\u20ac\u00a3])?\s?"
-    r"(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<frac>\d+))?"
-    r"(?P<mult>(?-i:[kKMB])(?![\w])|bn(?![\w])|\s+(?:thousand|million|billion)\b)?"
-    rf"(?:\s?(?P<unit>{_UNIT_ALT})(?![\w]))?",
-    re.I,
-)
-_UNIT_KEYS = {
-    **dict.fromkeys(("USD", "EUR", "GBP"), "cost"),
-    **dict.fromkeys(
-        ("ms", "seconds", "minutes", "hours", "days", "weeks", "months", "years"), "duration"
-    ),
-    **dict.fromkeys(("kg", "g", "mg", "lb", "oz"), "weight"),
-    **dict.fromkeys(("km", "miles", "m", "cm", "ft"), "distance"),
-    "%": "percentage",
-}
-_LABELS = word_set(
-    """
-    port version v room step page line issue pr ticket bug chapter level floor gate flight bus
-    route build release phase sprint table row column item option number episode season gen
-    generation python node postgres neo4j model gpt grade size
-    """
-)
-_HEDGES = re.compile(
-    r"(?<!\s)(?:\s++(?:about|around|roughly|approximately|approx|only|just|exactly|at\s+least|at\s+most|"
-    r"up\s+to|under|over|nearly|almost|like|~))+\s*+$",
-    re.I,
-)
-_LINK = re.compile(
-    r"(?<!\s)(?:\s++(?:is|was|are|were|of|to|be|becomes?|equals?|costs?|weighs?|takes?|lasts?|hits?|"
-    r"reached|reaches|set\s+to|now)|\s*+[=:~])\s*+$",
-    re.I,
-)
-_TAIL_WORDS = re.compile(r"((?:[^\W_][\w'-]*+\s++){0,3}[^\W_][\w'-]*+)\s*+$")
-_LABEL_BEFORE = re.compile(r"([^\W\d_][\w-]*+)\s*+#?\s*+$")
-_AFTER_WORDS = re.compile(
-    r"^\s*(?:(?:of|for|on)\s+)?(?:(?:the|my|our|your|a|an|his|her|their)\s+)?"
-    r"([^\W_][\w'-]*(?:\s+[^\W_][\w'-]*)?)",
-    re.I,
-)
-
-
-_KEY_WINDOW = 60  # characters either side of a number searched for its key
-
-
-def _content_words(words: Iterable[str]) -> Iterator[str]:
-    for word in words:
-        low = strip_possessive(word).lower()
-        if low in STOPWORDS or low in MODIFIERS or not any(c.isalpha() for c in low):
-            return
-        yield low
-
-
-def _key_before(before: str) -> str | None:
-    """ "the context window is [about] N" -> "context window"."""
-    head = _HEDGES.sub("", before)
-    link = _LINK.search(head)
-    tail = _TAIL_WORDS.search(head[: link.start()]) if link else None
-    if tail is None:
-        return None
-    words = list(_content_words(reversed(tail.group(1).split())))[:3]
-    return " ".join(reversed(words)) or None
-
-
-def _key_label(before: str) -> str | None:
-    """ "port 7687", "PR 42", "Python 3" -> the label word."""
-    m = _LABEL_BEFORE.search(before)
-    if m is None:
-        return None
-    word = m.group(1)
-    acronym = word.isupper() and len(word) >= 2
-    return word.lower() if word.lower() in _LABELS or acronym else None
-
-
-def _key_after(after: str) -> str | None:
-    """ "N kg of flour" -> "flour", "N token context window" -> "context window"."""
-    m = _AFTER_WORDS.match(after)
-    if m is None:
-        return None
-    return " ".join(_content_words(m.group(1).split())) or None
-
-
-def _number_value(m: re.Match[str]) -> float:
-    value = float(m["num"].replace(",", "") + (f".{m['frac']}" if m["frac"] else ""))
-    mult = (m["mult"] or "").strip().lower()
-    return value * _MULTIPLIERS.get(mult[:1] if mult in ("k", "m", "b") else mult, 1.0)
-
-
-def _numbers_in(sentence: str) -> Iterator[NumberMention]:
-    busy = DisjointSpans(time_spans(sentence))
-    for m in _NUMBER.finditer(sentence):
-        nxt = sentence[m.end() : m.end() + 2]
-        if nxt[:1].isalnum() or re.match(r"[-/:.]\d", nxt):
-            continue
-        unit = _CURRENCY.get(m["cur"] or "") or UNITS.get((m["unit"] or "").lower())
-        if unit is None and busy.overlaps(m.start(), m.end()):
-            continue
-        before = sentence[max(0, m.start() - _KEY_WINDOW) : m.start()]
-        after = sentence[m.end() : m.end() + _KEY_WINDOW]
-        key = _key_before(before) or _key_label(before) or _key_after(after)
-        key = key or _UNIT_KEYS.get(unit or "", unit or "number")
-        yield NumberMention(key=key, value=_number_value(m), unit=unit, text=sentence)
 
 
 # --------------------------------------------------------------------------------------------
@@ -677,10 +433,10 @@ def extract(content: str, role: str = "user", *, entities: bool = True) -> Extra
         decisions=_unique_models(decisions),
         constraints=list(dict.fromkeys(s for s in facts if _is_constraint(s))),
         open_loops=list(dict.fromkeys(s for s in facts if _is_open_loop(s, role))),
-        numbers=_unique_models(_first(n for s in facts for n in _numbers_in(s))),
+        numbers=_unique_models(_first(n for s in facts for n in numbers_in(s))),
         time_expressions=time_expressions(text),
         memory_references=_memory_references(facts),
-        dependencies=_unique_models(_first(d for s in facts for d in _dependencies(s))),
+        dependencies=_unique_models(_first(d for s in facts for d in dependencies_in(s))),
         is_correction=role == "user" and any(_is_correction(s) for s in facts),
         in_progress=_in_progress(facts),
         sentences=facts,

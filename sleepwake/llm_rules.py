@@ -29,8 +29,8 @@ from text.tokens import stem
 
 MAX_TOPICS_PER_TURN = 3
 MAX_FACTS_PER_TURN = 2
-MAX_NAME_WORDS = 6
-MAX_FACT_CHARS = 400
+MAX_LLM_NAME_WORDS = 6
+MAX_LLM_FACT_CHARS = 400
 MIN_FACT_WORDS, MAX_FACT_WORDS = 3, 60
 GROUNDED_SHARE = 0.5  # of a fact's content words that must occur in its message
 
@@ -62,7 +62,7 @@ def topic_name(name: str, chunk_text: str, chunk_stems: set[str] | None = None) 
     ``content_stems(chunk_text)`` when the caller checks many names against one chunk."""
     cleaned = " ".join(name.strip(_EDGES).split())
     words = _WORD.findall(cleaned)
-    if not words or len(words) > MAX_NAME_WORDS or _CONTRACTION.search(cleaned):
+    if not words or len(words) > MAX_LLM_NAME_WORDS or _CONTRACTION.search(cleaned):
         return None
     window = resolve(cleaned, _ANY_DAY)
     if window is not None and window.phrase.lower() == cleaned.lower():
@@ -96,7 +96,7 @@ def fact_statement(text: str, message_text: str) -> str | None:
     (``sleepwake.candidates``), as for the deterministic path's facts."""
     cleaned = " ".join(text.split()).strip(" \t\n\"'`")
     words = _WORD.findall(cleaned)
-    if not MIN_FACT_WORDS <= len(words) <= MAX_FACT_WORDS or len(cleaned) > MAX_FACT_CHARS:
+    if not MIN_FACT_WORDS <= len(words) <= MAX_FACT_WORDS or len(cleaned) > MAX_LLM_FACT_CHARS:
         return None
     if cleaned.endswith("?") or is_filler(cleaned):
         return None

@@ -14,6 +14,7 @@ it even on the same day: one topic per subject, not one topic per conversation.
 Time anchors: an event-like candidate ("the party") whose time hint lies more than
 ``event_veto_days`` from everything the topic covers, and that shares none of its people or
 things, is a different event: it is never merged, whatever the other signals say.
+Weights and threshold: ``MergeConfig`` (sleepwake/config.py), ``SHERIFF_SLEEP__MERGE__...``.
 """
 
 from __future__ import annotations
@@ -23,46 +24,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from sleepwake.candidates import Candidate
+from sleepwake.config import MergeConfig
 from text.tokens import stems
-
-
-class MergeConfig(BaseModel):
-    """The merge score's weights and threshold (``SHERIFF_MERGE__THRESHOLD=4.5`` etc.)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    alias: float = Field(default=3.0, ge=0)
-    embedding: float = Field(default=3.0, ge=0)
-    entity: float = Field(default=1.5, ge=0)
-    time: float = Field(default=2.0, ge=0)
-    threshold: float = Field(default=4.0, gt=0, description="a score at or above merges")
-    cos_floor: float = Field(default=0.3, ge=-1, le=1, description="cosine adding nothing")
-    cos_full: float = Field(default=0.9, ge=-1, le=1, description="cosine adding it all")
-    time_scale_days: float = Field(default=7.0, gt=0)
-    event_veto_days: float = Field(default=14.0, gt=0)
-    min_cosine: float = Field(
-        default=0.45,
-        ge=-1,
-        le=1,
-        description="one-liners less alike never merge, unless picked up the same day",
-    )
-    size_free_facts: int = Field(
-        default=6, ge=1, description="a topic's facts before min_cosine starts to rise"
-    )
-    size_step: float = Field(
-        default=0.1, ge=0, description="min_cosine rise per doubling of a topic's facts"
-    )
-    same_day_max_facts: int = Field(
-        default=12, ge=0, description="a topic this big merges the same day only if alike"
-    )
-    max_facts: int = Field(
-        default=12,
-        ge=1,
-        description="a merge never leaves a topic with more facts: the subject goes on in a new one",
-    )
 
 
 @dataclass(frozen=True)
@@ -133,16 +97,13 @@ def days_outside(when: datetime, start: datetime, end: datetime) -> float:
     return abs((when - edge).total_seconds()) / 86400.0
 
 
-ALIAS_SHARE = 0.8  # what one of a candidate's other phrases counts for against its own name
-
-
 def candidate_alias_score(cand: Candidate, names: tuple[str, ...], w: MergeConfig) -> float:
-    """The alias part for ``cand``: its own phrase, or (at ``ALIAS_SHARE``) one of the other
+    """The alias part for ``cand``: its own phrase, or (at ``w.alias_share``) one of the other
     phrases it goes by when that phrase is exactly a name or alias of the topic."""
     own = alias_score(cand.key, names, w)
     if own >= w.alias or not any(a in names for a in cand.alias_keys):
         return own
-    return max(own, ALIAS_SHARE * w.alias)
+    return max(own, w.alias_share * w.alias)
 
 
 def required_cosine(facts: int, w: MergeConfig) -> float:

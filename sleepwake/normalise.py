@@ -1,6 +1,6 @@
 """Sleep steps 5 and 7: fold a candidate into a topic, the event that records it, and utility.
 
-A one-liner the sleep composed from the topic's facts (``sleepwake.episodes.compose_one_liner``)
+A one-liner the sleep composed from the topic's facts (``sleepwake.one_liners.compose_one_liner``)
 follows them: when a merge adds facts it is composed again from the current ones, so a topic
 that grew over many sessions says what it holds now, not what its first episode said. One a
 person or a model wrote (it quotes no fact of the topic) is kept. Facts and open loops are de-duplicated, numbers are
@@ -27,14 +27,11 @@ from graph.models import (
 )
 from retrieval.embedding import text_hash
 from sleepwake.candidates import MAX_ONE_LINER, Candidate
-from sleepwake.episodes import compose_one_liner
+from sleepwake.config import DEFAULT, SleepConfig, UtilityConfig
+from sleepwake.one_liners import compose_one_liner
 from sleepwake.supersede import supersede, supersede_numbers
 from text.gist import lead_fact, one_liner_part
 
-UTILITY_CORRECTED = 5.0
-UTILITY_CONSTRAINED = 3.0
-UTILITY_SKILL_SUCCESS = 2.0
-UTILITY_PER_MENTION = 1.0
 MAX_ALIASES = 40
 _Item = TypeVar("_Item", Fact, OpenLoop)
 _NS = uuid.UUID("6f1c1c1e-5a1e-4c1a-9e55-5eeff0c1a0c1")
@@ -49,17 +46,23 @@ def _norm(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-def utility_delta(cand: Candidate) -> float:
+def utility_delta(cand: Candidate, cfg: UtilityConfig = DEFAULT.utility) -> float:
     """§8.3: +5 corrected, +3 constrained output, +1 per mention in the slice."""
-    delta = UTILITY_PER_MENTION * cand.mentions
+    delta = cfg.per_mention * cand.mentions
     if cand.corrected:
-        delta += UTILITY_CORRECTED
+        delta += cfg.corrected
     if cand.constraint_count:
-        delta += UTILITY_CONSTRAINED
+        delta += cfg.constrained
     return delta
 
 
-def new_topic(cand: Candidate, namespace: str, topic_id: str, embedding_model: str) -> Topic:
+def new_topic(
+    cand: Candidate,
+    namespace: str,
+    topic_id: str,
+    embedding_model: str,
+    cfg: SleepConfig = DEFAULT,
+) -> Topic:
     """A topic created from a candidate; the one-liner is its first informative sentence."""
     assert cand.first_at is not None and cand.last_at is not None
     one_liner = cand.one_liner()
@@ -71,13 +74,13 @@ def new_topic(cand: Candidate, namespace: str, topic_id: str, embedding_model: s
         time=TopicTime(first_seen_at=cand.first_at, last_seen_at=cand.last_at),
         stats=TopicStats(touch_count=0),
     )
-    topic, _ = merge_candidate(topic, cand)
+    topic, _ = merge_candidate(topic, cand, cfg)
     semantic = topic.semantic_text()
     topic.embedding = EmbeddingMeta(model=embedding_model, hash=text_hash(semantic))
     return topic
 
 
-def merge_candidate(topic: Topic, cand: Candidate) -> tuple[Topic, str]:
+def merge_candidate(topic: Topic, cand: Candidate, cfg: SleepConfig = DEFAULT) -> tuple[Topic, str]:
     """Fold ``cand`` into ``topic``; return the new topic and a one-line summary of the change."""
     facts = _merge_items(topic.facts, cand.facts)
     facts = supersede(facts, fresh=facts[len(topic.facts) :])
@@ -100,7 +103,7 @@ def merge_candidate(topic: Topic, cand: Candidate) -> tuple[Topic, str]:
     )
     stats = topic.stats.model_copy(
         update={
-            "utility_score": topic.stats.utility_score + utility_delta(cand),
+            "utility_score": topic.stats.utility_score + utility_delta(cand, cfg.utility),
             "touch_count": topic.stats.touch_count + cand.mentions,
             "correction_count": topic.stats.correction_count + int(cand.corrected),
             "constraint_count": topic.stats.constraint_count + cand.constraint_count,
@@ -114,13 +117,13 @@ def merge_candidate(topic: Topic, cand: Candidate) -> tuple[Topic, str]:
             "aliases": aliases,
             "time": time,
             "stats": stats,
-            "one_liner": _next_one_liner(topic, facts, cand),
+            "one_liner": _next_one_liner(topic, facts, cand, cfg),
         }
     )
     return merged, _summary(cand, added, facts[len(topic.facts) :])
 
 
-def _next_one_liner(topic: Topic, facts: list[Fact], cand: Candidate) -> str:
+def _next_one_liner(topic: Topic, facts: list[Fact], cand: Candidate, cfg: SleepConfig) -> str:
     """The one-liner after a merge: a topic's first one is the candidate's; a composed one
     (its parts quote the topic's facts) is composed again when facts were added; one someone
     wrote is kept (following the fact it quotes when that was superseded)."""
@@ -130,7 +133,7 @@ def _next_one_liner(topic: Topic, facts: list[Fact], cand: Candidate) -> str:
         current = [f.text for f in facts if f.invalid_at is None]
         # the fact that summed the topic up stays its first part while it holds
         lead = lead_fact(topic.one_liner, current)
-        composed = compose_one_liner(topic.name, current, lead)
+        composed = compose_one_liner(topic.name, current, lead, cfg.formation)
         if composed:
             return composed[:MAX_ONE_LINER]
     return _current_one_liner(topic.one_liner, facts)

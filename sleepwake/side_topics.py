@@ -20,9 +20,10 @@ import numpy as np
 
 from graph.models import Message
 from sleepwake.candidates import Candidate
+from sleepwake.config import DEFAULT
 from sleepwake.policy import ANSWER_ROLES
 
-ASIDE_FACTS = 1  # a new topic of at most this many facts is a side remark
+REMARK_FACTS = DEFAULT.extraction.side_remark_facts
 LONG_ANSWER_CHARS = 500  # a chat-assistant slice holds an answer this long
 
 
@@ -32,13 +33,13 @@ def with_assistant(piece: Sequence[Message]) -> bool:
     return any(m.role in ANSWER_ROLES and len(m.content) > LONG_ANSWER_CHARS for m in piece)
 
 
-def is_remark(cand: Candidate) -> bool:
-    """A candidate of at most ``ASIDE_FACTS`` facts that corrects nothing. A remark's rule,
+def is_remark(cand: Candidate, facts: int = REMARK_FACTS) -> bool:
+    """A candidate of at most ``facts`` facts (``side_remark_facts``) that corrects nothing. A remark's rule,
     number or open loop goes with its fact (``merge_candidate`` folds them too): in a long
     chat a one-fact "rule" is mostly a request about the answer ("Use the original table
     format", "Don't mention the ages") or a detail of the subject next to it ("I'd prefer a
     route that's relatively flat and has some shade" of a jogging plan)."""
-    return len(cand.facts) <= ASIDE_FACTS and not cand.corrected
+    return len(cand.facts) <= facts and not cand.corrected
 
 
 def fold_side_topics(
@@ -46,13 +47,14 @@ def fold_side_topics(
     targets: list[tuple[str, bool]],
     sims: np.ndarray,
     room: dict[str, int],
+    remark_facts: int = REMARK_FACTS,
 ) -> tuple[list[Candidate], list[tuple[str, bool]], list[int]]:
     """Send each side remark's candidate to the most similar other target of the sleep.
 
     ``targets`` holds per candidate (topic id, is new); ``sims`` the candidates' cosines;
     ``room`` how many facts each target topic may still take (a topic at its size cap takes no
     remark). A side remark is a candidate that alone makes a new topic of at most
-    ``ASIDE_FACTS`` facts. Returns the candidates (a folded one without its names as aliases),
+    ``remark_facts`` facts. Returns the candidates (a folded one without its names as aliases),
     the targets, and the order to fold them in: the folded remarks last, so that the topic a
     remark joins is made by its own candidate, named by it. A remark with no target to go to
     stays a topic."""
@@ -60,7 +62,7 @@ def fold_side_topics(
     remarks = {
         i
         for i, (tid, new) in enumerate(targets)
-        if new and users[tid] == 1 and is_remark(candidates[i])
+        if new and users[tid] == 1 and is_remark(candidates[i], remark_facts)
     }
     out_cands, out_targets = list(candidates), list(targets)
     folded: list[int] = []

@@ -13,14 +13,9 @@ import networkx as nx
 import numpy as np
 
 from sleepwake.candidates import Candidate
+from sleepwake.config import DEFAULT, SubjectsConfig
 
-SIMILARITY_EDGE = 0.6
-MAX_SUBJECTS = 8
-# A message naming thousands of entities links only its first few in the co-mention graph (a
-# clique of k is k^2 edges); only so many candidates take part in the similarity pass (at most
-# 400^2 / 2 edges: under a second of Louvain when every pair is similar).
-MAX_CO_MENTIONED = 12
-MAX_SIMILARITY_NODES = 400
+SUBJECTS = DEFAULT.subjects
 
 
 @dataclass(frozen=True)
@@ -38,6 +33,7 @@ def compute_subjects(
     candidates: list[Candidate],
     per_message: dict[str, list[str]],
     vectors: dict[str, list[float]],
+    cfg: SubjectsConfig = SUBJECTS,
 ) -> list[SubjectHint]:
     """Communities of co-mentioned / similar candidates, most salient first."""
     if not candidates:
@@ -46,12 +42,12 @@ def compute_subjects(
     mentions = {c.key: c.mentions for c in candidates}
     graph.add_nodes_from(mentions)
     for keys in per_message.values():
-        named = keys[:MAX_CO_MENTIONED]
+        named = keys[: cfg.max_co_mentioned]
         for i, a in enumerate(named):
             for b in named[i + 1 :]:
                 weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]
                 graph.add_edge(a, b, weight=weight + 1.0)
-    _similarity_edges(graph, [c.key for c in candidates], vectors)
+    _similarity_edges(graph, [c.key for c in candidates], vectors, cfg)
     communities = nx.community.louvain_communities(graph, weight="weight", seed=42)
     total = sum(mentions.values()) or 1
     hints = []
@@ -62,16 +58,21 @@ def compute_subjects(
             continue
         label = ", ".join(ranked[:3])
         hints.append(SubjectHint(label=label[:200], salience=weight / total, keys=tuple(ranked)))
-    return sorted(hints, key=lambda h: (-h.salience, h.label))[:MAX_SUBJECTS]
+    return sorted(hints, key=lambda h: (-h.salience, h.label))[: cfg.max_subjects]
 
 
-def _similarity_edges(graph: nx.Graph, keys: list[str], vectors: dict[str, list[float]]) -> None:
-    usable = [k for k in keys if k in vectors][:MAX_SIMILARITY_NODES]  # bound the n^2 pass
+def _similarity_edges(
+    graph: nx.Graph,
+    keys: list[str],
+    vectors: dict[str, list[float]],
+    cfg: SubjectsConfig = SUBJECTS,
+) -> None:
+    usable = [k for k in keys if k in vectors][: cfg.max_similarity_nodes]  # bound the n^2 pass
     if len(usable) < 2:
         return
     matrix = np.asarray([vectors[k] for k in usable], dtype=np.float64)
     sims = matrix @ matrix.T  # one matrix product instead of n^2 Python dot products
-    rows, cols = np.nonzero(np.triu(sims >= SIMILARITY_EDGE, k=1))
+    rows, cols = np.nonzero(np.triu(sims >= cfg.similarity_edge, k=1))
     for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
         a, b = usable[i], usable[j]
         weight = graph.get_edge_data(a, b, {"weight": 0.0})["weight"]

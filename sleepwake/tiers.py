@@ -1,9 +1,9 @@
 """Decay and tiers (spec §8.3, seed 004). Pure.
 
-Utility decays by ``DECAY_PER_DAY`` for every day since it was last seen (applied incrementally
+Utility decays by ``decay_per_day`` for every day since it was last seen (applied incrementally
 from ``utility_decayed_at``, so repeated sleeps do not compound). Topics holding open loops or
-constraints are exempt: they stay until resolved. ``decay_bucket``: hot / warm / cold from
-recency and utility.
+constraints are exempt: they stay until resolved. ``bucket``: hot / warm / cold from recency and
+utility. The knobs: ``TiersConfig`` (sleepwake/config.py), ``SHERIFF_SLEEP__TIERS__...``.
 """
 
 from __future__ import annotations
@@ -12,32 +12,34 @@ import math
 from datetime import datetime, timedelta
 from typing import Literal
 
-DECAY_PER_DAY = 0.98
-DECAY_MIN_HOURS = 12.0  # a topic's stored utility is re-decayed at most this often
-HOT_DAYS, WARM_DAYS = 3.0, 30.0
-HOT_UTILITY, WARM_UTILITY = 10.0, 3.0
-RECENCY_TAU = timedelta(days=7)
+from sleepwake.config import DEFAULT, TiersConfig
+
+TIERS = DEFAULT.tiers
 
 Bucket = Literal["hot", "warm", "cold"]
 
 
-def decayed(utility: float, since: datetime, now: datetime, exempt: bool = False) -> float:
+def decayed(
+    utility: float, since: datetime, now: datetime, exempt: bool = False, cfg: TiersConfig = TIERS
+) -> float:
     if exempt or now <= since:
         return utility
     days = (now - since).total_seconds() / 86400.0
-    return float(utility * DECAY_PER_DAY**days)
+    return float(utility * cfg.decay_per_day**days)
 
 
-def bucket(last_seen_at: datetime, utility: float, now: datetime) -> Bucket:
+def bucket(
+    last_seen_at: datetime, utility: float, now: datetime, cfg: TiersConfig = TIERS
+) -> Bucket:
     age_days = max(0.0, (now - last_seen_at).total_seconds() / 86400.0)
-    if age_days <= HOT_DAYS or utility >= HOT_UTILITY:
+    if age_days <= cfg.hot_days or utility >= cfg.hot_utility:
         return "hot"
-    if age_days <= WARM_DAYS or utility >= WARM_UTILITY:
+    if age_days <= cfg.warm_days or utility >= cfg.warm_utility:
         return "warm"
     return "cold"
 
 
-def recency(last_seen_at: datetime, now: datetime, tau: timedelta = RECENCY_TAU) -> float:
+def recency(last_seen_at: datetime, now: datetime, tau: timedelta = TIERS.recency_tau) -> float:
     """exp(-(now - last_seen) / tau), 1.0 for anything in the future."""
     age = max(0.0, (now - last_seen_at).total_seconds())
     return math.exp(-age / tau.total_seconds())

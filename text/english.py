@@ -1,5 +1,6 @@
-"""English text, without a model or a database: word lists, sentence splitting, filler
-detection, noun phrases and time expressions. Sleep (extraction, candidates) and retrieval
+"""English text, without a model or a database: sentence splitting, filler detection, noun
+phrases and time expressions (word lists in ``text.words``, the time grammar in
+``text.timegrammar``). Sleep (extraction, candidates) and retrieval
 (triggers, reintroduced names) read text through here, so both see the same words.
 
 Every rule is linear in its input (docs/security.md, "Adversarial input"): runs are entered at
@@ -13,93 +14,43 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
-from text.spans import DisjointSpans
+from text.spans import DisjointSpans, Span, select_spans
+from text.timegrammar import GRAMMAR
+from text.words import (
+    ABBREVIATIONS,
+    CONNECTORS,
+    DETERMINERS,
+    FUNCTION_WORDS,
+    GENERIC_NOUNS,
+    INTERJECTIONS,
+    MODIFIERS,
+    STOPWORDS,
+    UNITS,
+    word_set,
+)
 
-# Word lists
-# --------------------------------------------------------------------------------------------
-
-
-def word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_DETERMINERS = word_set(
-    "the a an my our your his her their its this that these those some another every each"
-)
-_FUNCTION_WORDS = word_set(
-    """
-    i me we us you he him she they them it one ones myself ourselves yourself himself herself
-    themselves itself i'm i've i'd i'll we're we've we'd we'll you're you've you'd you'll he's
-    she's it's they're they've they'd they'll that's there's here's what's let's who's how's
-    and or but nor so yet if then than because since as while when where why how what which
-    who whom whose whether though although unless until till of in on at by for with about
-    against between into through during before after above below to from up down out off over
-    versus vs
-    under again further per via any all both either neither no not nothing something anything
-    everything someone anyone everyone somebody anybody nobody there here now today tonight
-    is am are was were be been being have has had having do does did doing will would shall
-    should can could may might must ought don't doesn't didn't won't can't couldn't wouldn't
-    shouldn't isn't aren't wasn't weren't haven't hasn't hadn't
-    very really just also too quite rather pretty so such much many more most less least only
-    even still already almost always never ever often sometimes usually maybe perhaps probably
-    """
-)
-_INTERJECTIONS = word_set(
-    """
-    hey hi hello hiya howdy yo heya thanks thank thx ty cheers bye goodbye wow oh ah aw aww um
-    uh hmm haha hahaha lol omg lmao yay ugh oops congrats congratulations sorry please welcome
-    dear absolutely definitely totally honestly seriously anyway anyways btw fyi asap tbh imo
-    imho ok okay alright right well yes yeah yep yup nope nah sure fine indeed exactly agreed
-    todo fixme note tip update edit ps
-    """
-)
-_TIME_WORDS = word_set(
-    """
-    yesterday today tonight tomorrow morning afternoon evening night weekend week month year
-    day days weeks months years decade time times hour hours minute minutes recently lately
-    soon later earlier currently ago monday tuesday wednesday thursday friday saturday sunday
-    mondays tuesdays wednesdays thursdays fridays saturdays sundays weekends
-    january february march april may june july august september october november december
-    """
-)
-_COMMON_VERBS = word_set(
-    """
-    go went gone goes going get got gotten gets getting make made makes making take took taken
-    takes taking see saw seen sees seeing come came comes coming know knew known knows think
-    thought thinks feel felt feels feeling say said says tell told tells give gave given gives
-    find found finds leave left leaves keep kept keeps let lets put puts run ran runs bring
-    brought buy bought try tried tries want wants need needs like likes love loves hope hopes
-    start starts finish work works look looks help helps call calls ask asks meet met become
-    became begin began begun show shows hear heard play plays move moves live lives believe
-    happen happens remember forget forgot learn learnt decide chose choose chosen pick use
-    uses wish wishes mean means meant sounds sound seems seem check guess bet
-    """
-)
-MODIFIERS = word_set(
-    """
-    good great best better nice amazing awesome cool bad worse worst same other whole entire own
-    certain different various several few such lovely beautiful wonderful fantastic incredible
-    fun exciting interesting special perfect huge big little small tiny tough hard easy real
-    super awful terrible crazy wild new old first last next long short busy quick following
-    previous upcoming recent latest current
-    """
-)
-_GENERIC_NOUNS = word_set(
-    """
-    thing things stuff lot lots bit way ways kind sort part end idea point place moment people
-    person guy guys one ones fact case question answer reason side number type sense deal
-    project plan problem issue stuff news
-    """
-)
-_HONORIFICS = word_set("mr mrs ms dr prof sir madam miss")
-STOPWORDS = (
-    _FUNCTION_WORDS | _INTERJECTIONS | _TIME_WORDS | _COMMON_VERBS | _DETERMINERS | _HONORIFICS
-)
-_CONNECTORS = word_set("of the de la da del von van & for")
-_ABBREVIATIONS = word_set(
-    "mr mrs ms dr prof sr jr st vs etc e.g i.e eg ie approx dept inc ltd co no fig a.m p.m "
-    "u.s u.k jan feb mar apr jun jul aug sep sept oct nov dec mt ft"
-)
+__all__ = [
+    "MAX_NAME_WORDS",
+    "MAX_SENTENCES_READ",
+    "MAX_SENTENCE_CHARS",
+    "MODIFIERS",
+    "STOPWORDS",
+    "UNITS",
+    "Span",
+    "dedupe",
+    "drop_names",
+    "is_filler",
+    "name_candidates",
+    "normalise",
+    "noun_phrases",
+    "select_spans",
+    "split_sentences",
+    "strip_possessive",
+    "time_expressions",
+    "time_spans",
+    "timed_names",
+    "word_set",
+]
 
 # --------------------------------------------------------------------------------------------
 # Text preparation and sentences
@@ -140,7 +91,7 @@ def _is_abbreviation(before: str) -> bool:
         return False
     word = m.group(1).rstrip(".")
     dotted = re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", word) is not None
-    return word.lower() in _ABBREVIATIONS or dotted or _INITIAL.search(tail.strip()) is not None
+    return word.lower() in ABBREVIATIONS or dotted or _INITIAL.search(tail.strip()) is not None
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -196,7 +147,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 _GREETINGS = word_set("hey hi hello hiya howdy yo heya morning evening greetings dear")
-_FILLER_WORDS = _INTERJECTIONS | word_set(
+_FILLER_WORDS = INTERJECTIONS | word_set(
     """
     you it got sounds good perfect great nice awesome cool amazing wonderful fantastic so very
     much too a lot same me of course gotcha you're youre night morning there all everyone guys
@@ -263,13 +214,6 @@ class _Token(NamedTuple):
         return strip_possessive(self.text).lower()
 
 
-class Span(NamedTuple):
-    priority: int
-    start: int
-    end: int
-    surface: str
-
-
 _MAX_PHRASE_WORDS = 4
 _QUOTED = re.compile(
     r"\"([^\"\n]{1,60})\"|`([^`\n]{1,60})`|(?<![\w'])'([^'\n]{1,40})'(?![\w'])",
@@ -308,7 +252,7 @@ def _is_plain_word(tok: _Token) -> bool:
     return word.isalpha() and word[0].isupper() and word[1:].islower()
 
 
-_OBJECT_WORDS = _DETERMINERS | word_set("me us him her them it you")
+_OBJECT_WORDS = DETERMINERS | word_set("me us him her them it you")
 
 
 def _keep_single(tok: _Token, sentence_initial: bool, following: _Token | None) -> bool:
@@ -331,7 +275,7 @@ def _run_end(sentence: str, tokens: list[_Token], i: int) -> int:
             j += 1
             continue
         k = j
-        while k < len(tokens) and k - j < 2 and tokens[k].low in _CONNECTORS:
+        while k < len(tokens) and k - j < 2 and tokens[k].low in CONNECTORS:
             k += 1
         linked = k < len(tokens) and k > j and tokens[k].text[0].isupper()
         if (
@@ -399,12 +343,12 @@ def _determiner_phrases(sentence: str, tokens: list[_Token]) -> Iterator[Span]:
     """Noun phrases after a determiner: "a LGBTQ support group", "the billing tables"."""
     for i, det in enumerate(tokens):
         relative = det.low == "that" and i > 0 and tokens[i - 1].low not in STOPWORDS
-        if det.low not in _DETERMINERS or relative:  # "agencies that support ..."
+        if det.low not in DETERMINERS or relative:  # "agencies that support ..."
             continue
         words = _phrase_after(sentence, tokens, i)
         while len(words) > 1 and _is_capitalised(words[-1]) and not _is_capitalised(words[0]):
             words = words[:-1]  # "my friend Jolene": the name is its own entity
-        if not words or all(w.low in _GENERIC_NOUNS | MODIFIERS for w in words):
+        if not words or all(w.low in GENERIC_NOUNS | MODIFIERS for w in words):
             continue
         surface = strip_possessive(sentence[words[0].start : words[-1].end])
         yield Span(1, words[0].start, words[-1].end, surface)
@@ -423,20 +367,9 @@ def _code_identifiers(sentence: str) -> Iterator[Span]:
     for m in _CODE_IDENTIFIER.finditer(sentence):
         word = m.group(0)
         parts = word.split(".")
-        if "." in word and (word.lower() in _ABBREVIATIONS or max(map(len, parts)) < 3):
+        if "." in word and (word.lower() in ABBREVIATIONS or max(map(len, parts)) < 3):
             continue
         yield Span(3, m.start(), m.end(), word)
-
-
-def select_spans(spans: Iterable[Span]) -> list[Span]:
-    """Best non-overlapping spans: higher priority first, then longer, then earlier."""
-    chosen: list[Span] = []
-    taken = DisjointSpans()
-    for span in sorted(spans, key=lambda s: (-s.priority, s.start - s.end, s.start)):
-        if not taken.overlaps(span.start, span.end):
-            taken.add(span.start, span.end)
-            chosen.append(span)
-    return sorted(chosen, key=lambda s: s.start)
 
 
 def dedupe(items: Iterable[str]) -> list[str]:
@@ -497,7 +430,7 @@ def _timed_names(text: str) -> tuple[str, ...]:
 
 
 MAX_NAME_WORDS = 50  # a participant lookup asks about this many phrases of a message at most
-_NO_NAME = _FUNCTION_WORDS | _DETERMINERS
+_NO_NAME = FUNCTION_WORDS | DETERMINERS
 
 
 def name_candidates(text: str) -> list[str]:
@@ -541,68 +474,11 @@ def _noun_phrases(text: str) -> tuple[str, ...]:
 # Time expressions
 # --------------------------------------------------------------------------------------------
 
-_NUMW = (
-    r"(?:\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"a\s+few|a\s+couple(?:\s+of)?|several|few|couple\s+of)"
-)
-_SPAN_UNIT = r"(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)"
-_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
-_MONTH = (
-    r"(?-i:January|February|March|April|May|June|July|August|September|October|November|"
-    r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)"
-)
-_PART = (
-    r"(?:morning|afternoon|evening|night|weekend|week|month|year|summer|winter|spring|fall|"
-    r"autumn|semester|quarter|season)"
-)
-_ORD = r"\d{1,2}(?:st|nd|rd|th)?"
-_TIME_PATTERNS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"\b(?:the\s+)?day\s+(?:before|after)\s+(?:yesterday|tomorrow)\b",
-        rf"\b(?:earlier|later)\s+(?:today|this\s+{_PART})\b",
-        r"\b(?:yesterday|today|tonight|tomorrow)(?:\s+(?:morning|afternoon|evening|night))?\b",
-        r"\blast\s+night\b",
-        rf"\b(?:(?:this|that)\s+(?:past|coming)|last|next|this|that|past|coming|every|"
-        r"(?:the\s+)?(?:following|previous))\s+"
-        rf"(?:{_PART}|{_DAY}|{_MONTH})\b",
-        rf"\b(?:on\s+)?{_DAY}(?:\s+(?:morning|afternoon|evening|night))?\b",
-        rf"\b(?:on\s+)?(?:the\s+)?(?:{_ORD}\s+(?:of\s+)?{_MONTH}|{_MONTH}\s+{_ORD}(?!\d))"
-        r"(?:,?\s+\d{4})?\b",
-        rf"\b(?:in|since|by|until|till|from|during|early|late|mid|back\s+in)[\s-]+{_MONTH}"
-        rf"(?:\s+{_ORD}(?!\d))?(?:,?\s+\d{{4}})?\b",
-        rf"\b{_MONTH}\s+\d{{4}}\b",
-        r"\b(?:in|since|by|until|till|from|during|around|before|after|back\s+in)\s+(?:the\s+)?"
-        r"(?:early\s+|late\s+|mid[\s-]+)?(?:19|20)\d\d(?:'?s)?\b",
-        r"\bthe\s+'?\d0'?s\b",
-        r"\b\d{4}-\d{2}-\d{2}\b",
-        r"\b\d{1,2}/\d{1,2}/\d{2,4}\b",
-        rf"\b{_NUMW}\s+{_SPAN_UNIT}\s+(?:ago|later|earlier|back)\b",
-        rf"\b(?:in|within|for|after|over)\s+(?:the\s+(?:next|past|last|coming)\s+)?{_NUMW}\s+"
-        rf"{_SPAN_UNIT}\b",
-        rf"\b(?:the\s+)?(?:last|past|next|coming)\s+(?:few|couple(?:\s+of)?|\d+|two|three|four|"
-        rf"five|six|seven|eight|nine|ten)\s+{_SPAN_UNIT}\b",
-        r"\b(?:at\s+)?\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)",
-        r"\bat\s+\d{1,2}:\d{2}\b",
-        r"\b(?:the\s+other\s+day|recently|lately|a\s+while\s+(?:ago|back)|(?:long|ages)\s+ago|"
-        r"these\s+days|nowadays|(?:over|on|during)\s+the\s+weekend)\b",
-    )
-)
-
 
 def time_spans(text: str) -> list[tuple[int, int]]:
-    """The (start, end) offsets of the time phrases in ``text``, longest first, no overlaps."""
-    return list(_time_spans(text))
-
-
-# a sleep asks for the spans of each sentence many times over (phrases, numbers, facts), and
-# twenty regular expressions per sentence add up on answers of thousands of characters
-@lru_cache(maxsize=4096)
-def _time_spans(text: str) -> tuple[tuple[int, int], ...]:
-    candidates = [
-        Span(0, m.start(), m.end(), m.group(0)) for p in _TIME_PATTERNS for m in p.finditer(text)
-    ]
-    return tuple((s.start, s.end) for s in select_spans(candidates))
+    """The (start, end) offsets of the time phrases in ``text``, longest first, no overlaps
+    (the detection half of the time grammar, ``text.timegrammar``; cached there)."""
+    return GRAMMAR.spans(text)
 
 
 def time_expressions(text: str) -> list[str]:
@@ -613,37 +489,3 @@ def time_expressions(text: str) -> list[str]:
     """
     clean = normalise(text)
     return dedupe(clean[start:end] for start, end in time_spans(clean))
-
-
-UNITS: dict[str, str] = {
-    **dict.fromkeys(("tokens", "token"), "tokens"),
-    **dict.fromkeys(("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms"), "kg"),
-    **dict.fromkeys(("g", "gram", "grams"), "g"),
-    **dict.fromkeys(("mg",), "mg"),
-    **dict.fromkeys(("lb", "lbs", "pound", "pounds"), "lb"),
-    **dict.fromkeys(("oz", "ounce", "ounces"), "oz"),
-    **dict.fromkeys(("km", "kilometer", "kilometers", "kilometre", "kilometres"), "km"),
-    **dict.fromkeys(("mile", "miles", "mi"), "miles"),
-    **dict.fromkeys(("meter", "meters", "metre", "metres"), "m"),
-    **dict.fromkeys(("cm",), "cm"),
-    **dict.fromkeys(("ft", "feet", "foot"), "ft"),
-    **dict.fromkeys(("ms", "millisecond", "milliseconds"), "ms"),
-    **dict.fromkeys(("sec", "secs", "second", "seconds"), "seconds"),
-    **dict.fromkeys(("min", "mins", "minute", "minutes"), "minutes"),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), "hours"),
-    **dict.fromkeys(("day", "days"), "days"),
-    **dict.fromkeys(("week", "weeks"), "weeks"),
-    **dict.fromkeys(("month", "months"), "months"),
-    **dict.fromkeys(("year", "years", "yrs"), "years"),
-    **dict.fromkeys(("dollar", "dollars", "usd", "bucks"), "USD"),
-    **dict.fromkeys(("euro", "euros", "eur"), "EUR"),
-    **dict.fromkeys(("gbp", "quid"), "GBP"),
-    **dict.fromkeys(("%", "percent", "per cent"), "%"),
-    **{u: u.upper() for u in ("kb", "mb", "gb", "tb")},
-    **dict.fromkeys(("ghz",), "GHz"),
-    **dict.fromkeys(("kcal", "calories"), "kcal"),
-    **dict.fromkeys(("l", "liter", "liters", "litre", "litres"), "l"),
-    **dict.fromkeys(("ml",), "ml"),
-    **dict.fromkeys(("mph",), "mph"),
-    **dict.fromkeys(("degrees",), "degrees"),
-}

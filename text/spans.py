@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
+from typing import NamedTuple
 
-__all__ = ["DisjointSpans"]
+__all__ = ["DisjointSpans", "Span", "select_spans"]
 
 
 class DisjointSpans:
@@ -40,3 +41,23 @@ class DisjointSpans:
         i = bisect_right(self._starts, start)
         self._starts.insert(i, start)
         self._ends.insert(i, end)
+
+
+class Span(NamedTuple):
+    """A candidate match: its priority (higher wins), offsets and surface text."""
+
+    priority: int
+    start: int
+    end: int
+    surface: str
+
+
+def select_spans(spans: Iterable[Span]) -> list[Span]:
+    """Best non-overlapping spans: higher priority first, then longer, then earlier."""
+    chosen: list[Span] = []
+    taken = DisjointSpans()
+    for span in sorted(spans, key=lambda s: (-s.priority, s.start - s.end, s.start)):
+        if not taken.overlaps(span.start, span.end):
+            taken.add(span.start, span.end)
+            chosen.append(span)
+    return sorted(chosen, key=lambda s: s.start)

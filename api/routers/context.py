@@ -44,7 +44,4 @@ def memory_context(
         last_tool_output=body.last_tool_output,
         as_of=body.as_of,
     )
-    data = result.model_dump()
-    if not body.trace:
-        data["trace"] = None
-    return ContextPublic.model_validate(data)
+    return ContextPublic.of(result, body.trace)

@@ -1,20 +1,17 @@
 // One turn of a session: the turn counter goes up by one (atomically: the first SET takes the
-// node's write lock before the old values are read, so concurrent turns are never lost), the records injected now are stored at that turn, entries that can never
-// block again (both cool-downs over) are dropped, the newest $max_entries are kept, and the
-// session's expiry moves to $expires_at. An expired session starts again at turn 1. A few idle
-// sessions of the namespace are deleted on the way, so abandoned sessions do not pile up.
+// node's write lock before the old values are read, so concurrent turns are never lost), the
+// records injected now are stored at that turn, entries that can never block again (both
+// cool-downs over) are dropped, the newest $max_entries are kept, and the session's expiry moves
+// to $expires_at. An expired session starts again at turn 1. The session's node is the only node
+// it locks (the namespace's idle sessions are deleted by sweep_suppression_sessions, in a
+// transaction of their own: deleting them here locked other sessions' nodes in no fixed order,
+// behind this one's, and two concurrent turns could deadlock on them).
 // params: $namespace, $session_id, $record_ids: list<string>, $now: datetime,
 //         $confidence: float, $fingerprint: string, $cool_turns: int,
 //         $cooled_before: datetime ($now minus the cool-down time), $expires_at: datetime
 //         (the three times as ISO text, read with datetime(): graph/db.py iso),
-//         $max_entries: int (>= size($record_ids)), $sweep: int (idle sessions deleted at most)
+//         $max_entries: int (>= size($record_ids))
 // returns: turn: int (the session's turn after this one)
-CALL () {
-  MATCH (old:SuppressionSession)
-  WHERE old.namespace = $namespace AND old.expires_at < datetime($now)
-  WITH old LIMIT $sweep
-  DELETE old
-}
 MERGE (s:SuppressionSession {namespace: $namespace, session_id: $session_id})
 SET s.updated_at = datetime($now)  // a write first: the node's lock is held before anything is read
 WITH s, s.expires_at IS NULL OR s.expires_at < datetime($now) AS fresh

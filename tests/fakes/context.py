@@ -4,19 +4,30 @@ writes after packing (the real store makes them one transaction)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from graph.context import ContextStart, ContextTexts, TextSearch, sleep_history
 from graph.models import Topic
+from graph.protocols import (
+    EventStoreProtocol,
+    MessageStoreProtocol,
+    SuppressionStoreProtocol,
+    TopicStoreProtocol,
+)
 from graph.suppression import SessionTurn
 from graph.topics import TextRank, partial_topic
-from retrieval.suppression import LocalSuppression
 from tests.fakes.events import FakeEventStore
 from tests.fakes.graph import FakeGraph
 from tests.fakes.messages import FakeMessageStore
 from tests.fakes.sleep import FakeSleepStore
+from tests.fakes.suppression import LocalSuppression
 from tests.fakes.topics import FakeTopicStore
+from text.timephrases import SleepHistory
+
+log = logging.getLogger(__name__)
 
 
 class FakeContextStore:
@@ -79,9 +90,7 @@ class FakeContextStore:
             ],
         )
         if window is not None:
-            w = window
-            out.windowed = self.messages.search_text(namespace, w.text, w.k, w.since, w.until)
-            out.event_topic_ids = self.events.topic_ids_in_window(namespace, t.since, t.until)
+            _window_texts(out, namespace, self.messages, self.events, t, window)
         return out
 
     def finish(
@@ -94,6 +103,96 @@ class FakeContextStore:
                 namespace, turn.session_id, used, now, turn.confidence, turn.fingerprint,
                 turn.retention,
             )  # fmt: skip
+
+
+class SeparateReads:
+    """A ``ContextStore`` made of the separate stores: the reads before the search and the
+    writes after packing one round trip each (what ``graph/context.py`` does in one), for a
+    builder over stores with no ``ContextStore`` of their own (real stores in a test)."""
+
+    def __init__(
+        self,
+        topics: TopicStoreProtocol,
+        messages: MessageStoreProtocol,
+        events: EventStoreProtocol,
+        sleep_history: Any = None,
+        suppression: SuppressionStoreProtocol | None = None,
+    ) -> None:
+        """``sleep_history``: callable(namespace) -> SleepHistory (None: no sleeps);
+        ``suppression``: this process's (``LocalSuppression``) unless given."""
+        self.topics, self.messages, self.sleep_history = topics, messages, sleep_history
+        self.suppression = suppression if suppression is not None else LocalSuppression()
+        self.events = events
+
+    def start(
+        self,
+        namespace: str,
+        tail_turns: int,
+        names: Sequence[str],
+        people: Sequence[str] | None = None,
+        session: tuple[str, datetime] | None = None,
+    ) -> ContextStart:
+        """As ``ContextStore.start``, a store at a time; the session is left to the builder's
+        suppression store (``ContextStart.session`` None)."""
+        history = self.sleep_history(namespace) if self.sleep_history else SleepHistory()
+        return ContextStart(
+            self.messages.tail(namespace, tail_turns),
+            history,
+            self.topics.known_names(namespace, names),
+            self.messages.speakers_named(namespace, names if people is None else people),
+        )
+
+    def search_texts(
+        self,
+        namespace: str,
+        evidence: TextSearch,
+        topics: TextSearch,
+        window: TextSearch | None = None,
+        read_topics: bool = True,
+    ) -> ContextTexts:
+        """The evidence, the topics' full-text candidates (and with a ``window``, its own
+        evidence and event topics), one round trip each (the topics read whatever
+        ``read_topics`` says: ``TopicStore.search_text`` reads them)."""
+        e, t = evidence, topics
+        out = ContextTexts(
+            self.messages.search_text(namespace, e.text, e.k, e.since, e.until),
+            self.topics.search_text(
+                namespace, t.text, t.k, t.since, t.until, fuzzy=False, light=True
+            ),
+        )
+        if window is not None:
+            _window_texts(out, namespace, self.messages, self.events, t, window)
+        return out
+
+    def finish(
+        self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
+    ) -> None:
+        """The use mark (its failure is the request's), then the session's turn (never fatal:
+        the context is answered all the same)."""
+        self.topics.mark_used(namespace, used, now)
+        if turn is None:
+            return
+        try:
+            self.suppression.record(
+                namespace, turn.session_id, used, now, turn.confidence, turn.fingerprint,
+                turn.retention,
+            )  # fmt: skip
+        except Exception as exc:
+            log.warning("suppression state not recorded: %s", exc)
+
+
+def _window_texts(
+    out: ContextTexts,
+    namespace: str,
+    messages: MessageStoreProtocol,
+    events: EventStoreProtocol,
+    topics: TextSearch,
+    window: TextSearch,
+) -> None:
+    """A window's own evidence, and the topics with an event in the topics' window, in ``out``."""
+    w = window
+    out.windowed = messages.search_text(namespace, w.text, w.k, w.since, w.until)
+    out.event_topic_ids = events.topic_ids_in_window(namespace, topics.since, topics.until)
 
 
 def _partial(namespace: str, topic: Topic) -> Topic | None:

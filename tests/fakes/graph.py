@@ -145,7 +145,7 @@ class FakeGraph:
 
 # -- time windows and vectors ----------------------------------------------------------------------
 def window(since: datetime | None, until: datetime | None) -> tuple[datetime | None, ...]:
-    """UTC bounds, refusing an empty window (as ``graph.topics._window``)."""
+    """UTC bounds, refusing an empty window (as ``graph.topic_search._window``)."""
     s = ensure_utc(since, "since") if since is not None else None
     u = ensure_utc(until, "until") if until is not None else None
     if s is not None and u is not None and s > u:

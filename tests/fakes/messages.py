@@ -21,7 +21,12 @@ class FakeMessageStore:
         self.graph = graph if graph is not None else FakeGraph()
 
     def append(
-        self, namespace: str, messages: Sequence[Message], *, server_time: Collection[str] = ()
+        self,
+        namespace: str,
+        messages: Sequence[Message],
+        *,
+        server_time: Collection[str] = (),
+        where: str = "messages",
     ) -> list[Message]:
         """Append in order, all or nothing; an id already stored (in any namespace) is refused;
         idempotent by ``external_id`` and in time order, by the store's own ``plan_append``."""
@@ -40,6 +45,7 @@ class FakeMessageStore:
                 self.by_external_id(namespace, xids),
                 self.newest_at(namespace),
                 server_time,
+                where=where,
             )
             base = self.graph.next_seq.get(namespace, 0)
             self.graph.next_seq[namespace] = base + len(plan.new)

@@ -15,6 +15,7 @@ from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder
 from retrieval.search import TopicSearch
 from service.windows import WindowResolver
+from sleepwake.config import SleepConfig
 from sleepwake.conversation import Conversation, IncomingMessage
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
@@ -66,14 +67,16 @@ def wire(
     start: datetime = T0,
     embedder: Embedder | None = None,
     stores: FakeStores | None = None,
+    config: SleepConfig | None = None,
 ) -> Memory:
     """Every pipeline over fresh fakes (or ``stores``), with a clock fixed at ``start``; the
-    sleep lease is read off the same clock."""
+    sleep lease is read off the same clock. ``config``: the sleep's (its policy for all)."""
     stores = stores if stores is not None else FakeStores()
-    policy = policy or SleepPolicy()
+    config = config or SleepConfig(policy=policy or SleepPolicy())
+    policy = config.policy
     embedder = embedder if embedder is not None else HashEmbedder()
     clock = FixedClock(start)
-    sleeper = Sleeper(stores.messages, stores.sleep, embedder, policy, lease_clock=clock)
+    sleeper = Sleeper(stores.messages, stores.sleep, embedder, config=config, lease_clock=clock)
     search = TopicSearch(stores.topics, stores.events, embedder)
     return Memory(
         namespace=namespace,
@@ -85,6 +88,6 @@ def wire(
         search=search,
         waker=Waker(stores.sleep, stores.messages, search, policy),
         context=ContextBuilder(
-            stores.topics, stores.messages, search, sleep_history(stores), start=stores.context
+            stores.topics, stores.messages, search, stores.context
         ),  # the reads before the search in one call, as the composition root wires it
     )

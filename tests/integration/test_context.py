@@ -29,6 +29,7 @@ from retrieval.search import TopicSearch
 from retrieval.snippets import sentences
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
+from tests.fakes.context import SeparateReads
 
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 NOW = DAY1 + timedelta(days=9)  # the Wednesday of the following week
@@ -267,7 +268,8 @@ def test_suppression_is_the_same_whichever_worker_serves_the_next_request(
     assert not injected & set(_topic_ids(second))
     for rid in injected:
         assert str(_trace(second, rid).get("why", "")).startswith("suppressed"), rid
-    local = ContextBuilder(other.topics, other.messages, other.search, tz="UTC",
+    reads = SeparateReads(other.topics, other.messages, other.search.events)
+    local = ContextBuilder(other.topics, other.messages, other.search, reads, tz="UTC",
                            config=settings.retrieval)  # fmt: skip
     assert injected <= set(_topic_ids(local.build(req)))  # in-process state: shown again
 
@@ -300,7 +302,8 @@ def test_an_implicit_request_below_the_consult_threshold_injects_nothing(
 def _degraded_builder(stack: Stack) -> ContextBuilder:
     c = stack.container
     search = TopicSearch(c.topics, c.events, UnavailableEmbedder())
-    return ContextBuilder(c.topics, c.messages, search, c.windows.history)
+    reads = SeparateReads(c.topics, c.messages, search.events, c.windows.history)
+    return ContextBuilder(c.topics, c.messages, search, reads)
 
 
 def test_without_the_embedding_model_lexical_results_still_come_back(
@@ -409,7 +412,8 @@ def test_a_broken_skill_router_leaves_the_memory_context_intact(
         raise RuntimeError("skills store down")
 
     c = stack.container
-    builder = ContextBuilder(c.topics, c.messages, c.search, c.windows.history, skill_router=broken)
+    reads = SeparateReads(c.topics, c.messages, c.search.events, c.windows.history)
+    builder = ContextBuilder(c.topics, c.messages, c.search, reads, skill_router=broken)
     req = ContextRequest(
         namespace=stack.namespace, message="how's the party planning going?", now=NOW
     )

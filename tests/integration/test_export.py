@@ -24,7 +24,6 @@ from api.settings import Settings
 from graph.skills import SkillRun, SkillStore
 from graph.topics import TopicStore
 from retrieval.embedding import MiniLMEmbedder
-from service.importer import import_id
 from tests.integration.api_support import api_client, bearer, new_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,10 +133,12 @@ def _normalised(document: str, ids: dict[str, str] | None = None) -> dict[str, l
     return {k: sorted(v) for k, v in out.items()}
 
 
-def _id_map(document: str, target: str) -> dict[str, str]:
-    """How an import into ``target`` renames the ids of ``document`` (all owned elsewhere)."""
+def _id_map(client: TestClient, document: str, target: str) -> dict[str, str]:
+    """How an import into ``target`` renames the ids of ``document`` (none of them its own):
+    derived with the server's import key, so only the server can say."""
+    importer = client.app.state.container.importer  # type: ignore[attr-defined]
     return {
-        r[ID_FIELDS[r["kind"]]]: import_id(target, r["kind"], r[ID_FIELDS[r["kind"]]])
+        r[ID_FIELDS[r["kind"]]]: importer.import_id(target, r["kind"], r[ID_FIELDS[r["kind"]]])
         for r in _records(document)
         if r["kind"] in ID_FIELDS
     }
@@ -168,7 +169,7 @@ def test_export_import_export_gives_the_same_document(
     assert counts["topic"]["created"] == len(_records(first, "topic"))
     assert report["embedded"] == counts["topic"]["created"]  # no vectors in the file: re-embedded
     again = target.export()
-    assert _normalised(again) == _normalised(first, _id_map(first, other_namespace))
+    assert _normalised(again) == _normalised(first, _id_map(client, first, other_namespace))
     hits = client.get("/v1/topics/search", params={"query": "surprise party"},
                       headers=target.auth).json()["hits"]  # fmt: skip
     assert any("party" in h["name"].lower() for h in hits)  # imported topics are searchable
@@ -313,4 +314,6 @@ def test_the_cli_exports_and_imports_jsonl(
     done = json.loads(sheriff("memory", "import", str(out), "-n", other_namespace).stdout)
     assert done["counts"] == planned["counts"]
     again = sheriff("memory", "export", "-n", other_namespace, "--format", "jsonl", "--out", "-")
-    assert _normalised(again.stdout) == _normalised(first, _id_map(first, other_namespace))
+    assert _normalised(again.stdout) == _normalised(
+        first, _id_map(source.client, first, other_namespace)
+    )

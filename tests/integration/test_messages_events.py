@@ -14,6 +14,7 @@ from graph.messages import MessageStore
 from graph.models import Message, Topic, TopicEvent, parse
 from graph.topics import TopicStore
 from tests.conftest import T0
+from tests.integration.stores import CompactingMessageStore
 
 
 def msg(namespace: str, i: int, role: str = "user") -> Message:
@@ -21,7 +22,7 @@ def msg(namespace: str, i: int, role: str = "user") -> Message:
 
 
 def test_append_tail_range_and_compaction(driver: Driver, namespace: str) -> None:
-    store = MessageStore(driver)
+    store = CompactingMessageStore(driver)
     first = store.append(namespace, [msg(namespace, i) for i in range(5)])
     more = store.append(namespace, [msg(namespace, i) for i in range(5, 10)])
     assert [m.seq for m in first + more] == list(range(10))

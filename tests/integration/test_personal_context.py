@@ -20,6 +20,7 @@ from retrieval.classify import BANDS
 from retrieval.config import ConsultConfig
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.embedding import MiniLMEmbedder
+from tests.fakes.context import SeparateReads
 from tests.integration.test_context import DAY1, DAY1_TURNS, DAY2_TURNS, Stack, build
 
 EVENINGS = (
@@ -85,7 +86,8 @@ def test_a_recommendation_request_gets_the_users_stated_preference(
     # band only: below the floor's
     before = settings.retrieval.model_copy(update={"consult": ConsultConfig(personal_floor="skip")})
     c = stack.container
-    old = ContextBuilder(c.topics, c.messages, c.search, tz="UTC", config=before)
+    reads = SeparateReads(c.topics, c.messages, c.search.events)
+    old = ContextBuilder(c.topics, c.messages, c.search, reads, tz="UTC", config=before)
     req = ContextRequest(namespace=stack.namespace, message=ADVICE, now=NOW)
     unfloored = old.build(req).consult
     assert BANDS.index(unfloored["band"]) < BANDS.index(settings.retrieval.consult.personal_floor)

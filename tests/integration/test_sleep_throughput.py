@@ -11,13 +11,13 @@ from datetime import timedelta
 import numpy as np
 from neo4j import Driver
 
-from graph.messages import MessageStore
 from graph.models import EdgeType, Message, TopicEvent
 from graph.sleep import SleepCommit, SleepStore, TopicWrite, _event_rows
 from graph.topics import LinkRequest, TopicStore
 from retrieval.embedding import MiniLMEmbedder
 from tests.conftest import T0
 from tests.integration.corpus import TOPICS
+from tests.integration.stores import CompactingMessageStore
 from tests.integration.test_topic_store import make_topic, store_corpus
 
 
@@ -70,7 +70,7 @@ def test_one_statement_writes_every_edge_type_and_adds_up_weights(
 
 
 def test_buffer_stats_match_the_buffer(driver: Driver, namespace: str) -> None:
-    store = MessageStore(driver)
+    store = CompactingMessageStore(driver)
     assert (store.buffer_stats(namespace).messages, store.buffer_stats(namespace).last_at) == (
         0,
         None,

@@ -21,7 +21,6 @@ from pydantic import BaseModel
 
 from graph.context import ContextStore, TextSearch
 from graph.events import EventStore
-from graph.messages import MessageStore
 from graph.models import (
     EdgeType,
     InProgress,
@@ -39,12 +38,13 @@ from graph.sleep import DecayParams, SleepCommit, SleepStore, TopicWrite
 from graph.sleep_queue import SleepQueueStore, SleepRun
 from graph.suppression import Retention, SessionTurn
 from graph.topics import LinkRequest, TextRank, TopicStore
-from sleepwake import tiers
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
+from sleepwake.tiers import TIERS
 from sleepwake.wake import resume_plan
 from tests.conftest import T0
 from tests.fakes import FakeStores, HashEmbedder
+from tests.integration.stores import CompactingMessageStore
 
 EMBED = HashEmbedder()
 
@@ -85,7 +85,7 @@ def sides(driver: Driver) -> tuple[Side, Side]:
     return (
         Side(
             "neo4j",
-            MessageStore(driver),
+            CompactingMessageStore(driver),
             TopicStore(driver),
             EventStore(driver),
             SleepStore(driver),
@@ -849,12 +849,12 @@ def a_commit(ns: str, existing_version: int) -> SleepCommit:
         ),
         compacted_message_ids=[f"{ns}-m0", f"{ns}-m1"],
         decay=DecayParams(
-            tiers.DECAY_MIN_HOURS,
-            tiers.DECAY_PER_DAY,
-            tiers.HOT_DAYS,
-            tiers.WARM_DAYS,
-            tiers.HOT_UTILITY,
-            tiers.WARM_UTILITY,
+            TIERS.decay_min_hours,
+            TIERS.decay_per_day,
+            TIERS.hot_days,
+            TIERS.warm_days,
+            TIERS.hot_utility,
+            TIERS.warm_utility,
         ),
     )
 

@@ -11,8 +11,8 @@ import pytest
 from neo4j import Driver
 
 from graph.suppression import Retention, SessionState, SuppressionStore
-from retrieval.suppression import LocalSuppression
 from tests.conftest import T0
+from tests.fakes.suppression import LocalSuppression
 
 KEEP = Retention(cool_turns=5, cool_time=timedelta(minutes=15), ttl=timedelta(hours=1),
                  max_entries=4)  # fmt: skip

@@ -141,7 +141,7 @@ def test_two_friends_topics_are_named_as_theirs_and_found_by_any_of_their_facts(
     assert len(events) == 3, names  # one per session it came back in
     assert pig[0].time.first_seen_at.date() == DAY1.date()
     assert pig[0].time.last_seen_at.date() == (DAY1 + timedelta(days=20)).date()
-    # applause for the other's news is no fact (sleepwake.episodes.is_exclamation_at_listener)
+    # applause for the other's news is no fact (sleepwake.turn_facts.is_exclamation_at_listener)
     assert not any("must be proud" in f.text for t in topics for f in t.facts)
     # the one-liner gives Melanie's news (Caroline's remarks on it are not news of hers)
     assert pottery[0].one_liner.startswith("Melanie: "), pottery[0].one_liner

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from neo4j import Driver
 
+import graph.topic_search
 import graph.topics
 from graph.models import EMBEDDING_DIMENSIONS, Topic, parse
 from graph.topics import TopicStore
@@ -83,7 +84,7 @@ def test_a_window_the_first_index_call_misses_is_answered_exactly(
     source: str,
 ) -> None:
     store, query, by_id = seeded
-    monkeypatch.setattr(graph.topics, "SCAN_MAX", scan_max)
+    monkeypatch.setattr(graph.topic_search, "SCAN_MAX", scan_max)
     in_window = list(by_id)[NEAR:]
     hits = store.search_vector(namespace, query, k=5, since=WINDOW_START, overfetch=1)
     assert [h.topic.topic_id for h in hits] == exact_top(by_id, query, in_window, 5)
@@ -109,7 +110,7 @@ def test_a_crowded_namespace_learns_its_share_and_asks_the_index_once(
     crowd the shared index: the first search keeps too few of its 50 rows and asks again (the
     counts are learnt then); the next asks once, for enough rows at the namespace's share, and
     answers the same exact hits."""
-    monkeypatch.setattr(graph.topics, "SCAN_MAX", 10)  # 40 topics: too many to scan here
+    monkeypatch.setattr(graph.topic_search, "SCAN_MAX", 10)  # 40 topics: too many to scan here
     gen = np.random.default_rng(11)
     axis = unit(gen.normal(size=EMBEDDING_DIMENSIONS))
     crowd = f"{namespace}-crowd"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from neo4j import Driver
@@ -29,3 +30,32 @@ def census(driver: Driver, namespace: str) -> dict[str, Any]:
         "edges": [dict(r) for r in rels],
         "messages": [r["id"] for r in messages],
     }
+
+
+def dump(driver: Driver, namespace: str) -> list[str]:
+    """Every node of ``namespace`` (and every node without a namespace next to one) and every
+    relationship touching them, each as canonical JSON of its labels or type, its element ids
+    and every property: equal before and after a refused request, byte for byte, or something
+    was written; and the text a scan for secrets reads."""
+    nodes, _, _ = driver.execute_query(
+        """
+        MATCH (n) WHERE n.namespace = $ns
+        OPTIONAL MATCH (n)--(m) WHERE m.namespace IS NULL
+        WITH collect(DISTINCT n) + collect(DISTINCT m) AS found
+        UNWIND found AS x
+        RETURN DISTINCT elementId(x) AS id, labels(x) AS what, properties(x) AS props
+        """,
+        ns=namespace,
+    )
+    rels, _, _ = driver.execute_query(
+        """
+        MATCH (n)-[r]-() WHERE n.namespace = $ns
+        RETURN DISTINCT elementId(r) AS id, [type(r), elementId(startNode(r)),
+               elementId(endNode(r))] AS what, properties(r) AS props
+        """,
+        ns=namespace,
+    )
+    return sorted(
+        json.dumps([r["id"], r["what"], r["props"]], sort_keys=True, default=str)
+        for r in [*nodes, *rels]
+    )

@@ -9,7 +9,6 @@ scores keep Lucene's index-wide statistics (English analyzer), see docs/security
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,15 @@ import pytest
 from fastapi.testclient import TestClient
 from neo4j import Driver
 
+import graph.topic_search
 import graph.topics
-from api.settings import Settings
 from graph.context import ContextStore
 from graph.fulltext import namespace_token
 from graph.messages import MessageStore
 from graph.models import Message, Topic, parse
 from graph.topics import TopicStore
 from retrieval.embedding import MiniLMEmbedder
-from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.api_support import bearer, new_key
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 NOISE = 660
@@ -38,14 +37,6 @@ BOB_TOPICS = [
     ("Lunch options", "sandwiches on Fridays"),
 ]
 MIGRATION = Path(__file__).resolve().parents[2] / "cypher/schema/009_namespace_search.cypher"
-
-
-@pytest.fixture(scope="module")
-def client(
-    settings: Settings, embedder: MiniLMEmbedder, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TestClient]:
-    with api_client(settings, embedder, tmp_path_factory.mktemp("ws")) as c:
-        yield c
 
 
 def topic(namespace: str, name: str, one_liner: str = "") -> Topic:
@@ -122,7 +113,7 @@ def test_a_crowded_tenant_that_learnt_its_share_still_sees_only_its_own_topics(
     """The share of the vector index a crowded namespace learns (graph/index_share.py) sizes
     its later fetches only: bob's results stay his, exact and unchanged, and the counts (which
     include alice's topics) never reach a result."""
-    monkeypatch.setattr(graph.topics, "SCAN_MAX", 3)  # bob's 4 topics take the crowded path
+    monkeypatch.setattr(graph.topic_search, "SCAN_MAX", 3)  # bob's 4 topics take the crowded path
     store, bob, alice = TopicStore(driver), namespace, other_namespace
     seed_bob(store, embedder, bob)
     [query] = embedder.embed(["zanzibar merger plan"])

@@ -6,7 +6,6 @@ its next request, and the repo tools are not reachable over MCP. Real server, re
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -18,8 +17,7 @@ from neo4j import Driver
 
 from api.settings import Settings
 from graph.keys import looks_like_key
-from retrieval.embedding import MiniLMEmbedder
-from tests.integration.live_server import LiveServer, bearer, live_server, mcp_session
+from tests.integration.live_server import LiveServer, bearer, mcp_session
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -44,16 +42,6 @@ TOOL_ARGS: dict[str, dict[str, Any]] = {
     "facts_retract": {"topic_id": "x", "fact_id": "f"},
     "topics_history": {"topic_id": "x"},
 }
-
-
-@pytest.fixture(scope="module")
-def server(
-    settings: Settings, embedder: MiniLMEmbedder, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveServer]:
-    with live_server(
-        settings, embedder, tmp_path_factory.mktemp("ws"), extractor="deterministic"
-    ) as live:
-        yield live
 
 
 def text(result: CallToolResult) -> str:

@@ -21,20 +21,19 @@ import anyio.to_thread
 import pytest
 from fastapi.testclient import TestClient
 
-from api.settings import Settings
 from graph.models import Message
 from retrieval import classify, snippets, triggers
-from retrieval.embedding import MiniLMEmbedder
 from skills import requests as skill_requests
 from skills import routing
 from skills.debug import tracebacks
 from sleepwake import extract
-from sleepwake.candidates import MAX_ENTITIES_PER_MESSAGE, build_candidates
-from tests.integration.api_support import api_client, bearer, new_key
+from sleepwake.candidates import EXTRACTION, build_candidates
+from tests.integration.api_support import bearer, new_key
 from text import english, timephrases
 
 GUARD_S = 60  # each input below took 30-130 s before the fix and takes seconds now
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+MAX_ENTITIES_PER_MESSAGE = EXTRACTION.max_entities_per_message
 
 
 class GuardTripped(Exception):
@@ -55,14 +54,6 @@ def guard(what: str, seconds: int = GUARD_S) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
-
-
-@pytest.fixture(scope="module")
-def client(
-    settings: Settings, embedder: MiniLMEmbedder, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TestClient]:
-    with api_client(settings, embedder, tmp_path_factory.mktemp("ws")) as c:
-        yield c
 
 
 @pytest.fixture

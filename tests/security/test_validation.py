@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,21 +22,12 @@ from api.settings import Settings
 from graph.messages import MessageStore
 from graph.models import Message
 from graph.validation import MAX_JSON_DEPTH
-from retrieval.embedding import MiniLMEmbedder
-from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.api_support import bearer, new_key
 from tests.security.support import census
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE_NAME = "\x1b]0;pwned\x07\x1b[2JZanzibar \u202eevil"
-
-
-@pytest.fixture(scope="module")
-def client(
-    settings: Settings, embedder: MiniLMEmbedder, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TestClient]:
-    with api_client(settings, embedder, tmp_path_factory.mktemp("ws")) as c:
-        yield c
 
 
 @pytest.fixture

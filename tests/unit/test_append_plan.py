@@ -55,3 +55,22 @@ def test_server_stamped_times_move_forward_instead() -> None:
 def test_equal_times_are_in_order() -> None:
     plan = plan_append([msg(0), msg(0)], {}, newest=T0)
     assert len(plan.new) == 2
+
+
+def test_an_external_id_on_a_different_message_is_a_conflict_naming_its_field() -> None:
+    stored = msg(0, "ext-1", "the first text")
+    with pytest.raises(Conflict, match="already names a different message") as stored_clash:
+        plan_append([msg(1, "ext-1", "another text")], {"ext-1": stored}, newest=T0)
+    assert stored_clash.value.field == "messages.0.external_id"
+    with pytest.raises(Conflict) as batch_clash:
+        plan_append([msg(0, "x", "one"), msg(1, "x", "two")], {}, newest=None, where="body.items")
+    assert batch_clash.value.field == "body.items.1.external_id"
+
+
+def test_a_repeat_is_checked_before_the_time_order() -> None:
+    """The first error of a batch with both is the repeated id (as the conversation said)."""
+    late = msg(0)
+    clash = msg(5, "x", "other")
+    with pytest.raises(Conflict) as caught:
+        plan_append([late, clash], {"x": msg(3, "x")}, newest=T0 + timedelta(hours=1))
+    assert caught.value.field == "messages.1.external_id"

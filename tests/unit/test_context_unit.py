@@ -21,6 +21,7 @@ from retrieval.search import TopicSearch
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
 from tests.fakes import DownEmbedder
+from tests.fakes.context import SeparateReads
 from tests.fakes.pipelines import T0, Memory, sleep_history, wire
 
 NOW = T0 + timedelta(days=9)
@@ -222,7 +223,8 @@ def test_a_time_phrase_resolves_to_a_window_and_goes_deep(
 def test_without_the_model_the_lexical_paths_still_answer(shared: Memory) -> None:
     s = shared.stores
     search = TopicSearch(s.topics, s.events, DownEmbedder())
-    builder = ContextBuilder(s.topics, s.messages, search, sleep_history(s))
+    reads = SeparateReads(s.topics, s.messages, search.events, sleep_history(s))
+    builder = ContextBuilder(s.topics, s.messages, search, reads)
     result = builder.build(ContextRequest(namespace=shared.namespace, message=PARTY, now=NOW))
     assert result.degraded is True
     assert result.items and "party" in result.context_text.lower()
@@ -247,7 +249,8 @@ def test_skills_ride_along_and_a_broken_router_leaves_the_memory_intact(
     shared: Memory, router: Any, mode: str, skills: list[dict[str, Any]]
 ) -> None:
     s = shared.stores
-    builder = ContextBuilder(s.topics, s.messages, shared.search, sleep_history(s),
+    reads = SeparateReads(s.topics, s.messages, s.events, sleep_history(s))
+    builder = ContextBuilder(s.topics, s.messages, shared.search, reads,
                              skill_router=router)  # fmt: skip
     result = builder.build(ContextRequest(namespace=shared.namespace, message=PARTY, now=NOW))
     assert result.skill_routing["mode"] == mode and result.skills == skills
@@ -316,7 +319,8 @@ def test_topic_search_reads_a_question_without_the_participants_names() -> None:
 
     s = m.stores
     engine = TopicSearch(s.topics, s.events, Recording(), m.search.cfg)
-    builder = ContextBuilder(s.topics, s.messages, engine, sleep_history(s), skill_router=router)
+    reads = SeparateReads(s.topics, s.messages, s.events, sleep_history(s))
+    builder = ContextBuilder(s.topics, s.messages, engine, reads, skill_router=router)
     question = "Which support group did Caroline go to yesterday?"
     builder.build(ContextRequest(namespace=m.namespace, message=question, now=NOW))
     assert seen[0] == "Which support group did go to yesterday?", seen
@@ -328,8 +332,9 @@ def test_semantic_signal_is_the_nearest_ranked_topic_not_the_first() -> None:
     """A topic only full text found can rank first with no cosine of its own; the consult
     confidence's semantic part is how near the nearest ranked topic is."""
     from graph.models import Topic, TopicTime
+    from retrieval.candidates import consult_signals as _signals
     from retrieval.config import ContextConfig
-    from retrieval.context import _Gathered, _signals
+    from retrieval.gather import Gathered as _Gathered
     from retrieval.search import TopicHit
 
     def hit(name: str, **components: float) -> TopicHit:

@@ -19,6 +19,7 @@ from graph.context import ContextStore, finish_query
 from graph.cypher import query
 from graph.suppression import Retention, SessionState, SessionTurn
 from retrieval.context import ContextBuilder
+from tests.fakes.context import SeparateReads
 from tests.fakes.pipelines import sleep_history
 from tests.unit.test_context_unit import IMPLICIT, NOW, build, remembered, topic_ids
 
@@ -45,8 +46,9 @@ def test_a_failing_suppression_turn_keeps_the_context_and_the_use_mark(
     m = remembered()
     stores = m.stores
     m.context = ContextBuilder(
-        stores.topics, stores.messages, m.search, sleep_history(stores),
-        suppression=BrokenSuppression(),
+        stores.topics, stores.messages, m.search,
+        SeparateReads(stores.topics, stores.messages, stores.events, sleep_history(stores),
+                      BrokenSuppression()),
     )  # fmt: skip
     with caplog.at_level(logging.WARNING, logger="retrieval.context"):
         result = build(m, IMPLICIT, session_id="s1")
@@ -61,8 +63,9 @@ class StubDriver:
     (``session().run``, graph.db.write_query); the two writes' one query fails when
     ``broken``."""
 
-    def __init__(self, broken: bool = False) -> None:
+    def __init__(self, broken: bool = False, turn: int = 2) -> None:
         self.broken = broken
+        self.turn = turn  # the session's turn after the write (1: a new session)
         self.alone: list[str] = []  # queries run, each its own transaction
         self.params: list[dict[str, Any]] = []
         self.modes: list[str] = []
@@ -78,11 +81,12 @@ class StubDriver:
         self.params.append(dict(params))
         if self.broken and text == FINISH:
             raise TimeoutError("the transaction timed out")
-        return iter([{"marked": len(params.get("topic_ids", [])), "turn": 1}])
+        return iter([{"marked": len(params.get("topic_ids", [])), "turn": self.turn, "swept": 0}])
 
 
-MARK, TURN_Q, FINISH = (
-    query("mark_topics_used"), query("record_suppression_turn"), finish_query()
+MARK, TURN_Q, FINISH, SWEEP = (
+    query("mark_topics_used"), query("record_suppression_turn"), finish_query(),
+    query("sweep_suppression_sessions"),
 )  # fmt: skip
 
 
@@ -95,6 +99,14 @@ def test_with_a_session_both_writes_are_one_query() -> None:
     sent = driver.params[0]
     assert sent["topic_ids"] == ["t1", "t2"] and sent["record_ids"] == ["t1", "t2"]
     assert sent["session_id"] == "s1" and sent["namespace"] == "ns"
+
+
+def test_a_new_sessions_first_turn_then_sweeps_idle_sessions_in_a_write_of_its_own() -> None:
+    # the sweep locks other sessions' nodes: in the context's transaction it could deadlock
+    driver = StubDriver(turn=1)
+    ContextStore(driver).finish("ns", ["t1"], NOW, TURN)  # type: ignore[arg-type]
+    assert driver.alone == [FINISH, SWEEP] and driver.modes == [WRITE_ACCESS, WRITE_ACCESS]
+    assert driver.params[1]["namespace"] == "ns" and SWEEP not in FINISH
 
 
 def test_without_a_session_or_topics_one_write_is_its_own_transaction() -> None:

@@ -1,5 +1,10 @@
 """api.deadline: a /v1 request waiting on an unreachable Neo4j is answered 503 at its deadline;
-a slow request on a reachable Neo4j, and a route that is not safe to retry, are never cut."""
+a slow request on a reachable Neo4j, and a route that is not safe to retry, are never cut.
+
+No test bounds a duration by the wall clock (a loaded host stretches every one): when a request
+was cut is read from the order of events instead. The middleware asks the probe only once the
+budget has passed, so "probe" before "cancelled" (and no "finished") says the 503 came after the
+budget and before the handler could finish."""
 
 from __future__ import annotations
 
@@ -12,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import Depends, FastAPI, Request
-from neo4j.exceptions import ServiceUnavailable
 
 from api.deadline import Deadline, DeadlineMiddleware, exempt_from_deadline, no_deadline
 from api.probe import Neo4jProbe
@@ -23,7 +27,7 @@ BUDGET = 0.2
 
 
 def down() -> Any:
-    raise ServiceUnavailable("connection refused")
+    raise Neo4jUnavailable("the database is not reachable: connection refused")
 
 
 def hangs() -> Any:
@@ -33,7 +37,12 @@ def hangs() -> Any:
 
 def make_app(ask: Callable[[], Any], events: list[str]) -> FastAPI:
     app = FastAPI()
-    app.state.neo4j_probe = Neo4jProbe(ask, ttl=1.0)
+
+    def asked() -> Any:
+        events.append("probe")
+        return ask()
+
+    app.state.neo4j_probe = Neo4jProbe(asked, ttl=1.0)
 
     @app.post("/v1/slow")
     async def slow() -> dict[str, str]:
@@ -85,10 +94,11 @@ def admits(app: FastAPI) -> bool:
 def test_a_request_waiting_on_an_unreachable_neo4j_is_answered_503_and_trips_the_gate() -> None:
     events: list[str] = []
     app = make_app(down, events)
-    [(status, seconds, body)] = asyncio.run(ask_all(app, "/v1/slow"))
+    [(status, _, body)] = asyncio.run(ask_all(app, "/v1/slow"))
     assert status == 503 and body["error"] == "Neo4jUnavailable"
-    assert BUDGET <= seconds < 0.6
-    assert events == ["cancelled"]  # the handler was stopped, its answer never sent
+    # cut once the budget had passed (the probe is asked only then), before the handler could
+    # finish: it was stopped, its answer never sent
+    assert events[0] == "probe" and events[-1] == "cancelled" and "finished" not in events
     assert admits(app) is False  # requests behind it answer 503 at once
 
 
@@ -103,7 +113,7 @@ def test_a_slow_request_on_a_reachable_neo4j_is_never_cut() -> None:
     events: list[str] = []
     [(status, seconds, body)] = asyncio.run(ask_all(make_app(lambda: UP, events), "/v1/slow"))
     assert (status, body) == (200, {"answer": "slow"}) and seconds >= 1.0
-    assert events == ["finished"]
+    assert events[-1] == "finished" and "cancelled" not in events
 
 
 def test_routes_not_safe_to_retry_and_paths_outside_v1_are_never_cut() -> None:
@@ -158,6 +168,6 @@ def test_a_slow_request_is_cut_while_neo4j_settles_after_an_outage() -> None:
         app.state.neo4j_probe.trip()  # a request found Neo4j away; the probe finds it back
         return await ask_all(app, "/v1/slow")
 
-    [(status, seconds, _)] = asyncio.run(after_an_outage())
-    assert status == 503 and seconds < 0.6  # the probe's "up" is not trusted yet
-    assert events == ["cancelled"]
+    [(status, _, _)] = asyncio.run(after_an_outage())
+    assert status == 503  # the probe's "up" is not trusted yet: cut before the handler finished
+    assert events[-1] == "cancelled" and "finished" not in events

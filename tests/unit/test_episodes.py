@@ -5,39 +5,34 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-import pytest
 
 from graph.models import Fact, Message
-from sleepwake import episodes
+from sleepwake import episodes, heads, segments
 from sleepwake.candidates import (
     Candidate,
     build_candidates,
     distinct_label,
+    happened_at,
     name_identity,
     number_variants,
 )
-from sleepwake.episodes import (
-    PhraseStats,
+from sleepwake.config import DEFAULT, FormationConfig
+from sleepwake.episodes import form_topics
+from sleepwake.extract import extract, subject_phrases
+from sleepwake.heads import PhraseStats, eligible, is_said_to_listener, phrase_score
+from sleepwake.one_liners import (
     compose_one_liner,
-    eligible,
-    form_topics,
-    happened_at,
-    has_content,
     is_reaction,
-    is_said_to_listener,
     owned_name,
     person_news,
-    phrase_score,
-    segment,
-    select_sentences,
-    sentence_weight,
     summary_fact,
-    turn_fact,
 )
-from sleepwake.extract import extract, subject_phrases
+from sleepwake.segments import segment
+from sleepwake.turn_facts import has_content, select_sentences, sentence_weight, turn_fact
 from tests.fakes import HashEmbedder
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+FORMATION = DEFAULT.formation
 
 
 def _cluster(direction: int, n: int, dims: int = 8) -> list[np.ndarray]:
@@ -92,9 +87,7 @@ def test_specific_repeated_phrases_outrank_names_and_generic_words() -> None:
     assert said > shown
 
 
-def test_the_one_liner_is_what_was_done_not_a_reaction_to_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_one_liner_is_what_was_done_not_a_reaction_to_it() -> None:
     assert is_reaction("Caroline: Glad your son is okay, Melanie.")
     assert not is_reaction("Melanie: My son got into an accident; you would have been scared.")
     texts = [
@@ -107,8 +100,8 @@ def test_the_one_liner_is_what_was_done_not_a_reaction_to_it(
     for mid, text in zip("ab", texts, strict=True):
         cand.add_fact(Fact(text=text, at=T0, source_message_ids=[mid]))
     assert summary_fact(cand, vectors) == texts[1]
-    monkeypatch.setattr(episodes, "REACTION_PENALTY", 0.0)
-    assert summary_fact(cand, vectors) == texts[0]  # what the penalty changes
+    no_penalty = FormationConfig(reaction_penalty=0.0)
+    assert summary_fact(cand, vectors, cfg=no_penalty) == texts[0]  # what the penalty changes
 
 
 def test_a_thing_someone_calls_theirs_is_named_as_theirs() -> None:
@@ -212,7 +205,7 @@ def test_an_answer_takes_its_questions_vector_and_is_not_embedded() -> None:
         embedded.extend(texts)
         return HashEmbedder().embed(texts)
 
-    vectors = episodes.turn_vectors(messages, embed)
+    vectors = segments.turn_vectors(messages, embed)
     assert embedded == [turns[i][1] for i in (0, 1, 3, 4, 6, 7)]
     assert vectors.shape[0] == 8
     assert np.allclose(vectors[2], vectors[1]) and np.allclose(vectors[5], vectors[4])
@@ -222,7 +215,7 @@ def test_an_answer_takes_its_questions_vector_and_is_not_embedded() -> None:
 def test_a_long_turn_is_embedded_by_its_lead_cut_after_a_whole_word() -> None:
     """Segmentation embeds a user's long request by its opening (``EMBEDDED_LEAD_CHARS``), cut
     after a whole word; its content words still link it to its neighbours over a longer lead."""
-    cap = episodes.EMBEDDED_LEAD_CHARS
+    cap = FORMATION.turn_lead_chars
     request = "I am planning a week in Lisbon next spring with my sister " * 8
     short = "What should I pack?"
     messages = _messages([("user", request), ("user", short)])
@@ -232,14 +225,14 @@ def test_a_long_turn_is_embedded_by_its_lead_cut_after_a_whole_word() -> None:
         embedded.extend(texts)
         return HashEmbedder().embed(texts)
 
-    episodes.turn_vectors(messages, embed)
+    segments.turn_vectors(messages, embed)
     lead, whole = embedded
     assert cap // 2 < len(lead) <= cap and request.startswith(lead)
     assert request[len(lead)] == " "  # not a severed word
     assert whole == short
-    assert cap <= episodes.TURN_LEAD_CHARS  # the lexical links read at least as far
+    assert cap <= FORMATION.turn_lead_chars  # the lexical links read at least as far
     unbroken = "x" * (cap + 50)  # no space to cut at: the plain cut
-    assert episodes.turn_text(_messages([("user", unbroken)])[0]) == unbroken[:cap]
+    assert segments.turn_text(_messages([("user", unbroken)])[0]) == unbroken[:cap]
 
 
 def test_an_answer_is_never_cut_from_its_question() -> None:
@@ -416,7 +409,7 @@ def test_the_one_liner_gives_each_persons_news_a_part() -> None:
     one_liner = compose_one_liner("support group", FRIENDS, lead)
     assert one_liner.startswith(lead + " Melanie: ")
     assert "lake sunrise" in one_liner or "Painting's a fun way" in one_liner
-    assert "lovely group" not in one_liner and len(one_liner) <= episodes.MAX_ONE_LINER_CHARS
+    assert "lovely group" not in one_liner and len(one_liner) <= FORMATION.one_liner_chars
     # without a lead: the person with most facts first, each by their most central news
     assert compose_one_liner("support group", FRIENDS).startswith("Caroline: ")
     assert person_news(FRIENDS[1:2]) is None  # applause only: no news
@@ -480,10 +473,10 @@ def test_a_subject_talked_about_for_an_hour_is_not_one_topic_of_forty_facts() ->
     phrases = build_candidates(messages)
     topics = form_topics(messages, phrases, phrases.extractions, HashEmbedder().embed)
     sizes = {c.name: len(c.facts) for c in topics.candidates}
-    assert sizes.get("basketball game", 0) >= episodes.MAX_TOPIC_FACTS, sizes
+    assert sizes.get("basketball game", 0) >= FORMATION.max_topic_facts, sizes
     assert len(sizes) >= 3 and sum(sizes.values()) == 40, sizes
     # a head is only ever filled past the cap by the one episode that reached it
-    assert max(sizes.values()) < episodes.MAX_TOPIC_FACTS + episodes.MAX_TURNS, sizes
+    assert max(sizes.values()) < FORMATION.max_topic_facts + FORMATION.max_turns, sizes
 
 
 def test_a_fact_is_one_statement_and_a_second_only_when_both_are_short() -> None:
@@ -495,7 +488,7 @@ def test_a_fact_is_one_statement_and_a_second_only_when_both_are_short() -> None
     ]
     chosen = select_sentences(long)
     assert len(chosen) == 1 and chosen[0] in long
-    assert sum(len(s) for s in short) < episodes.PAIR_CHARS < sum(len(s) for s in long)
+    assert sum(len(s) for s in short) < FORMATION.pair_chars < sum(len(s) for s in long)
 
 
 def test_a_lone_remark_between_two_subjects_joins_the_talk_before_it() -> None:
@@ -518,14 +511,14 @@ def test_a_lone_remark_between_two_subjects_joins_the_talk_before_it() -> None:
         by_key = {c.key: c for c in phrases.candidates}
         assert {"pottery class", "sunset"} <= set(by_key)  # each could name a topic
         ep = [
-            episodes._Episode(messages[:size], np.zeros((size, 2))),
-            episodes._Episode(messages[size:], np.zeros((3, 2))),
+            heads.Episode(messages[:size], np.zeros((size, 2))),
+            heads.Episode(messages[size:], np.zeros((3, 2))),
         ]
         assert episodes._fact_count(ep[1], extractions, "UTC") == 1
         ep[0].heads, ep[1].heads = ["pottery class"], ["sunset"]
         out = episodes._assemble(ep, by_key, extractions, phrases, "UTC")
         assert sorted(c.key for c in out.candidates) == expected, size
-    assert len(messages) < episodes.LONG_SLICE <= len(counts) + len(aside)
+    assert len(messages) < FORMATION.long_slice <= len(counts) + len(aside)
 
 
 def test_an_aside_joins_a_full_neighbour_rather_than_making_a_topic_of_one_fact() -> None:
@@ -546,15 +539,15 @@ def test_an_aside_joins_a_full_neighbour_rather_than_making_a_topic_of_one_fact(
         by_key = {c.key: c for c in phrases.candidates}
         size = len(talk)
         ep = [
-            episodes._Episode(messages[:size], np.zeros((size, 2))),
-            episodes._Episode(messages[size:], np.zeros((len(tail), 2))),
+            heads.Episode(messages[:size], np.zeros((size, 2))),
+            heads.Episode(messages[size:], np.zeros((len(tail), 2))),
         ]
         ep[0].heads, ep[1].heads = ["pottery class"], ["pottery class"]
-        ep[1].phrases = [episodes.PhraseStats("sunset", 2, 1, False, False, 0.5, 2, False)]
+        ep[1].phrases = [heads.PhraseStats("sunset", 2, 1, False, False, 0.5, 2, False)]
         out = episodes._assemble(ep, by_key, phrases.extractions, phrases, "UTC")
         names = sorted(c.key for c in out.candidates)
         assert names == expected, names
-    assert len(talk) >= episodes.MAX_TOPIC_FACTS
+    assert len(talk) >= FORMATION.max_topic_facts
 
 
 def test_a_head_that_would_get_one_fact_of_its_episode_is_dropped() -> None:
@@ -571,11 +564,11 @@ def test_a_head_that_would_get_one_fact_of_its_episode_is_dropped() -> None:
         phrases = build_candidates(messages)
         by_key = {c.key: c for c in phrases.candidates}
         assert {"pottery class", "sunset"} <= set(by_key)
-        ep = episodes._Episode(messages, np.zeros((len(messages), 2)))
+        ep = heads.Episode(messages, np.zeros((len(messages), 2)))
         ep.heads = ["pottery class", "sunset"]
         out = episodes._assemble([ep], by_key, phrases.extractions, phrases, "UTC")
         assert {c.key: len(c.facts) for c in out.candidates} == expected
-    assert episodes.MIN_HEAD_FACTS == 2
+    assert FORMATION.min_head_facts == 2
 
 
 def test_of_several_heads_the_one_named_once_gives_way() -> None:
@@ -586,7 +579,7 @@ def test_of_several_heads_the_one_named_once_gives_way() -> None:
     messages = _messages([*talk, ("user", "Here is the sunset over the harbor tonight.")])
     phrases = build_candidates(messages)
     by_key = {c.key: c for c in phrases.candidates}
-    ep = episodes._Episode(messages, np.zeros((len(messages), 2)))
+    ep = heads.Episode(messages, np.zeros((len(messages), 2)))
     thin = episodes._thin_heads
     assert thin(ep, ["sunset", "pottery class"], by_key, phrases.extractions, "UTC") == [
         "pottery class"
@@ -607,9 +600,9 @@ def test_a_second_head_needs_the_user_to_come_back_to_it() -> None:
     centroid = np.array([1.0, 1.0]) / np.sqrt(2)
     once = _stats("passport", turns=4, user_turns=1)
     twice = _stats("passport", turns=4, user_turns=2)
-    turns = episodes.SECOND_HEAD_TURNS
-    assert episodes._second_head([main, once], main, vec, centroid, turns) == []
-    assert episodes._second_head([main, twice], main, vec, centroid, turns) == ["passport"]
+    turns = FORMATION.second_head_turns
+    assert heads._second_head([main, once], main, vec, centroid, turns) == []
+    assert heads._second_head([main, twice], main, vec, centroid, turns) == ["passport"]
 
 
 ARTICLE = (
@@ -637,12 +630,12 @@ def test_in_a_chat_the_answer_names_the_topic_not_the_form_asked_for() -> None:
     assert names == ["latent conditions"], names
     # between people (no long answer) the same words are ranked as before: nothing moves
     asked = _stats("english language", user_turns=1)
-    assert episodes.answered(asked, answers=0, repeated=0) == 0.0
-    assert episodes.answered(asked, answers=1, repeated=0) == -episodes.DIRECTIVE_ONLY
+    assert heads.answered(asked, answers=0, repeated=0) == 0.0
+    assert heads.answered(asked, answers=1, repeated=0) == -FORMATION.directive_only
     taken_up = _stats("latent conditions", user_turns=1)
-    assert episodes.answered(taken_up, answers=1, repeated=1) == 0.0
+    assert heads.answered(taken_up, answers=1, repeated=1) == 0.0
     only_the_answer = _stats("variation claim", user_said=False)
-    assert episodes.answered(only_the_answer, answers=1, repeated=1) == 0.0
+    assert heads.answered(only_the_answer, answers=1, repeated=1) == 0.0
 
 
 def test_an_answers_fact_is_not_what_the_assistant_says_of_itself() -> None:
@@ -670,27 +663,27 @@ def test_a_request_with_no_subject_of_its_own_goes_on_with_the_one_before() -> N
     not share ("ME3.2, please give it a nice heading") continues the topic before it; a new
     session (after a pause) or the slice's first episode keeps its own."""
 
-    def episode(key: str, answered: float, user_turns: int = 1) -> episodes._Episode:
-        ep = episodes._Episode(_messages([("user", "x"), ("assistant", "y")]), np.zeros((2, 2)))
+    def episode(key: str, answered: float, user_turns: int = 1) -> heads.Episode:
+        ep = heads.Episode(_messages([("user", "x"), ("assistant", "y")]), np.zeros((2, 2)))
         ep.phrases = [_stats(key, answered=answered, user_turns=user_turns)]
         ep.heads = [key]
         return ep
 
-    asked = -episodes.DIRECTIVE_ONLY
+    asked = -FORMATION.directive_only
     only_the_answer = episode("excel files", 0.0, user_turns=0)
     eps = [episode("python exercises", 0.0), episode("heading", asked), only_the_answer]
-    episodes._continue_requests(eps, [False] * 5)
+    heads.continue_requests(eps, [False] * 5)
     assert [ep.heads for ep in eps] == [["python exercises"], [], []]
     eps = [episode("python exercises", 0.0), episode("heading", asked), episode("roadmap", 0.0)]
-    episodes._continue_requests(eps, [False, True, False, False, False])  # a pause before the 2nd
+    heads.continue_requests(eps, [False, True, False, False, False])  # a pause before the 2nd
     assert [ep.heads for ep in eps] == [["python exercises"], ["heading"], ["roadmap"]]
     # an episode that has a subject of its own, though not as its best phrase, keeps its head
     eps = [episode("python exercises", 0.0), episode("heading", asked)]
     eps[1].phrases.append(_stats("excel files", user_turns=1))
-    episodes._continue_requests(eps, [False] * 3)
+    heads.continue_requests(eps, [False] * 3)
     assert eps[1].heads == ["heading"]
     eps = [episode("heading", asked)]
-    episodes._continue_requests(eps, [False])
+    heads.continue_requests(eps, [False])
     assert eps[0].heads == ["heading"]
 
 
@@ -739,7 +732,7 @@ def test_in_a_chat_one_passing_exchange_joins_the_talk_before_it() -> None:
         return [c.name.lower() for c in topics.candidates]
 
     chat = slice_of(bread)
-    assert len(chat) < episodes.LONG_SLICE
+    assert len(chat) < FORMATION.long_slice
     assert not any("helmet" in n for n in names(chat)), names(chat)
     between_people = slice_of("Sourdough takes a starter, flour, water and salt.")
     assert any("helmet" in n for n in names(between_people)), names(between_people)

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from api.cli import _print_topic_report
+from api.cli_eval import _print_topic_report
 
 ROW = {"name": "pottery class", "first_seen": "2023-05-08", "last_seen": "2023-07-15",
        "messages": 5, "facts": 5, "aliases": ["Melanie"]}  # fmt: skip

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 from graph.models import Fact, Topic, TopicTime
 from retrieval.context import ContextRequest
-from retrieval.facts import asks_decision, rank_facts
+from retrieval.facts import rank_facts
+from retrieval.intent import asks_decision
 from retrieval.snippets import terms
 from tests.fakes.pipelines import T0, Memory, wire
 

@@ -10,9 +10,9 @@ import pytest
 
 from graph.models import Message
 from sleepwake.candidates import build_candidates
-from sleepwake.episodes import turn_fact
 from sleepwake.extract import extract
 from sleepwake.llm_extract import ExtractionRefused, answer_schema, parse_answer
+from sleepwake.turn_facts import turn_fact
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2

@@ -8,9 +8,10 @@ import pytest
 
 from graph.cypher import query, query_for_edge, schema_files, split_statements
 from graph.errors import ValidationFailed
+from graph.fulltext import lucene_query
 from graph.mapping import topic_from_props, topic_props
 from graph.models import EdgeType, Topic, TopicStats, TypedNumber, edge_type, parse
-from graph.topics import check_vector, lucene_query
+from graph.topics import check_vector
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

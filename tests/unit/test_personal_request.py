@@ -14,14 +14,13 @@ from pydantic import ValidationError
 from api.settings import Settings
 from retrieval.classify import ConsultSignals, RequestClass, classify, consult
 from retrieval.config import DEFAULT, ConsultConfig
+from retrieval.intent import latest_cue, personal_cue
 from retrieval.packer import Snippet, prefer_newest
 from retrieval.triggers import (
     RetrievalSignals,
     TriggerContext,
     after_search,
     fired,
-    latest_cue,
-    personal_cue,
     personal_request,
 )
 

@@ -14,9 +14,10 @@ import pytest
 
 from retrieval.classify import ConsultSignals, RequestClass, classify, consult
 from retrieval.config import DEFAULT
+from retrieval.intent import past_question, task_fingerprint
 from retrieval.packer import GENERAL, Candidate, Packed, Snippet, day, pack, tokens
-from retrieval.snippets import matching_sentences, overlap, sentences, terms
-from retrieval.suppression import SuppressionCache, task_fingerprint
+from retrieval.snippets import overlap, sentences, terms
+from retrieval.suppression import SuppressionCache
 from retrieval.triggers import (
     RetrievalSignals,
     TriggerContext,
@@ -26,7 +27,6 @@ from retrieval.triggers import (
     fired,
     low_confidence,
     memory_reference,
-    past_question,
     reintroduced_entity,
     relative_time,
     time_text,
@@ -341,7 +341,7 @@ def _cache_after_injection(turns_later: int) -> tuple[SuppressionCache, str]:
     fp = task_fingerprint("book the caterer for the lake house party")
     cache.record("t1", NOW, 0.70, fp)
     for _ in range(turns_later):
-        cache.next_turn()
+        cache.turn += 1
     return cache, fp
 
 
@@ -598,6 +598,11 @@ def test_terms_are_stemmed_content_words() -> None:
     assert terms("caterer") <= found and terms("party") <= found and terms("booking") <= found
     assert not found & {"the", "were", "for", "at"}
     assert terms("a an of it is") == frozenset()
+
+
+def matching_sentences(content: str, query_terms: frozenset[str]) -> list[str]:
+    """The sentences of ``content`` that share a term with the query, in order."""
+    return [s for s in sentences(content) if terms(s) & query_terms]
 
 
 def test_matching_sentences_keep_order_and_only_matches() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -33,6 +34,7 @@ from sleepwake.candidates import (
     constraint_phrase,
     normalise_key,
 )
+from sleepwake.config import DEFAULT
 from sleepwake.conversation import parse_jsonl
 from sleepwake.export import export_memory, topic_entry
 from sleepwake.matching import (
@@ -47,22 +49,30 @@ from sleepwake.matching import (
     score,
 )
 from sleepwake.normalise import merge_candidate, stable_id, utility_delta
-from sleepwake.policy import (
-    SleepPolicy,
-    budget_exceeded,
-    estimate_tokens,
-    idle_since,
-    select_slice,
-    tail_length,
-)
+from sleepwake.policy import SleepPolicy, estimate_tokens, select_slice, tail_length
 from sleepwake.replay import locomo_sessions, parse_session_date
 from sleepwake.subjects import compute_subjects
-from sleepwake.tiers import DECAY_PER_DAY, bucket, decayed, recency
+from sleepwake.tiers import bucket, decayed, recency
 from sleepwake.wake import resume_plan
 from text.tokens import stem
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 W = MergeConfig()
+DECAY_PER_DAY = DEFAULT.tiers.decay_per_day
+
+
+def budget_exceeded(buffer: Sequence[Message], policy: SleepPolicy) -> bool:
+    """The buffer holds more than ``buffer_share`` of the context budget (the rule the
+    budget trigger starts from; ``budget_sleep_due`` adds the slice's worth)."""
+    used = sum(m.token_estimate or estimate_tokens(m.content) for m in buffer)
+    return used > policy.buffer_share * policy.context_budget_tokens
+
+
+def idle_since(last_at: datetime | None, now: datetime, policy: SleepPolicy) -> bool:
+    """Nothing was said for at least ``idle_gap``."""
+    return last_at is not None and now - last_at >= policy.idle_gap
+
+
 Role = Literal["user", "assistant", "system", "tool"]
 
 

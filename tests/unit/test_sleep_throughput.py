@@ -14,8 +14,10 @@ import pytest
 from graph.cypher import query
 from graph.models import EdgeType
 from retrieval.embedding import VectorCache
-from sleepwake.sleep import _similarities
-from sleepwake.subjects import SIMILARITY_EDGE, _similarity_edges, cosine
+from sleepwake.subjects import SUBJECTS, _similarity_edges, cosine
+from sleepwake.topic_vectors import similarities as _similarities
+
+SIMILARITY_EDGE = SUBJECTS.similarity_edge
 
 
 def test_the_sleep_link_statement_has_one_branch_per_edge_type_and_no_other() -> None:

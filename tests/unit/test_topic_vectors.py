@@ -7,22 +7,25 @@ sleep's model is stored (a migration mixes harmlessly). A long candidate's vecto
 from __future__ import annotations
 
 from datetime import timedelta
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from graph.models import Fact
 from retrieval.embedding import text_hash
-from sleepwake import sleep as sleep_module
 from sleepwake.candidates import Candidate, SliceCandidates
+from sleepwake.config import DEFAULT, SleepConfig, UtilityConfig
 from sleepwake.policy import SleepPolicy
-from sleepwake.sleep import blend, candidate_vectors
+from sleepwake.topic_vectors import blend, candidate_vectors
 from tests.fakes import HashEmbedder
 from tests.fakes.pipelines import T0, Memory, wire
 from text.gist import VECTOR_FACTS
 
 DIM = 384
 POLICY = SleepPolicy(tail_turns=4)
+# the blend threshold the sleeps of ``party_twice`` are configured with (a fixture moves it)
+sleep_module = SimpleNamespace(BLEND_CHARS=DEFAULT.utility.blend_chars)
 PARTY = [
     ("user", "We're planning Mel's surprise party at the lake house for Saturday with Anna."),
     ("assistant", "Nice! How many guests are you expecting for the party?"),
@@ -73,7 +76,8 @@ def test_blend_of_vectors_that_cancel_keeps_the_stored_one() -> None:
 def party_twice(chat: bool = True) -> tuple[Memory, str, list[float]]:
     """The party topic after one sleep (its id and stored vector), the later turns said (with
     a long answer when ``chat``)."""
-    m = wire(POLICY)
+    blend_chars = UtilityConfig(blend_chars=sleep_module.BLEND_CHARS)
+    m = wire(config=SleepConfig(policy=POLICY, utility=blend_chars))
     m.say(T0, *PARTY)
     m.sleeper.sleep(m.namespace, T0 + timedelta(hours=1))
     (party,) = m.topics.find_by_alias(m.namespace, "surprise party")

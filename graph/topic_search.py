@@ -1,0 +1,351 @@
+"""Topic search in Neo4j: full text ranked by the namespace's own BM25, vectors over-fetched
+from the shared index and filtered to the namespace, and the by-id reads that finish a ranking.
+``graph.topics.TopicStore`` has these methods (``TopicSearchStore`` is its base); every one is
+scoped to one namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from graph.clock import BEFORE_ALL, ensure_utc
+from graph.cypher import query
+from graph.db import Store, iso
+from graph.errors import ValidationFailed
+from graph.fulltext import content_words, in_namespace, in_span, lucene_query, query_words
+from graph.index_share import Share, ShareCache, first_fetch
+from graph.lexical import rank, rank_many
+from graph.mapping import topic_from_props
+from graph.models import EMBEDDING_DIMENSIONS, Topic
+from graph.overfetch import MAX_FETCH, Page, PagedQuery, Plan, seeded
+from graph.overfetch import overfetch as run_overfetch
+
+# Vector search: rows asked of the index at least (a query of 20 or 100 costs about the same on
+# HNSW, and a short fetch sends more searches to the exact scan), and the over-fetch factor
+# when a time window filters the hits (a window of a week keeps ~10% of 120 days of topics).
+MIN_INDEX_FETCH = 50
+WINDOW_OVERFETCH = 10
+# When the filters keep too few: a namespace with at most SCAN_MAX topics in the window is
+# scored exactly (~14 us per vector: 2,000 in ~30 ms); a larger one asks the index again for
+# FETCH_MORE times the rows first (an exact scan of 5,000 vectors took 0.5-2 s on a busy
+# 2-core machine, a second index call of 8,000 rows a fraction of that).
+SCAN_MAX = 2000
+FETCH_MORE = 10
+WINDOW_TEXT_FETCH = 4  # full-text rows asked for per candidate wanted when a window filters them
+RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
+TEXT_FIELDS = ("name", "alias_text", "one_liner", "gist")
+
+
+@dataclass(frozen=True)
+class ScoredTopic:
+    topic: Topic
+    score: float
+    source: str  # "vector" | "vector-scan" | "fulltext" | "alias"
+    # full text: BM25 of the query's content words alone (graph.fulltext.content_words), what
+    # topic search fuses; ``score`` (every word) orders the candidates and feeds the trigger
+    content_score: float | None = None
+    # only what a search scores it by (``partial_topic``): the caller reads the rest itself
+    partial: bool = False
+
+
+@dataclass(frozen=True)
+class TextRank:
+    """One full-text candidate ranked but not yet read: its id, its BM25 over every query word
+    and over the content words alone (``ScoredTopic.score`` and ``content_score``), and the
+    topic as far as the ranking read it (``partial_topic``; None: not read)."""
+
+    topic_id: str
+    score: float
+    content_score: float | None = None
+    partial: Topic | None = None
+
+
+def partial_topic(namespace: str, row: Mapping[str, Any]) -> Topic | None:
+    """A full-text candidate as ``search_topics_fulltext`` returns it, as a topic holding only
+    what a search scores and names it by: id, name, one-liner, utility and first and last seen
+    (no aliases, facts, numbers, loops or usage). None when the row lacks those fields."""
+    if "first_seen_at" not in row or row["first_seen_at"] is None:
+        return None
+    return topic_from_props({
+        "topic_id": row["topic_id"], "namespace": namespace, "name": row["name"],
+        "one_liner": row.get("one_liner") or "", "utility_score": row.get("utility_score"),
+        "first_seen_at": row["first_seen_at"], "last_seen_at": row["last_seen_at"],
+    })  # fmt: skip
+
+
+def ranked_hits(
+    ranks: Sequence[TextRank],
+    read: Sequence[Topic],
+    partial: bool,
+    by_id: Callable[[list[str]], list[Topic]],
+) -> list[ScoredTopic]:
+    """``ranked_topics`` over any store: the hits of ``ranks`` in its order, the topics
+    ``read`` as they are, a rank's own partial topic when ``partial`` allows it (its hit
+    marked partial), the rest from ``by_id`` (one call; ids it does not return left out)."""
+    topics = {t.topic_id: t for t in read}
+    given = {r.topic_id: r.partial for r in ranks if partial and r.partial is not None}
+    missing = [r.topic_id for r in ranks if r.topic_id not in topics and r.topic_id not in given]
+    topics |= {t.topic_id: t for t in by_id(missing)}
+    out = []
+    for r in ranks:
+        if r.topic_id in topics:
+            out.append(ScoredTopic(topics[r.topic_id], r.score, "fulltext", r.content_score))
+        elif (topic := given.get(r.topic_id)) is not None:
+            out.append(ScoredTopic(topic, r.score, "fulltext", r.content_score, True))
+    return out
+
+
+def check_vector(vector: Sequence[float]) -> list[float]:
+    """Refuse vectors the index cannot hold (wrong size, all zeros, not finite)."""
+    values = [float(v) for v in vector]
+    if len(values) != EMBEDDING_DIMENSIONS:
+        raise ValidationFailed(
+            f"embedding must have {EMBEDDING_DIMENSIONS} dimensions, got {len(values)}"
+        )
+    if not any(values) or any(v != v or v in (float("inf"), float("-inf")) for v in values):
+        raise ValidationFailed("embedding must be finite and not all zeros")
+    return values
+
+
+class TopicSearchStore(Store):
+    """Full-text and vector search of topics (the search half of ``TopicStore``)."""
+
+    # the namespaces' shares of the vector index learnt by this store (graph/index_share.py)
+    index_shares: ShareCache
+
+    def search_text(
+        self,
+        namespace: str,
+        text: str,
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        fuzzy: bool = True,
+        light: bool = False,
+    ) -> list[ScoredTopic]:
+        """Full-text search (fuzzy for near-miss spellings) over name, aliases, one-liner and gist.
+
+        Lucene finds the namespace's candidates (the query is confined to the namespace before
+        ranking, ``graph/fulltext.py``); up to ``RERANK_POOL`` of them are ranked by BM25 with
+        the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
+        neither what is found here nor its order or scores."""
+        search = self.text_query(namespace, text, k, since, until, fuzzy)
+        return [] if search is None else self.text_ranked(namespace, text, k, search, fuzzy, light)
+
+    def text_query(
+        self,
+        namespace: str,
+        text: str,
+        k: int,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        fuzzy: bool = True,
+    ) -> PagedQuery | None:
+        """``search_text``'s candidate query (``search_topics_fulltext``), not yet run; None
+        when the text holds no word to search for."""
+        # every word, common ones included (unlike the conversation's search): BM25 over the
+        # candidates weighs "the" and "was" by how many candidates hold them, and the
+        # low-confidence trigger's text threshold was calibrated on those scores
+        # (docs/performance.md, "What was tried and not kept")
+        lucene = lucene_query(text, fuzzy=fuzzy)
+        if not lucene:
+            return None
+        window = _window(since, until)
+        confined = in_namespace(namespace, lucene)
+        dated = in_span(confined, window["since"], window["until"])
+        params: dict[str, Any] = {"query": dated, "namespace": namespace, **window}
+        size = max(k, RERANK_POOL)
+        if since is None and until is None:
+            return PagedQuery(params, Plan(first=size))
+        if dated != confined:
+            # Lucene ranks only the topics whose span shares a UTC day with the window: the
+            # filter after drops those of its first and last day outside its hours, so twice
+            # the pool is read and the pool is the window's best (docs/performance.md,
+            # thirteenth pass)
+            return PagedQuery(params, Plan(first=size * 2))
+        # a window Lucene cannot name (open at one end) keeps a share of Lucene's rows: ask for
+        # WINDOW_TEXT_FETCH x more at once and stop once k are kept (growing 200 -> 800 -> 3200
+        # until 200 were kept read up to 4,200 nodes in three round trips; the rows further
+        # down Lucene's order that it added rank below the k kept by the namespace's own BM25
+        # all the same)
+        return PagedQuery(params, Plan(first=size * WINDOW_TEXT_FETCH))
+
+    def text_ranked(
+        self,
+        namespace: str,
+        text: str,
+        k: int,
+        search: PagedQuery,
+        fuzzy: bool = True,
+        light: bool = False,
+        first: Page[dict[str, Any]] | None = None,
+    ) -> list[ScoredTopic]:
+        """The candidates of ``search`` (``text_query``) ranked by BM25, best ``k``, read by
+        id; ``first``: its first page, already read (``search_topics_fulltext``'s ``raw`` and
+        ``hits`` for ``search.first_fetch``)."""
+        ranks = self.text_ranking(namespace, text, k, search, fuzzy, first)
+        return self.ranked_topics(namespace, ranks, light)
+
+    def text_ranking(
+        self,
+        namespace: str,
+        text: str,
+        k: int,
+        search: PagedQuery,
+        fuzzy: bool = True,
+        first: Page[dict[str, Any]] | None = None,
+        then: Page[dict[str, Any]] | None = None,
+    ) -> list[TextRank]:
+        """``text_ranked``'s ranking without the read by id: the best ``k`` candidates' ids
+        and BM25 scores, best first (``ranked_topics`` or ``search_vector_reading`` reads
+        them); ``then``: the page after ``first`` (for ``search.next_fetch``), read
+        beforehand too."""
+
+        def page(fetch: int) -> Page[dict[str, Any]]:
+            records = self._run(
+                query("search_topics_fulltext"), {**search.params, "fetch": fetch}, read=True
+            )
+            return Page(int(records[0]["raw"]), records[0]["hits"])
+
+        size = max(k, RERANK_POOL)
+        later = None if then is None else (search.next_fetch, then)
+        found = run_overfetch(
+            text_need(search, k), search.plan, seeded(page, first, search.first_fetch, later)
+        )
+        pool = found.hits[:size]
+        words = query_words(text)
+        # the same candidates scored by the content words alone too: a long chat topic's gist
+        # holds "how", "many", "the", "have" and scored as high as one holding "cuisines"
+        content = content_words(text)
+        if content == words:
+            scores = core = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
+        else:
+            scores, core = rank_many([words, content], pool, TEXT_FIELDS, fuzzy=fuzzy)
+        # a candidate that matched only the namespace clause (boost 0) shares no query word
+        matched = [i for i in range(len(pool)) if scores[i] > 0]
+        order = sorted(matched, key=lambda i: (-scores[i], i))[:k]
+        return [
+            TextRank(pool[i]["topic_id"], scores[i], core[i], partial_topic(namespace, pool[i]))
+            for i in order
+        ]
+
+    def ranked_topics(
+        self,
+        namespace: str,
+        ranks: Sequence[TextRank],
+        light: bool = False,
+        read: Sequence[Topic] = (),
+        partial: bool = False,
+    ) -> list[ScoredTopic]:
+        """The full-text hits of ``ranks`` (``text_ranking``), in its order: the topics already
+        ``read`` (with the same ``light``) as they are, the others read by id; an id not in
+        the namespace any more is left out. With ``partial``, a rank that carries its
+        ``partial_topic`` is not read: its hit is that topic, marked ``partial`` (the caller
+        reads the rest, and leaves the hit out if the topic is gone by then)."""
+        return ranked_hits(ranks, read, partial, lambda ids: self._by_id(namespace, ids, light))
+
+    def search_vector(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        overfetch: int = 5,
+        light: bool = False,
+    ) -> list[ScoredTopic]:
+        """Nearest topics by embedding, in one round trip: the vector index over-fetched and
+        filtered to the namespace, the live topics and the window (``WINDOW_OVERFETCH`` times
+        more rows when a window is given: it keeps only a share of the namespace). When the
+        filters keep ``k``, those are the window's nearest (every topic the index did not
+        return is farther). When they keep fewer while the index had more (another tenant's
+        vectors crowd the index, or the window is narrow): an exact scan of the namespace's
+        topics in the window (range seek on (namespace, last_seen_at); it cannot miss) when
+        they are at most ``SCAN_MAX``, else the index again with ``FETCH_MORE`` times the rows
+        and the exact scan only if that is short too. An exact scan of every topic seen since
+        ``since`` took ~2 s for "last week" at 100k topics (10k vectors); the index answers
+        that in tens of ms."""
+        hits, _ = self.search_vector_reading(namespace, vector, k, since, until, overfetch, light)
+        return hits
+
+    def search_vector_reading(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int = 10,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        overfetch: int = 5,
+        light: bool = False,
+        topic_ids: Sequence[str] = (),
+    ) -> tuple[list[ScoredTopic], list[Topic]]:
+        """``search_vector``'s hits and, in the same round trip, the topics of ``topic_ids``
+        (the full-text ranking's, ``text_ranking``) that are not among the hits, read by id
+        with the same ``light`` (as ``get_topics_by_id``; ids not in the namespace are left
+        out): a light search's vector and full-text records in one read."""
+        vec = check_vector(vector)
+        window = _window(since, until)
+        windowed = window["since"] is not None or window["until"] is not None
+        factor = overfetch * (WINDOW_OVERFETCH if windowed else 1)
+        base = min(max(k * factor, MIN_INDEX_FETCH), MAX_FETCH)
+        share = None if windowed else self.index_shares.get(namespace)
+        fetch = first_fetch(base, k, share, SCAN_MAX, MAX_FETCH)
+        params: dict[str, Any] = {
+            "vector": vec, "k": k, "namespace": namespace, "light": light,
+            "since": iso(window["since"]), "until": iso(window["until"]),
+        }  # fmt: skip
+        params |= {
+            "fetch": fetch,
+            "fetch_more": min(fetch * FETCH_MORE, MAX_FETCH),
+            "scan_since": iso(window["since"] or BEFORE_ALL),
+            "scan_max": SCAN_MAX,
+            "topic_ids": list(topic_ids),
+        }
+        records = self._run(query("search_topics_vector"), params, read=True)
+        if not windowed and share is None and records[0]["raw"] > fetch:
+            self.learn_index_share(namespace)  # asked the index twice: another tenant crowds it
+        label = "vector-scan" if records[0]["scanned"] else "vector"
+        hits = [
+            ScoredTopic(topic_from_props(h["t"]), float(h["score"]), label)
+            for h in records[0]["hits"]
+        ]
+        return hits, [topic_from_props(t) for t in records[0]["topics"]]
+
+    def learn_index_share(self, namespace: str) -> Share:
+        """Count the namespace's topics and the index's (one read) and remember them."""
+        row = self._run(query("count_topic_index_share"), {"namespace": namespace}, read=True)[0]
+        share = Share(own=int(row["own"]), total=int(row["total"]))
+        self.index_shares.put(namespace, share)
+        return share
+
+    def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
+        """Topics by id in the order asked, without embeddings (``light``: no facts either)."""
+        if not topic_ids:
+            return []
+        records = self._run(
+            query("get_topics_by_id"),
+            {"namespace": namespace, "topic_ids": list(topic_ids), "light": light},
+            read=True,
+        )
+        return [topic_from_props(t) for t in records[0]["topics"]]
+
+
+def text_need(search: PagedQuery, k: int) -> int:
+    """How many candidates a topic full-text search (``TopicStore.text_query``) for ``k``
+    keeps before it stops growing: the whole rerank pool without a window, ``k`` with one."""
+    if search.params["since"] is None and search.params["until"] is None:
+        return max(k, RERANK_POOL)
+    return k
+
+
+def _window(since: datetime | None, until: datetime | None) -> dict[str, datetime | None]:
+    s = ensure_utc(since, "since") if since is not None else None
+    u = ensure_utc(until, "until") if until is not None else None
+    if s is not None and u is not None and s > u:
+        raise ValidationFailed(
+            f"time window is empty: since {s.isoformat()} > until {u.isoformat()}"
+        )
+    return {"since": s, "until": u}

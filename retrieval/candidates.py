@@ -1,0 +1,359 @@
+"""The context's expansion step: the gathered evidence and topics turned into the packer's
+candidates (topics) and snippets (sentences that answer the message, facts of the best topics),
+every one described and citable (``retrieval.context_run``).
+
+The topics a context may show are read once (``read_topics``): the search's hits, the topics
+only the matching messages reached (as briefs) and the best ones whole (their facts make fact
+snippets and hide superseded statements from the evidence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from graph.models import Message, Topic
+from graph.protocols import MessageStoreProtocol, TopicStoreProtocol
+from graph.topics import TopicBrief
+from retrieval.classify import ConsultSignals
+from retrieval.config import ContextConfig
+from retrieval.context_state import RunView
+from retrieval.facts import fact_relevance, rank_facts
+from retrieval.gather import Gathered
+from retrieval.packer import Candidate, Snippet
+from retrieval.search import TopicHit
+from retrieval.snippets import best_sentences, overlap, sentences
+from text.timephrases import TimeWindow
+
+
+def expand(
+    run: RunView, got: Gathered, qterms: frozenset[str]
+) -> tuple[list[Candidate], list[Snippet]]:
+    """The candidates and snippets of what ``got`` holds, for a message of ``qterms``."""
+    cfg, window = run.cfg, run.plan.window
+    strength = _topic_strength(got.topic_hits)
+    best = [h.topic.topic_id for h in got.topic_hits[: cfg.fact_topics]]
+    read_topics(run.builder.topics, run.req.namespace, got, best, cfg)
+    stored = [got.whole[tid] for tid in best if tid in got.whole]
+    full = [t.view(run.req.as_of) for t in stored]
+    snippets, evidence_topics = _evidence_snippets(
+        cfg, got, strength, qterms, window, _hidden_sentences(full, stored)
+    )
+    for topic in full:
+        strong = strength.get(topic.topic_id, 0.0)
+        for snip in _fact_snippets(cfg, topic, qterms, strong, run.msg.asks_decision):
+            if snip.message_id not in snippets:
+                snippets[snip.message_id] = snip
+    candidates = [
+        _topic_candidate(h.topic, strength.get(h.topic.topic_id, 0.0), h) for h in got.topic_hits
+    ]
+    known = {c.record_id for c in candidates}
+    ranked = sorted(evidence_topics.items(), key=lambda kv: -kv[1][1])
+    ranked = ranked[: cfg.evidence_topics]
+    for tid, (name, score) in ranked:
+        if tid not in known:
+            candidates.append(Candidate(
+                record_id=tid, kind="topic", title=name,
+                score=score * cfg.evidence_topic_factor,
+                reason_label="conversation_match",
+                reason_summary="mentioned in messages that match the request",
+                components={"evidence": score},
+            ))  # fmt: skip
+    _fill_topic_details(run, candidates, got)
+    _cite(run.builder.messages, run.req.namespace, list(snippets.values()), candidates, got.cited)
+    return candidates, [_windowed(s, window, cfg) for s in snippets.values()]
+
+
+def _evidence_snippets(
+    cfg: ContextConfig,
+    got: Gathered,
+    strength: dict[str, float],
+    qterms: frozenset[str],
+    window: TimeWindow | None,
+    hidden: dict[str, set[str]],
+) -> tuple[dict[str, Snippet], dict[str, tuple[str, float]]]:
+    """A snippet per matching message (what the best topics hide of it cut out), and the
+    topics the messages reached with their best evidence score."""
+    snippets: dict[str, Snippet] = {}
+    top = max((h.score for h in got.evidence), default=1.0) or 1.0
+    evidence_topics: dict[str, tuple[str, float]] = {}
+    for hit in got.evidence:
+        m = _without(hit.message, hidden.get(hit.message.message_id, ()))
+        if m.message_id in snippets or not m.content.strip():
+            continue  # empty: all it said was superseded (or said after as_of)
+        homes = sorted((tid for tid, _ in hit.topics), key=lambda t: -strength.get(t, 0.0))
+        base = hit.score / top
+        for tid, name in hit.topics:
+            prev = evidence_topics.get(tid, (name, 0.0))
+            evidence_topics[tid] = (name, max(prev[1], base))
+        boost = 1 + cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
+        snippets[m.message_id] = _snippet(cfg, m, base * boost, homes, qterms, window)
+    return snippets, evidence_topics
+
+
+def read_topics(
+    store: TopicStoreProtocol, namespace: str, got: Gathered, best: list[str], cfg: ContextConfig
+) -> None:
+    """One read of every topic a context may show: the search's hits as summaries (a hit
+    scored from its full-text row alone gets its light record), the topics only the
+    matching messages reached as briefs (title, dates, one-liner: all a context shows of
+    them), each with its one-liner's sources, and the ``best`` whole (their facts make
+    fact snippets and hide superseded statements)."""
+    by_evidence: dict[str, float] = {}
+    for hit in got.evidence:
+        for tid, _ in hit.topics:
+            by_evidence[tid] = max(by_evidence.get(tid, 0.0), hit.score)
+    reached = sorted(by_evidence, key=lambda t: -by_evidence[t])
+    # twice the evidence topics kept: a few are dropped later (all their text superseded)
+    ids = [h.topic.topic_id for h in got.topic_hits]
+    hit_ids = set(ids)
+    briefs = [t for t in reached[: 2 * cfg.evidence_topics] if t not in hit_ids]
+    found, got.cited = store.cited_summaries(
+        namespace, list(dict.fromkeys(ids + briefs)), best, brief_ids=briefs
+    )
+    for hit in got.evidence:  # read whole: its id to cite by is known
+        m = hit.message
+        got.cited.setdefault(m.message_id, m.external_id or m.message_id)
+    for topic, sources in found:
+        got.one_liner_sources[topic.topic_id] = sources
+        if isinstance(topic, TopicBrief):
+            got.briefs[topic.topic_id] = topic
+            continue
+        if topic.topic_id in got.partial:
+            got.topics[topic.topic_id] = topic  # the topic as read, for its partial hit
+        got.topics.setdefault(topic.topic_id, topic)
+        if topic.topic_id in best:
+            got.whole[topic.topic_id] = topic
+    if got.partial:
+        _replace_partial(got)
+
+
+def _replace_partial(got: Gathered) -> None:
+    """Each partial hit gets its topic as read (gone since: left out)."""
+    kept = []
+    for found_hit in got.topic_hits:
+        tid = found_hit.topic.topic_id
+        if tid in got.partial:
+            read = got.topics.get(tid)
+            if read is None or read is found_hit.topic:
+                got.topics.pop(tid, None)
+                continue
+            found_hit.topic = read
+        kept.append(found_hit)
+    got.topic_hits = kept
+
+
+def _snippet(
+    cfg: ContextConfig,
+    m: Message,
+    score: float,
+    homes: list[str],
+    qterms: frozenset[str],
+    window: TimeWindow | None,
+) -> Snippet:
+    keep = best_sentences(m.content, qterms, cfg.max_sentences)
+    if not keep:
+        keep, score = (
+            sentences(m.content)[:1] or [m.content[: cfg.fallback_chars]],
+            score * cfg.fallback_weight,
+        )
+    return Snippet(
+        message_id=m.message_id,
+        source_id=m.external_id or m.message_id,
+        at=m.at,
+        speaker=m.speaker or ("" if m.role == "user" else m.role),
+        text=" ".join(keep)[: cfg.max_chars],
+        score=score,
+        record_ids=homes,
+    )
+
+
+def _fact_snippets(
+    cfg: ContextConfig,
+    topic: Topic,
+    qterms: frozenset[str],
+    strength: float,
+    decision: bool = False,
+) -> list[Snippet]:
+    """Facts of a semantically retrieved topic that share terms with the request (or state
+    a choice, ``decision``: the request asks what was decided), the most relevant and then
+    the newest first (``retrieval.facts.rank_facts``)."""
+    out = []
+    # best first (relevance, then recency): equal scores keep this order in the packer
+    for fact in rank_facts(topic.facts[-cfg.facts_scanned :], qterms, decision=decision):
+        share = fact_relevance(fact.text, qterms, decision)
+        if share <= 0:
+            break  # ranked: nothing after this shares a term either
+        if not fact.source_message_ids:
+            continue
+        speaker, _, text = (
+            fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
+        )
+        out.append(
+            Snippet(
+                message_id=fact.source_message_ids[0],
+                source_id=fact.source_message_ids[0],
+                at=fact.at,
+                speaker=speaker,
+                text=text[: cfg.fact_chars],
+                score=cfg.fact_weight * strength * share,
+                record_ids=[topic.topic_id],
+            )
+        )
+    return sorted(out, key=lambda s: -s.score)[: cfg.fact_snippets]
+
+
+def _fill_topic_details(run: RunView, candidates: list[Candidate], got: Gathered) -> None:
+    """Titles, dates and one-liners for every candidate (read once by ``read_topics``), the
+    full record of the best one when L2 was asked for."""
+    for c in candidates:
+        found = got.topics.get(c.record_id) or got.briefs.get(c.record_id)
+        if found is not None:
+            _describe(c, found, got.one_liner_sources.get(c.record_id, []))
+    req = run.req
+    if req.full_records and candidates:
+        best = max(candidates, key=lambda c: c.score)
+        whole = got.whole.get(best.record_id)
+        stored = [whole] if whole else run.builder.topics.get(req.namespace, [best.record_id])
+        for topic in stored:
+            _full_record(
+                best, topic.view(req.as_of), run.cfg.full_record_facts, run.msg.terms,
+                run.msg.asks_decision,
+            )  # fmt: skip
+
+
+def _cite(
+    messages: MessageStoreProtocol,
+    namespace: str,
+    snippets: list[Snippet],
+    candidates: list[Candidate],
+    cited: dict[str, str],
+) -> None:
+    """Cite messages by the id the caller knows them by (external id when there is one):
+    snippets found through facts, one-liners and full records. ``cited`` holds the ids read
+    with the topics and the evidence; the rest (rare) in one read."""
+    unresolved = [s for s in snippets if s.source_id == s.message_id]
+    ids = {s.message_id for s in unresolved}
+    ids |= {m for c in candidates for m in (*c.one_liner_sources, *c.full_record_sources)}
+    missing = sorted(ids - cited.keys())
+    if not ids:
+        return
+    known = {m: cited[m] for m in ids if m in cited}
+    if missing:
+        known.update(messages.source_ids(namespace, missing))
+    for s in unresolved:
+        s.source_id = known.get(s.message_id, s.message_id)
+    for c in candidates:
+        c.one_liner_sources = [known.get(m, m) for m in c.one_liner_sources]
+        c.full_record_sources = list(dict.fromkeys(known.get(m, m) for m in c.full_record_sources))
+
+
+def _hidden_sentences(shown: list[Topic], stored: list[Topic]) -> dict[str, set[str]]:
+    """message id -> the statements of it that these topics hide from the view shown (closed,
+    or said after ``as_of``) and show nowhere: a superseded "my favourite colour is blue" is not
+    evidence for the colour now, but the rest of its message still is."""
+    visible = {f.text for t in shown for f in t.facts}
+    hidden: dict[str, set[str]] = {}
+    for topic in stored:
+        for fact in topic.facts:
+            if fact.text not in visible:
+                for m in fact.source_message_ids:
+                    hidden.setdefault(m, set()).add(fact.text)
+    return hidden
+
+
+def _without(message: Message, statements: Collection[str]) -> Message:
+    """The message with hidden statements cut out (a fact is a sentence, maybe "Speaker: "
+    first)."""
+    content = message.content
+    for text in statements:
+        said = text.split(": ", 1)[1] if text not in content and ": " in text[:102] else text
+        content = content.replace(said, " ")
+    if content == message.content:
+        return message
+    return message.model_copy(update={"content": content})
+
+
+def _topic_strength(hits: list[TopicHit]) -> dict[str, float]:
+    """Each retrieved topic's score relative to the best (0..1)."""
+    top = max((h.score for h in hits), default=0.0)
+    return {h.topic.topic_id: (h.score / top if top else 0.0) for h in hits}
+
+
+def _windowed(s: Snippet, window: TimeWindow | None, cfg: ContextConfig) -> Snippet:
+    if window is None or s.at is None:
+        return s
+    s.score *= cfg.window_boost if window.contains(s.at) else cfg.outside_window
+    return s
+
+
+def _topic_candidate(topic: Topic, strength: float, hit: TopicHit) -> Candidate:
+    return Candidate(
+        record_id=topic.topic_id,
+        kind="topic",
+        title=topic.name,
+        score=hit.score,
+        reason_label="graph_neighbour"
+        if any(s.startswith("graph:") for s in hit.sources)
+        else "topic_match",
+        reason_summary=hit.reason,
+        components={**hit.components, "strength": strength},
+    )
+
+
+def _describe(c: Candidate, topic: Topic | TopicBrief, one_liner_sources: list[str]) -> None:
+    c.title = topic.name
+    if isinstance(topic, TopicBrief):
+        c.first_seen_at, c.last_seen_at = topic.first_seen_at, topic.last_seen_at
+    else:
+        c.first_seen_at, c.last_seen_at = topic.time.first_seen_at, topic.time.last_seen_at
+    c.one_liner = topic.one_liner if one_liner_sources else ""  # never show uncitable text
+    c.one_liner_sources = list(one_liner_sources)
+
+
+def _full_record(
+    c: Candidate, topic: Topic, facts: int, qterms: frozenset[str], decision: bool = False
+) -> None:
+    """The L2 rendering of a topic: its ``facts`` facts best for the request (relevance, then
+    recency), numbers, open loops and events."""
+    chosen = rank_facts(topic.facts, qterms, facts, decision)
+    lines = [
+        f"## {topic.name} (first seen {topic.time.first_seen_at:%-d %b %Y}, "
+        f"last seen {topic.time.last_seen_at:%-d %b %Y})"
+    ]
+    lines += [f"- {f.at:%-d %b %Y} {f.text}" if f.at else f"- {f.text}" for f in chosen]
+    lines += [
+        f"- number: {n.key} = {n.value:g} {n.unit or ''} ({n.at:%-d %b %Y})" for n in topic.numbers
+    ]
+    lines += [f"- open: {o.text}" for o in topic.open_loops]
+    lines += [f"- {e.at:%-d %b %Y} event: {e.event}" for e in topic.time.notable_events]
+    c.full_record = "\n".join(lines)
+    groups = (chosen, topic.numbers, topic.open_loops, topic.time.notable_events)
+    c.full_record_sources = list(
+        dict.fromkeys(m for g in groups for x in g for m in x.source_message_ids)
+    )
+
+
+def consult_signals(
+    got: Gathered, qterms: frozenset[str], snippets: list[Snippet], cfg: ContextConfig
+) -> ConsultSignals:
+    best = max(snippets, key=lambda s: s.score, default=None)
+    top_topic = got.topic_hits[0].topic if got.topic_hits else None
+    lexical = overlap(best.text, qterms) if best else 0.0
+    # the nearest of the ranked topics, not the first: a topic that only full text found may
+    # rank first with no cosine of its own while a near one ranks second ("What's the plan for
+    # the roof repair this weekend?" on a Monday: 0 against 0.69 made a clear match "skip")
+    semantic = max((h.components.get("vector_cosine", 0.0) for h in got.topic_hits), default=0.0)
+    record_type = 0.0
+    if top_topic is not None and (
+        top_topic.time.notable_events or top_topic.open_loops or top_topic.stats.constraint_count
+    ):
+        record_type = 1.0
+    importance = got.topic_hits[0].components.get("utility_boost", 0.0) if got.topic_hits else 0.0
+    return ConsultSignals(
+        lexical=min(1.0, lexical * cfg.lexical_gain),
+        semantic=semantic,
+        same_task=cfg.same_task_signal if best and best.record_ids else 0.0,
+        record_type=record_type,
+        importance_recency=importance,
+        provenance=1.0 if best else 0.0,
+    )
