@@ -229,7 +229,8 @@ def _importer(client: TestClient, store: TransferStore | None = None) -> ImportS
     c: Container = client.app.state.container  # type: ignore[attr-defined]
     pauses: list[float] = []
     return ImportService(store or c.transfer_store, c.messages, c.topics, c.sleep_store,
-                         c.embedder, c.clock, pacing=Pacing(batch=3, sleep=pauses.append))  # fmt: skip
+                         c.embedder, c.clock, id_key=c.importer.id_key, redactor=c.redactor,
+                         pacing=Pacing(batch=3, sleep=pauses.append))  # fmt: skip
 
 
 def test_an_import_larger_than_a_batch_lands_whole_and_once(
