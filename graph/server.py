@@ -30,7 +30,7 @@ from pathlib import Path
 
 from graph.errors import Neo4jUnavailable
 from graph.server_java import find_java, is_calendar_version
-from graph.server_store import mark_store, prepare_store, refuse_downgrade
+from graph.server_store import mark_store, prepare_store, refuse_downgrade, store_version
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,12 @@ class LocalNeo4j:
     def start(self) -> bool:
         """Start the server unless it already runs; return True when this call started it."""
         if self.running_pid() is not None:
+            running = store_version(self.home)
+            if running is not None and running != self.config.version:
+                raise Neo4jUnavailable(
+                    f"Neo4j {running} is running on {self.home}; stop it (`sheriff neo4j stop`) "
+                    f"to start {self.config.version} there"
+                )
             self.wait_ready(self.config.start_timeout_s)
             return False
         self._check_ports_free()

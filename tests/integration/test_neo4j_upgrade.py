@@ -111,6 +111,8 @@ def test_a_526_store_is_backed_up_upgraded_and_served_by_2026(
     vector = embedder.embed(["surprise party"])[0]
     hits_before = TopicStore(old).search_vector("upgraded", vector, k=3)
     old.close()
+    busy = sheriff(["neo4j", "start"], {**home_env, "SHERIFF_NEO4J_VERSION": NEW})
+    assert busy.returncode != 0 and f"Neo4j {OLD} is running" in busy.stderr  # not "running"
     assert sheriff(["neo4j", "stop"], home_env).returncode == 0
     assert (home / STORE_VERSION_FILE).read_text().strip() == OLD
 
