@@ -18,7 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.db import Timeouts
 from graph.redaction import CustomPattern, load_patterns
-from graph.server import LocalNeo4j, ServerConfig
+from graph.server import NEO4J_VERSION, LocalNeo4j, ServerConfig
 from retrieval.config import RetrievalConfig
 from sleepwake.config import MergeConfig, SleepConfig, SleepPolicy
 from sleepwake.worker import RetryPolicy
@@ -38,6 +38,11 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("NEO4J_PASSWORD")
     )
     neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE"))
+    neo4j_version: str = Field(
+        default=NEO4J_VERSION,
+        pattern=r"^\d+\.\d+(\.\d+)?$",
+        description="the managed server's version (docs/neo4j.md: 2025.01+ needs Java 21+)",
+    )
     neo4j_bolt_port: int = 7687
     neo4j_http_port: int = 7474
     neo4j_heap: str = "1g"
@@ -221,6 +226,7 @@ class Settings(BaseSettings):
     def server_config(self) -> ServerConfig:
         return ServerConfig(
             home=self.home / "neo4j",
+            version=self.neo4j_version,
             bolt_port=self.neo4j_bolt_port,
             http_port=self.neo4j_http_port,
             heap=self.neo4j_heap,

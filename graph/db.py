@@ -86,7 +86,7 @@ def connect(uri: str, user: str, password: str, timeouts: Timeouts | None = None
 
 
 _SERVER_INFO = (
-    "CALL dbms.components() YIELD name, versions, edition "
+    "CALL dbms.components() YIELD name, versions, edition WHERE name = 'Neo4j Kernel' "
     "RETURN name, versions[0] AS version, edition"
 )
 _INDEX_STATES = (

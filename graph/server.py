@@ -1,4 +1,4 @@
-"""A local Neo4j 5.26 Community server, assembled from Maven Central and run without Docker.
+"""A local Neo4j Community server (5.26 by default), assembled from Maven Central and run without Docker.
 
 Why hand-written: Neo4j publishes no distribution tarball on Maven Central and these machines cannot
 reach neo4j.com or a Docker engine, so the server home is assembled from the ``org.neo4j:neo4j`` and
@@ -24,16 +24,22 @@ import signal
 import socket
 import subprocess
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from graph.errors import Neo4jUnavailable
+from graph.server_java import find_java, is_calendar_version
+from graph.server_store import mark_store, prepare_store, refuse_downgrade, store_version
 
 log = logging.getLogger(__name__)
 
-NEO4J_VERSION = "5.26.30"
+NEO4J_VERSION = "5.26.30"  # the default; SHERIFF_NEO4J_VERSION picks another
 BROWSER_VERSION = "5.24.0"
-ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+# The server's main class, as the neo4j jar names it in its service file (5.x:
+# CommunityEntryPoint; 2025+: Neo4jCommunity); the first is the fallback.
+ENTRY_POINTS = ("org.neo4j.server.CommunityEntryPoint", "org.neo4j.server.Neo4jCommunity")
+_ENTRY_POINT_SERVICE = "META-INF/services/org.neo4j.server.startup.EntryPoint"
 ADMIN_ENTRY_POINT = "org.neo4j.server.startup.Neo4jAdminCommand"
 JVM_FLAGS = (
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -58,6 +64,9 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 
 MIN_REPLAN_INTERVAL = "10m"  # how long a Cypher plan stands before the statistics may replace it
+# Settings only the calendar versions (2025.01+) know (5.x refuses unknown keys): no Fleet
+# Manager reporting and no discovery broadcasts from a local, loopback-only server.
+_CALENDAR_ONLY = ("dbms.fleet_manager.enabled=false", "server.fleet_discovery.enabled=false")
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,7 @@ class ServerConfig:
     """Where the managed server lives and how it listens."""
 
     home: Path
+    version: str = NEO4J_VERSION
     bolt_port: int = 7687
     http_port: int = 7474
     heap: str = "1g"
@@ -100,18 +110,29 @@ class LocalNeo4j:
     def start(self) -> bool:
         """Start the server unless it already runs; return True when this call started it."""
         if self.running_pid() is not None:
+            running = store_version(self.home)
+            if running is not None and running != self.config.version:
+                raise Neo4jUnavailable(
+                    f"Neo4j {running} is running on {self.home}; stop it (`sheriff neo4j stop`) "
+                    f"to start {self.config.version} there"
+                )
             self.wait_ready(self.config.start_timeout_s)
             return False
         self._check_ports_free()
+        refuse_downgrade(self.home, self.config.version)
         self.assemble()
         self._write_config()
         self._ensure_password()
+        backup = prepare_store(self.home, self.config.version, self._database_info)
         proc = self._launch()
         try:
             self.wait_ready(self.config.start_timeout_s, proc)
-        except Neo4jUnavailable:
+        except Neo4jUnavailable as exc:
             self.stop()
+            if backup is not None:
+                raise Neo4jUnavailable(f"{exc}\nthe store before the upgrade: {backup}") from exc
             raise
+        mark_store(self.home, self.config.version)
         return True
 
     def stop(self, timeout_s: float = 60.0) -> bool:
@@ -192,7 +213,8 @@ class LocalNeo4j:
     def assemble(self) -> None:
         """Fetch the jars from Maven Central into ``lib/`` unless they are there already."""
         lib = self.home / "lib"
-        marker = lib / f"neo4j-{NEO4J_VERSION}.jar"
+        version = self.config.version
+        marker = lib / f"neo4j-{version}.jar"
         if marker.exists() and (lib / f"neo4j-browser-{BROWSER_VERSION}.jar").exists():
             return
         mvn = shutil.which("mvn")
@@ -200,13 +222,15 @@ class LocalNeo4j:
             raise Neo4jUnavailable("Maven (mvn) is needed to fetch Neo4j from Maven Central")
         build = self.home / "build"
         build.mkdir(parents=True, exist_ok=True)
-        (build / "pom.xml").write_text(_POM.format(neo4j=NEO4J_VERSION, browser=BROWSER_VERSION))
+        (build / "pom.xml").write_text(_POM.format(neo4j=version, browser=BROWSER_VERSION))
         tmp_lib = self.home / "lib.partial"
         shutil.rmtree(tmp_lib, ignore_errors=True)
-        log.info("fetching Neo4j %s from Maven Central into %s", NEO4J_VERSION, lib)
+        log.info("fetching Neo4j %s from Maven Central into %s", version, lib)
         result = _fetch_jars(mvn, build, tmp_lib)
         if result.returncode != 0:
             raise Neo4jUnavailable(f"mvn failed to fetch Neo4j:\n{result.stdout[-3000:]}")
+        if lib.is_symlink():  # jars shared with another home (tests): leave the target alone
+            lib.unlink()
         shutil.rmtree(lib, ignore_errors=True)
         tmp_lib.rename(lib)  # atomic: a half-downloaded lib/ never looks complete
 
@@ -237,10 +261,28 @@ class LocalNeo4j:
                 # during a LongMemEval ingest went to planning and to compiling the new plans
                 # (docs/evaluation.md). Plans still follow the statistics, ten minutes apart.
                 f"dbms.cypher.min_replan_interval={MIN_REPLAN_INTERVAL}",
+                *(_CALENDAR_ONLY if is_calendar_version(self.config.version) else ()),
                 "",
             ]
         )
         (home / "conf" / "neo4j.conf").write_text(conf)
+
+    def _admin(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """One ``neo4j-admin`` command, run with the server's Java and configuration."""
+        return subprocess.run(
+            [*self._java_cmd(ADMIN_ENTRY_POINT), *args],
+            env=self._env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def _database_info(self) -> str:
+        """``neo4j-admin database info`` over every database (the server must be stopped)."""
+        result = self._admin("database", "info")
+        if result.returncode != 0:
+            raise Neo4jUnavailable(f"neo4j-admin database info failed:\n{result.stderr[-2000:]}")
+        return result.stdout
 
     def _ensure_password(self) -> None:
         """Generate the password once, before the first start (Neo4j only accepts it then)."""
@@ -254,13 +296,7 @@ class LocalNeo4j:
         # Hex only: a urlsafe token can start with "-", which neo4j-admin reads as an option
         # (about one start in 64 failed with "Missing required parameter: '<password>'").
         password = secrets.token_hex(24)
-        result = subprocess.run(
-            [*self._java_cmd(ADMIN_ENTRY_POINT), "dbms", "set-initial-password", password],
-            env=self._env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = self._admin("dbms", "set-initial-password", password)
         if result.returncode != 0:
             raise Neo4jUnavailable(f"set-initial-password failed:\n{result.stdout}{result.stderr}")
         fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -272,7 +308,7 @@ class LocalNeo4j:
         with self.console_log.open("ab") as out:
             proc = subprocess.Popen(
                 [
-                    *self._java_cmd(ENTRY_POINT, server=True),
+                    *self._java_cmd(self._entry_point(), server=True),
                     f"--home-dir={self.home}",
                     f"--config-dir={self.home / 'conf'}",
                     "--console-mode",
@@ -287,16 +323,29 @@ class LocalNeo4j:
         self.pid_file.write_text(f"{proc.pid}\n")
         return proc
 
+    def _entry_point(self) -> str:
+        jar = self.home / "lib" / f"neo4j-{self.config.version}.jar"
+        try:
+            with zipfile.ZipFile(jar) as archive:
+                names = archive.read(_ENTRY_POINT_SERVICE).decode().split()
+        except (OSError, KeyError, zipfile.BadZipFile):
+            return ENTRY_POINTS[0]
+        return names[0] if names else ENTRY_POINTS[0]
+
     def _java_cmd(self, main: str, server: bool = False) -> list[str]:
-        java = shutil.which("java")
-        if java is None:
-            raise Neo4jUnavailable("a Java 17 runtime (java) is needed to run Neo4j")
+        java = find_java(self.config.version)
         classpath = f"{self.home / 'conf'}/*:{self.home / 'lib'}/*"
         heap = ["-Xms512m", f"-Xmx{self.config.heap}"] if server else []
-        return [java, "-cp", classpath, *JVM_FLAGS, *heap, main]
+        return [str(java), "-cp", classpath, *JVM_FLAGS, *heap, main]
 
     def _env(self) -> dict[str, str]:
-        return {**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.home / "conf")}
+        java_home = str(find_java(self.config.version).parent.parent)
+        return {
+            **os.environ,
+            "JAVA_HOME": java_home,
+            "NEO4J_HOME": str(self.home),
+            "NEO4J_CONF": str(self.home / "conf"),
+        }
 
     def _check_ports_free(self) -> None:
         for port in (self.config.bolt_port, self.config.http_port):
@@ -318,7 +367,7 @@ def _is_our_jvm(pid: int, home: Path) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return False
-    return ENTRY_POINT in cmdline and f"--home-dir={home}" in cmdline
+    return any(e in cmdline for e in ENTRY_POINTS) and f"--home-dir={home}" in cmdline
 
 
 def _wait_gone(pid: int, timeout_s: float) -> bool:

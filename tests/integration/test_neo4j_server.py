@@ -6,7 +6,6 @@ download Neo4j again; otherwise the CLI fetches them from Maven Central.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import urllib.request
@@ -14,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from api.settings import Settings
 from graph.db import connect
+from graph.server import NEO4J_VERSION
+from tests.integration.neo4j_homes import private_home_env
 
 BOLT, HTTP = 17687, 17474
 SHERIFF = [sys.executable, "-c", "from api.cli import main; main()"]
@@ -34,18 +34,7 @@ def java_processes_for(home: Path) -> list[str]:
 
 @pytest.fixture
 def cli_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SHERIFF_"))}
-    env.update(
-        SHERIFF_HOME=str(tmp_path),
-        SHERIFF_NEO4J_BOLT_PORT=str(BOLT),
-        SHERIFF_NEO4J_HTTP_PORT=str(HTTP),
-        SHERIFF_NEO4J_HEAP="512m",
-    )
-    shared_lib = (Settings().home / "neo4j" / "lib").resolve()
-    if shared_lib.is_dir():
-        (tmp_path / "neo4j").mkdir()
-        (tmp_path / "neo4j" / "lib").symlink_to(shared_lib)
-    return env
+    return private_home_env(tmp_path, BOLT, HTTP)
 
 
 def test_start_twice_stop_and_data_survives_restart(
@@ -68,6 +57,8 @@ def test_start_twice_stop_and_data_survives_restart(
         assert "server.default_listen_address=127.0.0.1" in conf
         assert "dbms.security.auth_enabled=true" in conf
         assert "dbms.cypher.min_replan_interval=10m" in conf  # plans outlive a young database
+        assert "fleet" not in conf  # 2025+ settings only: a 5.26 server refuses unknown keys
+        assert (home / "store-version").read_text().strip() == NEO4J_VERSION
 
         with urllib.request.urlopen(f"http://127.0.0.1:{HTTP}/browser/", timeout=10) as page:
             assert page.status == 200 and b"Neo4j Browser" in page.read()
