@@ -10,7 +10,7 @@ construction.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from neo4j import Driver
 
@@ -21,7 +21,7 @@ from agent.tools import ToolRegistry
 from api.settings import Settings
 from graph.clock import Clock, SystemClock
 from graph.context import ContextStore
-from graph.db import connect
+from graph.db import Store, connect
 from graph.events import EventStore
 from graph.forget import ForgetStore
 from graph.messages import MessageStore
@@ -65,6 +65,7 @@ from sleepwake.worker import SleepScheduler, SleepWorker
 if TYPE_CHECKING:
     from openai import OpenAI
 
+S = TypeVar("S", bound=Store)
 
 _TEST_MODES: dict[str, RunMode | None] = {
     "off": None,
@@ -121,21 +122,26 @@ class Container:
             threads=self.settings.embedding_threads,
         )
 
+    def _store(self, kind: type[S]) -> S:
+        """A store of ``kind`` on this container's driver and database, writing with its
+        redactor."""
+        return kind(self.driver, self.settings.neo4j_database, redactor=self.redactor)
+
     @cached_property
     def topics(self) -> TopicStore:
-        return TopicStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
+        return self._store(TopicStore)
 
     @cached_property
     def events(self) -> EventStore:
-        return EventStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
+        return self._store(EventStore)
 
     @cached_property
     def messages(self) -> MessageStore:
-        return MessageStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
+        return self._store(MessageStore)
 
     @cached_property
     def sleep_store(self) -> SleepStore:
-        return SleepStore(self.driver, self.settings.neo4j_database, redactor=self.redactor)
+        return self._store(SleepStore)
 
     @cached_property
     def policy(self) -> SleepPolicy:
@@ -213,7 +219,7 @@ class Container:
         for API callers go through ``namespace_skills``, in the caller's own workspace)."""
         service = SkillService(
             self.skill_settings,
-            store=SkillStore(self.driver, self.settings.neo4j_database, redactor=self.redactor),
+            store=self._store(SkillStore),
             embedder=self.embedder,
             topics=self.topics,
             clock=self.clock,

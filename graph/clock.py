@@ -52,3 +52,12 @@ def ensure_utc(value: datetime, field: str = "timestamp") -> datetime:
         return value.astimezone(UTC)
     except OverflowError as exc:  # 9999-12-31T23:00-05:00 has no UTC time
         raise ValidationFailed(f"{field} is out of range in UTC: {value.isoformat()}") from exc
+
+
+def window_bounds(since: datetime | None, until: datetime | None) -> tuple[datetime, datetime]:
+    """A time window's bounds as Cypher reads them: both in UTC, an open side the end of time
+    (``BEFORE_ALL`` / ``AFTER_ALL``)."""
+    return (
+        ensure_utc(since, "since") if since else BEFORE_ALL,
+        ensure_utc(until, "until") if until else AFTER_ALL,
+    )

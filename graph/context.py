@@ -25,7 +25,7 @@ from typing import Any
 
 from neo4j import Driver
 
-from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
+from graph.clock import ensure_utc, window_bounds
 from graph.cypher import query
 from graph.db import Store, iso
 from graph.events import EventStore
@@ -364,8 +364,7 @@ def _prefixed(prefix: str, search: PagedQuery) -> dict[str, Any]:
 def _event_window(topics: TextSearch) -> dict[str, Any]:
     """The event read's window: the topic search's, both bounds given (the ends of time for an
     open side, as ``EventStore.topic_ids_in_window`` gives them)."""
-    since = ensure_utc(topics.since, "since") if topics.since else BEFORE_ALL
-    until = ensure_utc(topics.until, "until") if topics.until else AFTER_ALL
+    since, until = window_bounds(topics.since, topics.until)
     return {"event_since": since, "event_until": until, "event_limit": EVENT_TOPICS}
 
 

@@ -7,7 +7,7 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -352,6 +352,15 @@ class Store:
             text, parameters_=quiet(params), database_=self._db, routing_="w"
         )
         return list(records)
+
+    def _read_ids(
+        self, text: str, namespace: str, key: str, ids: Sequence[str], **extra: Any
+    ) -> list[Record]:
+        """The records of read ``text`` for ``ids`` (its ``$key``, plus ``extra``) in
+        ``namespace``; no round trip when ``ids`` is empty."""
+        if not ids:
+            return []
+        return self._run(text, {"namespace": namespace, key: list(ids), **extra}, read=True)
 
     def _read_tx(self, work: Callable[[ManagedTransaction], T]) -> T:
         """Run ``work`` (several reads) in ONE read transaction: one begin and one commit

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
+from neo4j import Record
+
+from graph.clock import window_bounds
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import NotFound, ValidationFailed
@@ -60,16 +62,7 @@ class EventStore(Store):
     ) -> set[str]:
         """Ids of the topics with an event at ``since <= at < until`` (either bound open), at
         most ``limit``: what deep retrieval's window boost needs, without reading the events."""
-        records = self._run(
-            query("event_topic_ids_in_window"),
-            {
-                "namespace": namespace,
-                "since": ensure_utc(since, "since") if since else BEFORE_ALL,
-                "until": ensure_utc(until, "until") if until else AFTER_ALL,
-                "limit": limit,
-            },
-            read=True,
-        )
+        records = self._in_window("event_topic_ids_in_window", namespace, since, until, limit)
         return set(records[0]["topic_ids"])
 
     def in_window(
@@ -79,14 +72,13 @@ class EventStore(Store):
         until: datetime | None,
         limit: int = 1000,
     ) -> list[TopicEvent]:
-        records = self._run(
-            query("events_in_window"),
-            {
-                "namespace": namespace,
-                "since": ensure_utc(since, "since") if since else BEFORE_ALL,
-                "until": ensure_utc(until, "until") if until else AFTER_ALL,
-                "limit": limit,
-            },
-            read=True,
-        )
+        records = self._in_window("events_in_window", namespace, since, until, limit)
         return [event_from_props(r["e"]) for r in records]
+
+    def _in_window(
+        self, name: str, namespace: str, since: datetime | None, until: datetime | None, limit: int
+    ) -> list[Record]:
+        """The records of read ``name`` over the window (``since`` and ``until`` either open)."""
+        start, end = window_bounds(since, until)
+        params = {"namespace": namespace, "since": start, "until": end, "limit": limit}
+        return self._run(query(name), params, read=True)

@@ -78,22 +78,14 @@ class ForgetStore(Store):
 
     def topics_citing(self, namespace: str, message_ids: Sequence[str]) -> list[Topic]:
         """Whole topics whose provenance names any of ``message_ids``."""
-        if not message_ids:
-            return []
-        records = self._run(
-            query("find_topics_citing_messages"),
-            {"namespace": namespace, "message_ids": list(message_ids)},
-            read=True,
+        records = self._read_ids(
+            query("find_topics_citing_messages"), namespace, "message_ids", message_ids
         )
         return [topic_from_props(r["t"]) for r in records]
 
     def events_citing(self, namespace: str, message_ids: Sequence[str]) -> list[TopicEvent]:
-        if not message_ids:
-            return []
-        records = self._run(
-            query("find_events_citing_messages"),
-            {"namespace": namespace, "message_ids": list(message_ids)},
-            read=True,
+        records = self._read_ids(
+            query("find_events_citing_messages"), namespace, "message_ids", message_ids
         )
         return [event_from_props(r["e"]) for r in records]
 
@@ -149,7 +141,8 @@ class ForgetStore(Store):
 
 def _commit_tx(tx: ManagedTransaction, plan: ForgetCommit) -> ForgetCounts:
     ns, now = plan.namespace, ensure_utc(plan.now)
-    _rewrite_topics(tx, ns, plan.rewrite_topics, now)  # first: fails fast on a version race
+    # first: fails fast on a version race
+    rewrite_topics(tx, ns, plan.rewrite_topics, now, "while forgetting")
     topics = events = messages = 0
     if plan.delete_topic_ids:
         row = tx.run(query("delete_topics"), namespace=ns, topic_ids=plan.delete_topic_ids).single()
@@ -181,9 +174,11 @@ def _commit_tx(tx: ManagedTransaction, plan: ForgetCommit) -> ForgetCounts:
     return ForgetCounts(topics=topics, events=events, messages=messages)
 
 
-def _rewrite_topics(
-    tx: ManagedTransaction, ns: str, rewrites: list[TopicRewrite], now: datetime
+def rewrite_topics(
+    tx: ManagedTransaction, ns: str, rewrites: list[TopicRewrite], now: datetime, during: str
 ) -> None:
+    """Write whole topics over their stored versions (each only at ``expected_version``);
+    ``VersionConflict`` (naming ``during``, what was running) when any changed meanwhile."""
     if not rewrites:
         return
     rows = [
@@ -200,7 +195,7 @@ def _rewrite_topics(
     }
     missed = [w.topic.topic_id for w in rewrites if w.topic.topic_id not in written]
     if missed:
-        raise VersionConflict(f"topics changed while forgetting: {missed[:5]}")
+        raise VersionConflict(f"topics changed {during}: {missed[:5]}")
 
 
 def _rewrite_packets(tx: ManagedTransaction, ns: str, packets: list[WakePacket]) -> None:

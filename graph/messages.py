@@ -10,7 +10,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 from neo4j.exceptions import ConstraintError
 
-from graph.clock import AFTER_ALL, BEFORE_ALL, ensure_utc
+from graph.clock import ensure_utc, window_bounds
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import Conflict, ValidationFailed
@@ -278,12 +278,9 @@ class MessageStore(Store):
         limit: int = 10_000,
     ) -> list[Message]:
         """Messages with ``since <= at < until`` (either bound open when None), oldest first."""
+        start, end = window_bounds(since, until)
         return self._read(
-            "messages_in_range",
-            namespace=namespace,
-            since=ensure_utc(since, "since") if since else BEFORE_ALL,
-            until=ensure_utc(until, "until") if until else AFTER_ALL,
-            limit=limit,
+            "messages_in_range", namespace=namespace, since=start, until=end, limit=limit
         )
 
     def get(self, namespace: str, message_ids: Sequence[str]) -> list[Message]:

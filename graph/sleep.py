@@ -220,11 +220,7 @@ class SleepStore(Store):
 
     def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
         """Whole topics by id (the ones a sleep will rewrite)."""
-        if not topic_ids:
-            return []
-        records = self._run(
-            query("get_topics"), {"namespace": namespace, "topic_ids": topic_ids}, read=True
-        )
+        records = self._read_ids(query("get_topics"), namespace, "topic_ids", topic_ids)
         return [topic_from_props(r["t"], r["related"]) for r in records]
 
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:

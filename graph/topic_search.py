@@ -323,14 +323,10 @@ class TopicSearchStore(Store):
 
     def _by_id(self, namespace: str, topic_ids: Sequence[str], light: bool) -> list[Topic]:
         """Topics by id in the order asked, without embeddings (``light``: no facts either)."""
-        if not topic_ids:
-            return []
-        records = self._run(
-            query("get_topics_by_id"),
-            {"namespace": namespace, "topic_ids": list(topic_ids), "light": light},
-            read=True,
+        records = self._read_ids(
+            query("get_topics_by_id"), namespace, "topic_ids", topic_ids, light=light
         )
-        return [topic_from_props(t) for t in records[0]["topics"]]
+        return [topic_from_props(t) for t in records[0]["topics"]] if records else []
 
 
 def text_need(search: PagedQuery, k: int) -> int:

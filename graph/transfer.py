@@ -24,8 +24,7 @@ from neo4j import ManagedTransaction
 from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
-from graph.errors import VersionConflict
-from graph.forget import TopicRewrite
+from graph.forget import TopicRewrite, rewrite_topics
 from graph.mapping import (
     edge_from_row,
     event_from_props,
@@ -33,7 +32,6 @@ from graph.mapping import (
     message_props,
     topic_from_props,
     topic_props,
-    update_props,
     wake_packet_from_props,
     wake_packet_props,
 )
@@ -181,22 +179,12 @@ class TransferStore(Store):
 
     def edges_among(self, namespace: str, topic_ids: Sequence[str]) -> list[TopicEdge]:
         """The typed edges whose both ends are in ``topic_ids``."""
-        if not topic_ids:
-            return []
-        records = self._run(
-            query("topic_edges_among"),
-            {"namespace": namespace, "topic_ids": list(topic_ids)},
-            read=True,
-        )
+        records = self._read_ids(query("topic_edges_among"), namespace, "topic_ids", topic_ids)
         return [edge_from_row(r["from_id"], r) for r in records]
 
     def messages_by_external_id(self, namespace: str, external_ids: Sequence[str]) -> list[Message]:
-        if not external_ids:
-            return []
-        records = self._run(
-            query("get_messages_by_external_id"),
-            {"namespace": namespace, "external_ids": list(external_ids)},
-            read=True,
+        records = self._read_ids(
+            query("get_messages_by_external_id"), namespace, "external_ids", external_ids
         )
         return [message_from_props(r["m"]) for r in records]
 
@@ -217,7 +205,7 @@ def _import_tx(tx: ManagedTransaction, plan: ImportCommit) -> None:
             for t, v in plan.new_topics
         ]
         tx.run(query("import_topics"), namespace=ns, rows=rows, now=now).consume()
-    _merge_topics(tx, ns, plan.merged_topics, now)
+    rewrite_topics(tx, ns, plan.merged_topics, now, "during the import")
     if plan.events:
         rows = [
             {"props": e.model_dump(), "embedding": _vec(v), "topic_vector": v is None}
@@ -236,28 +224,6 @@ def _import_tx(tx: ManagedTransaction, plan: ImportCommit) -> None:
         tx.run(query("import_wake_packets"), namespace=ns, rows=rows).consume()
     if plan.skill_runs:
         tx.run(query("import_skill_runs"), namespace=ns, rows=_run_rows(plan.skill_runs)).consume()
-
-
-def _merge_topics(
-    tx: ManagedTransaction, ns: str, merges: list[TopicRewrite], now: datetime
-) -> None:
-    if not merges:
-        return
-    rows = [
-        {
-            "topic_id": w.topic.topic_id,
-            "expected_version": w.expected_version,
-            "props": update_props(w.topic),
-            "embedding": _vec(w.vector),
-        }
-        for w in merges
-    ]
-    written = {
-        r["topic_id"] for r in tx.run(query("update_topics"), namespace=ns, rows=rows, now=now)
-    }
-    missed = [w.topic.topic_id for w in merges if w.topic.topic_id not in written]
-    if missed:
-        raise VersionConflict(f"topics changed during the import: {missed[:5]}")
 
 
 def _edge_rows(edges: list[TopicEdge]) -> list[dict[str, Any]]:

@@ -101,14 +101,7 @@ class ExportService:
         while after is not None:
             edges, after = self.store.edges_page(namespace, after, PAGE)
             for e in edges:
-                yield EdgeRecord(
-                    kind="edge",
-                    from_topic_id=e.from_topic_id,
-                    to_topic_id=e.to_topic_id,
-                    type=e.type,
-                    weight=e.weight,
-                    last_updated_at=e.last_updated_at,
-                )
+                yield EdgeRecord(kind="edge", **e.model_dump())
 
     def _runs(self, namespace: str) -> Iterator[SkillRun]:
         skip = 0

@@ -264,6 +264,16 @@ class ImportService:
             return True
         return False
 
+    def _settled(self, plan: _Plan, line: int, kind: str, new: str) -> bool:
+        """Whether record ``new`` needs no writing: its id is another namespace's (refused) or
+        already stored here (unchanged)."""
+        if self._foreign(plan, line, kind, new):
+            return True
+        if (kind, new) in plan.present:
+            plan.report.counts[kind].unchanged += 1
+            return True
+        return False
+
     # -- messages ----------------------------------------------------------------------------------
     def _messages(self, ns: str, items: list[tuple[int, MessageLine]], plan: _Plan) -> None:
         existing = {m.message_id: m for m in self.messages.get(ns, [
@@ -415,10 +425,7 @@ class ImportService:
         for line, rec in doc.records["event"]:
             new = plan.ids[("event", rec.event_id)]
             topic_id = plan.map("topic", rec.topic_id) or rec.topic_id
-            if self._foreign(plan, line, "event", new):
-                continue
-            if ("event", new) in plan.present:
-                plan.report.counts["event"].unchanged += 1
+            if self._settled(plan, line, "event", new):
                 continue
             if topic_id not in plan.topics_known:
                 plan.refuse(line, "event", new, f"its topic {topic_id} is neither in the file nor "
@@ -463,10 +470,7 @@ class ImportService:
     def _packets(self, items: list[tuple[int, WakePacketLine]], plan: _Plan) -> None:
         for line, rec in items:
             new = plan.ids[("wake_packet", rec.packet_id)]
-            if self._foreign(plan, line, "wake_packet", new):
-                continue
-            if ("wake_packet", new) in plan.present:
-                plan.report.counts["wake_packet"].unchanged += 1
+            if self._settled(plan, line, "wake_packet", new):
                 continue
             tail = [t.model_copy(update={"message_id": plan.map("message", t.message_id)})
                     for t in rec.conversation_tail]  # fmt: skip
@@ -486,10 +490,7 @@ class ImportService:
     def _runs(self, items: list[tuple[int, SkillRunLine]], plan: _Plan) -> None:
         for line, rec in items:
             new = plan.ids[("skill_run", rec.run_id)]
-            if self._foreign(plan, line, "skill_run", new):
-                continue
-            if ("skill_run", new) in plan.present:
-                plan.report.counts["skill_run"].unchanged += 1
+            if self._settled(plan, line, "skill_run", new):
                 continue
             data = rec.model_dump(exclude={"kind"})
             data.update(
