@@ -87,6 +87,20 @@ class Candidate:
             self._fact_texts.add(fact.text)
             self.facts.append(fact)
 
+    def seen_in(self, message: Message) -> None:
+        """Count ``message`` as a mention: its id once, and the time and turn span it widens."""
+        if message.message_id not in self.message_ids:
+            self.message_ids.append(message.message_id)
+        self.first_at = min(self.first_at or message.at, message.at)
+        self.last_at = max(self.last_at or message.at, message.at)
+        if message.seq is not None:
+            self.first_seq = (
+                message.seq if self.first_seq is None else min(self.first_seq, message.seq)
+            )
+            self.last_seq = (
+                message.seq if self.last_seq is None else max(self.last_seq, message.seq)
+            )
+
     @property
     def name(self) -> str:
         """The label, else the most used surface form, preferring the user's own words."""
@@ -315,13 +329,7 @@ def _candidate(by_key: dict[str, Candidate], phrase: str, message: Message) -> C
     cand.surfaces[phrase] += 1
     if message.role == "user":
         cand.user_surfaces[phrase] += 1
-    if message.message_id not in cand.message_ids:
-        cand.message_ids.append(message.message_id)
-    cand.first_at = min(cand.first_at or message.at, message.at)
-    cand.last_at = max(cand.last_at or message.at, message.at)
-    if message.seq is not None:
-        cand.first_seq = message.seq if cand.first_seq is None else min(cand.first_seq, message.seq)
-        cand.last_seq = message.seq if cand.last_seq is None else max(cand.last_seq, message.seq)
+    cand.seen_in(message)
     if cand.event_like and cand.time_hint is None:
         cand.time_hint = message.at  # an event is anchored at the time it was talked about
     return cand

@@ -355,13 +355,7 @@ def _nearest(ep: Episode, turn: int, heads: list[str]) -> str:
 
 
 def _touch(cand: Candidate, message: Message) -> None:
-    if message.message_id not in cand.message_ids:
-        cand.message_ids.append(message.message_id)
-    cand.first_at = min(cand.first_at or message.at, message.at)
-    cand.last_at = max(cand.last_at or message.at, message.at)
-    if message.seq is not None:
-        cand.first_seq = message.seq if cand.first_seq is None else min(cand.first_seq, message.seq)
-        cand.last_seq = message.seq if cand.last_seq is None else max(cand.last_seq, message.seq)
+    cand.seen_in(message)
     if cand.time_hint is None:
         # when it was talked about: a subject picked up the same day (a conversation a sleep
         # cut in two) is the same one; an event is anchored there, for the event veto

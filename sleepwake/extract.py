@@ -57,6 +57,7 @@ from text.english import (
     time_expressions,
     word_set,
 )
+from text.patterns import AnyOf
 
 __all__ = [
     "MAX_MATCHES_PER_MESSAGE",
@@ -143,24 +144,21 @@ _ALWAYS_NEVER = re.compile(
     r"(?:always|never)\s+(?:ever\s+)?(?P<verb>[a-z']+)",
     re.I,
 )
-_CONSTRAINT_PATTERNS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"\bmust(?:n't|\s+not)?\s+(?!be\b|have\b|'ve\b)\w",
-        r"^(?:(?!(?:that|it|this|you|he|she|they|there|which)\b)[\w' -]+\s)?must\s+be\b",
-        r"\b(?:don't|do\s+not|never)\s+ever\b",
-        r"^(?:please\s+)?(?:don't|do\s+not)\s+(?!worry|mind|know|think|forget|remember|"
-        r"be\s+sorry|feel|get\s+me)\w",
-        r"\bprefer(?:s|red|ably|ence|ences)?\b",
-        r"\b(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?rather\b",
-        r"\b(?:i|we)\s+(?:really\s+|much\s+)?like\s+[^.!?]{1,60}?\s+(?:better|more)\s+than\b",
-        r"\b(?:i|we)\s+(?:really\s+|much\s+)?like\s+[^.!?]{1,60}?\s+better\b",
-        r"\bmake\s+sure\s+(?:to|that|you|we|it)\b",
-        r"\b(?:allergic\s+to|can't\s+eat|cannot\s+eat|i\s+don't\s+eat|intolerant)\b",
-        r"\bi(?:'m|\s+am)\s+(?:a\s+)?(?:vegan|vegetarian|pescatarian)\b",
-        r"^(?:please\s+)?(?:use|avoid|only\s+use|stick\s+(?:to|with)|format|indent|reply|respond|"
-        r"answer|write|keep)\s+(?!up\b|going\b|it\s+up\b|in\s+touch\b|me\s+posted\b)\w",
-    )
+_CONSTRAINT_PATTERNS = AnyOf(
+    r"\bmust(?:n't|\s+not)?\s+(?!be\b|have\b|'ve\b)\w",
+    r"^(?:(?!(?:that|it|this|you|he|she|they|there|which)\b)[\w' -]+\s)?must\s+be\b",
+    r"\b(?:don't|do\s+not|never)\s+ever\b",
+    r"^(?:please\s+)?(?:don't|do\s+not)\s+(?!worry|mind|know|think|forget|remember|"
+    r"be\s+sorry|feel|get\s+me)\w",
+    r"\bprefer(?:s|red|ably|ence|ences)?\b",
+    r"\b(?:i|we)(?:'d|\s+would)\s+(?:much\s+)?rather\b",
+    r"\b(?:i|we)\s+(?:really\s+|much\s+)?like\s+[^.!?]{1,60}?\s+(?:better|more)\s+than\b",
+    r"\b(?:i|we)\s+(?:really\s+|much\s+)?like\s+[^.!?]{1,60}?\s+better\b",
+    r"\bmake\s+sure\s+(?:to|that|you|we|it)\b",
+    r"\b(?:allergic\s+to|can't\s+eat|cannot\s+eat|i\s+don't\s+eat|intolerant)\b",
+    r"\bi(?:'m|\s+am)\s+(?:a\s+)?(?:vegan|vegetarian|pescatarian)\b",
+    r"^(?:please\s+)?(?:use|avoid|only\s+use|stick\s+(?:to|with)|format|indent|reply|respond|"
+    r"answer|write|keep)\s+(?!up\b|going\b|it\s+up\b|in\s+touch\b|me\s+posted\b)\w",
 )
 _NOT_CONSTRAINT = re.compile(r"\b(?:never\s+mind|as\s+always|like\s+always)\b", re.I)
 
@@ -179,30 +177,27 @@ def _is_constraint(sentence: str) -> bool:
         verb = m.group("verb").lower()
         if verb not in _PAST_FORMS | _INVOLUNTARY and not (verb.endswith("ed") and len(verb) > 4):
             return True
-    return any(p.search(sentence) for p in _CONSTRAINT_PATTERNS)
+    return _CONSTRAINT_PATTERNS.search(sentence)
 
 
-_OPEN_LOOP_PATTERNS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"\bstill\s+(?:need|have|got|gotta|want)\s+to\b",
-        r"\bstill\s+(?:haven't|hasn't|have\s+not|has\s+not|not|need)\b",
-        r"\bnext\s+steps?\b",
-        r"\b(?:todo|to-do|fixme)\b",
-        r"\bto\s+do\s+list\b",
-        r"\b(?:we|i)\s+(?:should(?!\s+have\b|'ve\b)|need\s+to|have\s+to|gotta|got\s+to|"
-        r"ought\s+to)\b",
-        r"\b(?:we|i)(?:'ll|\s+will)\s+(?:need|have)\s+to\b",
-        r"\b(?:haven't|have\s+not|hasn't|has\s+not)\b[^.!?]{0,60}\byet\b",
-        r"\bnot\s+(?:\w+\s+)?yet\b",
-        r"\bhave\s+yet\s+to\b",
-        r"\bremind\s+me\b",
-        r"\b(?:don't|do\s+not)\s+(?:let\s+me\s+)?forget\b",
-        r"\bfollow[\s-]?up\b",
-        r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:going|planning|hoping|trying|about)\s+to\b",
-        r"\b(?:i|we)\s+(?:plan|intend|hope|want)\s+to\b",
-        r"\b(?:pending|outstanding|unresolved|open\s+question)\b",
-    )
+_OPEN_LOOP_PATTERNS = AnyOf(
+    r"\bstill\s+(?:need|have|got|gotta|want)\s+to\b",
+    r"\bstill\s+(?:haven't|hasn't|have\s+not|has\s+not|not|need)\b",
+    r"\bnext\s+steps?\b",
+    r"\b(?:todo|to-do|fixme)\b",
+    r"\bto\s+do\s+list\b",
+    r"\b(?:we|i)\s+(?:should(?!\s+have\b|'ve\b)|need\s+to|have\s+to|gotta|got\s+to|"
+    r"ought\s+to)\b",
+    r"\b(?:we|i)(?:'ll|\s+will)\s+(?:need|have)\s+to\b",
+    r"\b(?:haven't|have\s+not|hasn't|has\s+not)\b[^.!?]{0,60}\byet\b",
+    r"\bnot\s+(?:\w+\s+)?yet\b",
+    r"\bhave\s+yet\s+to\b",
+    r"\bremind\s+me\b",
+    r"\b(?:don't|do\s+not)\s+(?:let\s+me\s+)?forget\b",
+    r"\bfollow[\s-]?up\b",
+    r"\b(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:going|planning|hoping|trying|about)\s+to\b",
+    r"\b(?:i|we)\s+(?:plan|intend|hope|want)\s+to\b",
+    r"\b(?:pending|outstanding|unresolved|open\s+question)\b",
 )
 _SMALL_TALK_QUESTION = re.compile(
     r"^(?:and\s+)?(?:how\s+(?:are|about|have)\s+you|what\s+about\s+you|how's\s+it\s+going|"
@@ -214,7 +209,7 @@ _SMALL_TALK_QUESTION = re.compile(
 def _is_open_loop(sentence: str, role: str) -> bool:
     """Unfinished business: "still need to", "next step", "TODO", "remind me to", plans, and
     questions from the user (small talk such as "How are you?" excluded)."""
-    if any(p.search(sentence) for p in _OPEN_LOOP_PATTERNS):
+    if _OPEN_LOOP_PATTERNS.search(sentence):
         return True
     question = sentence.rstrip().endswith("?") and len(sentence.split()) >= 3
     return role == "user" and question and not _SMALL_TALK_QUESTION.search(sentence)
@@ -229,30 +224,27 @@ def _memory_references(sentences: Iterable[str]) -> list[str]:
     """
     found: list[str] = []
     for sentence in sentences:
-        matches = (m for p in REFERENCE_PATTERNS for m in p.finditer(sentence))
+        matches = REFERENCE_PATTERNS.finditer(sentence)
         spans = select_spans(Span(0, m.start(), m.end(), m.group(0)) for m in matches)
         found.extend(span.surface for span in spans)
     return dedupe(found)
 
 
-_CORRECTION_PATTERNS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"^(?:no|nope|wrong)\s*[,.!:;-]+\s*(?:actually|i\s+(?:said|meant)|it(?:'s|\s+is|\s+was)"
-        r"(?!\s+(?:fine|ok|okay|alright|all\s+good|cool)\b)|that(?:'s|\s+is|\s+was)|not|it\s+should)\b",
-        r"\b(?:no|nope),?\s+actually\b",
-        r"\bactually,?\s+(?:no|i\s+meant|i\s+said)\b",
-        r"\b(?:that's|that\s+is|that\s+was|this\s+is|it's|it\s+is)\s+(?:not\s+(?:right|correct|"
-        r"true|what\s+i\s+(?:said|meant|asked))|wrong|incorrect|inaccurate|false)\b",
-        r"\byou(?:'re|\s+are)\s+(?:wrong|mistaken|confusing|mixing)\b",
-        r"\byou\s+(?:got\s+(?:it|that|this)\s+wrong|misunderstood|misread|misheard|mixed\s+up)\b",
-        r"\bi\s+meant\b(?!\s+to\b)",
-        r"\bi\s+didn't\s+(?:mean|say)\b",
-        r"\b(?:i\s+said|i\s+meant|i\s+wrote|i\s+asked\s+for|it\s+should\s+be|should\s+be)\s+"
-        r"[^.!?]{1,40},?\s+not\s+\w",
-        r"^not\s+[^,.!?]{1,40},?\s+but\b",
-        r"\b(?:correction|to\s+clarify|let\s+me\s+correct)\b",
-    )
+_CORRECTION_PATTERNS = AnyOf(
+    r"^(?:no|nope|wrong)\s*[,.!:;-]+\s*(?:actually|i\s+(?:said|meant)|it(?:'s|\s+is|\s+was)"
+    r"(?!\s+(?:fine|ok|okay|alright|all\s+good|cool)\b)|that(?:'s|\s+is|\s+was)|not|it\s+should)\b",
+    r"\b(?:no|nope),?\s+actually\b",
+    r"\bactually,?\s+(?:no|i\s+meant|i\s+said)\b",
+    r"\b(?:that's|that\s+is|that\s+was|this\s+is|it's|it\s+is)\s+(?:not\s+(?:right|correct|"
+    r"true|what\s+i\s+(?:said|meant|asked))|wrong|incorrect|inaccurate|false)\b",
+    r"\byou(?:'re|\s+are)\s+(?:wrong|mistaken|confusing|mixing)\b",
+    r"\byou\s+(?:got\s+(?:it|that|this)\s+wrong|misunderstood|misread|misheard|mixed\s+up)\b",
+    r"\bi\s+meant\b(?!\s+to\b)",
+    r"\bi\s+didn't\s+(?:mean|say)\b",
+    r"\b(?:i\s+said|i\s+meant|i\s+wrote|i\s+asked\s+for|it\s+should\s+be|should\s+be)\s+"
+    r"[^.!?]{1,40},?\s+not\s+\w",
+    r"^not\s+[^,.!?]{1,40},?\s+but\b",
+    r"\b(?:correction|to\s+clarify|let\s+me\s+correct)\b",
 )
 
 
@@ -260,7 +252,7 @@ def _is_correction(sentence: str) -> bool:
     """The user corrects the assistant: "No, actually…", "that's wrong", "I meant…",
     "I said X, not Y", "Not X but Y". "No worries", "No, thanks" and "I meant to call" are
     not corrections."""
-    return any(p.search(sentence) for p in _CORRECTION_PATTERNS)
+    return _CORRECTION_PATTERNS.search(sentence)
 
 
 # --------------------------------------------------------------------------------------------

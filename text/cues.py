@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from text.patterns import AnyOf
+
 # Alternatives of one regular expression, each a whole phrase (matched between word boundaries).
 MEMORY_CUES: tuple[str, ...] = (
     r"remember",
@@ -33,24 +35,21 @@ MEMORY_CUES: tuple[str, ...] = (
 
 MEMORY_CUE = re.compile(r"\b(" + "|".join(MEMORY_CUES) + r")\b", re.I)
 
-REFERENCE_PATTERNS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"\b(?:do|did|can|could|would|will)\s+you\s+(?:still\s+|even\s+)?(?:remember|recall)\b",
-        r"\byou\s+(?:may\s+|might\s+|probably\s+)?(?:remember|recall)\b",
-        r"^(?:please\s+)?remember\b",
-        r"\bplease\s+remember\b",
-        r"(?<!\bi\s)\b(?:remember|recall)(?=\s+(?:when|what|how|that)\s+(?:i|we|you)\b)",
-        r"\blast\s+time\b",
-        r"\b(?:we|you\s+and\s+i)\s+(?:spoke|talked|chatted|discussed|went\s+over)(?:\s+about)?\b",
-        r"\bwe(?:'ve|\s+have)\s+(?:spoken|talked|chatted|discussed)(?:\s+about)?\b",
-        r"\b(?:as|like)\s+(?:i|we)\s+(?:said|mentioned|discussed|told\s+you)\b",
-        r"\bas\s+(?:discussed|mentioned)\b",
-        r"\bi\s+(?:already\s+)?(?:told|mentioned\s+to)\s+you\b",
-        r"\byou\s+(?:told|reminded)\s+me\b",
-        r"\byou\s+(?:said|mentioned|suggested|recommended)\b",
-        r"\b(?:did|have)\s+i\s+(?:ever\s+)?(?:tell|told|mention(?:ed)?)\b",
-        r"\bour\s+(?:last|previous|earlier)\s+(?:chat|conversation|talk|session|call)\b",
-        r"\bremind\s+me\s+what\b",
-    )
+REFERENCE_PATTERNS = AnyOf(
+    r"\b(?:do|did|can|could|would|will)\s+you\s+(?:still\s+|even\s+)?(?:remember|recall)\b",
+    r"\byou\s+(?:may\s+|might\s+|probably\s+)?(?:remember|recall)\b",
+    r"^(?:please\s+)?remember\b",
+    r"\bplease\s+remember\b",
+    r"(?<!\bi\s)\b(?:remember|recall)(?=\s+(?:when|what|how|that)\s+(?:i|we|you)\b)",
+    r"\blast\s+time\b",
+    r"\b(?:we|you\s+and\s+i)\s+(?:spoke|talked|chatted|discussed|went\s+over)(?:\s+about)?\b",
+    r"\bwe(?:'ve|\s+have)\s+(?:spoken|talked|chatted|discussed)(?:\s+about)?\b",
+    r"\b(?:as|like)\s+(?:i|we)\s+(?:said|mentioned|discussed|told\s+you)\b",
+    r"\bas\s+(?:discussed|mentioned)\b",
+    r"\bi\s+(?:already\s+)?(?:told|mentioned\s+to)\s+you\b",
+    r"\byou\s+(?:told|reminded)\s+me\b",
+    r"\byou\s+(?:said|mentioned|suggested|recommended)\b",
+    r"\b(?:did|have)\s+i\s+(?:ever\s+)?(?:tell|told|mention(?:ed)?)\b",
+    r"\bour\s+(?:last|previous|earlier)\s+(?:chat|conversation|talk|session|call)\b",
+    r"\bremind\s+me\s+what\b",
 )
