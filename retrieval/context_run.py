@@ -40,9 +40,9 @@ from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
 from retrieval.search import tidied
 from retrieval.snippets import terms
 from retrieval.suppression import SuppressionCache, retention
-from retrieval.triggers import TriggerContext, fired, time_text
+from retrieval.triggers import TriggerContext, fired
 from text.english import drop_names
-from text.timephrases import resolve
+from text.timephrases import most_specific
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +92,12 @@ class ContextRun:
             (req.session_id, now) if req.session_id is not None else None,
         )
         tail, history, known = begun.tail, begun.history, begun.known
-        # a window still ahead of now holds nothing said: neither a filter nor a trigger
-        # (a time phrase inside a known name is part of the name: ``time_text``)
-        timed = time_text(msg.text, known)
-        window = resolve(timed, now, self.builder.tz, history, past_only=True)
+        # the windows found once: the filter is the most specific, the relative-time trigger
+        # reads the same (a window still ahead of now holds nothing said: neither)
+        window = most_specific(msg.windows(now, self.builder.tz, history, known))
         ctx = TriggerContext(
             now, self.builder.tz, history, " ".join(m.content for m in tail),
-            known_names=frozenset(known), held_names=self._held_names(begun),
-            search_pending=True, time_text=timed,
+            known_names=frozenset(known), held_names=self._held_names(begun), search_pending=True,
         )  # fmt: skip
         # the triggers that need no search; a past-tense question and low confidence wait for
         # the light search's signals (``retrieval.gather``)
