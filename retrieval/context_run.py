@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from graph.clock import ensure_utc
 from graph.context import ContextStart
@@ -30,6 +30,7 @@ from retrieval.context_result import (
     ConsultReport,
     ContextRequest,
     ContextResult,
+    RoutedSkill,
     SkillRouting,
     WindowReport,
 )
@@ -187,7 +188,7 @@ class ContextRun:
 
     def route_skills(
         self, vector: list[float] | None, stamp: SkillStamp | None = None
-    ) -> tuple[list[dict[str, Any]], SkillRouting]:
+    ) -> tuple[list[RoutedSkill], SkillRouting]:
         """Skill routing (§4.1 step 2, §5.3) with the message's vector when the topic search
         already embedded it; a failure leaves the memory context intact."""
         router = self.builder.skill_router
@@ -292,7 +293,7 @@ class ContextRun:
         self,
         decision: ConsultDecision,
         packed: Packed,
-        skills: list[dict[str, Any]],
+        skills: list[RoutedSkill],
         routing: SkillRouting,
     ) -> ContextResult:
         """The typed answer: what was packed, why (consult, triggers, trace) and the timings."""
