@@ -92,8 +92,8 @@ class ParsedMessage:
 
     @cached_property
     def fingerprint(self) -> str:
-        """The fingerprint of its line of work (``intent.task_fingerprint``)."""
-        return intent.task_fingerprint(self.text)
+        """The fingerprint of its line of work (``intent.task_fingerprint``, of its terms)."""
+        return intent.fingerprint(self.terms)
 
     def windows(
         self,

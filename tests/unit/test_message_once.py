@@ -1,6 +1,6 @@
-"""The message's time windows found once per context request (``ParsedMessage.windows``): the
-plan's window and the relative-time trigger read the same windows, found by one call of
-``text.timephrases.find_windows``."""
+"""The message read once per context request (``retrieval.message.ParsedMessage``): the plan's
+window and the relative-time trigger read the same windows, found by one call of
+``text.timephrases.find_windows``; the task fingerprint is made of the terms already read."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import retrieval.message
 from retrieval.context import ContextRequest
+from retrieval.intent import task_fingerprint
 from retrieval.message import ParsedMessage
 from retrieval.triggers import TriggerContext, relative_time
 from tests.fakes.pipelines import T0, wire
@@ -65,3 +68,9 @@ def test_most_specific_is_the_shortest_then_the_first() -> None:
     best = most_specific(windows)
     assert best is not None and best.phrase == "yesterday"
     assert most_specific([]) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_the_parsed_fingerprint_is_the_task_fingerprint(text: str) -> None:
+    assert ParsedMessage(text).fingerprint == task_fingerprint(text)
