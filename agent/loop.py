@@ -31,7 +31,8 @@ from agent.tools import ToolCall, ToolContext, ToolRegistry
 from agent.wake_prompt import manifest_lines, wake_block
 from graph.clock import ensure_utc
 from graph.errors import SheriffError
-from retrieval.context import ContextResult
+from retrieval.context import ContextRequest, ContextResult
+from retrieval.context_result import RoutedSkill
 from service.services import Services
 from skills.routing import trigger_prior_failure
 from sleepwake.conversation import IncomingMessage
@@ -146,7 +147,14 @@ class AgentLoop:
         conversation = self.services.conversation
         tail = conversation.tail(namespace, self.tail_turns)
         ctx = self.services.context.build(
-            namespace, text, now, self.budget, session_id, last_tool_output=last_failure(tail)
+            ContextRequest(
+                namespace=namespace,
+                message=text,
+                now=now,
+                budget=self.budget,
+                session_id=session_id,
+                last_tool_output=last_failure(tail),
+            )
         )
         stored = conversation.append(  # movable: a turn is stamped by the server
             namespace, [IncomingMessage(role="user", content=text, at=now)], movable=True
@@ -341,7 +349,7 @@ def _memory_items(
     return [{"role": "developer", "content": "\n\n".join(parts)}]
 
 
-def _manifest(skill: dict[str, Any]) -> dict[str, Any]:
+def _manifest(skill: RoutedSkill) -> dict[str, Any]:
     """A routed skill's manifest (``skills.router.model_manifest``); id and name otherwise."""
     return dict(skill.get("manifest") or {"skill_id": skill.get("skill_id"),
                                           "name": skill.get("name")})  # fmt: skip

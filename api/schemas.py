@@ -40,7 +40,13 @@ from graph.validation import (
     TopicId,
     utf8,
 )
-from retrieval.context_result import ConsultReport, ContextResult, SkillRouting
+from retrieval.context_result import (
+    ConsultReport,
+    ContextRequest,
+    ContextResult,
+    RoutedSkill,
+    SkillRouting,
+)
 from retrieval.packer import ContextItem, TraceEntry
 
 
@@ -144,6 +150,21 @@ class ContextCreate(_In):
     as_of: Time | None = Field(default=None, description="the memory as it stood then: facts "
                                "valid then, nothing said later; default: what is valid now")  # fmt: skip
 
+    def request(self, namespace: str, now: datetime) -> ContextRequest:
+        """The context this body asks for in ``namespace`` at ``now`` (the body's own ``now``
+        when it names one); ``trace`` is the answer's, not the request's."""
+        return ContextRequest(
+            namespace=namespace,
+            message=self.message,
+            now=self.now or now,
+            budget=self.budget,
+            session_id=self.session_id,
+            explicit=self.explicit,
+            full_records=self.full_records,
+            last_tool_output=self.last_tool_output,
+            as_of=self.as_of,
+        )
+
 
 class ContextPublic(BaseModel):
     """The memory context for one message, ready to put in front of the model."""
@@ -154,7 +175,7 @@ class ContextPublic(BaseModel):
         "reason_summary, durable_summary, provenance.source_ids (message or external ids), "
         "freshness, score"
     )
-    skills: list[dict[str, Any]] = Field(description="skill manifests routed to this message")
+    skills: list[RoutedSkill] = Field(description="skill manifests routed to this message")
     skill_routing: SkillRouting = Field(description="intent, mode, triggers and trace")
     request_class: Literal["A", "B", "C"] = Field(
         description="A explicit (always injected), B implicit (injected when confident), C none"

@@ -5,7 +5,7 @@ is built from these fields as they are)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, NotRequired, Protocol
+from typing import Any, NotRequired, Protocol, Required
 
 from pydantic import BaseModel
 from typing_extensions import TypedDict  # pydantic reads this one on Python 3.11
@@ -51,6 +51,22 @@ class ConsultReport(TypedDict):
     raised_by: NotRequired[str]  # what raised the band to its floor
 
 
+class RoutedSkill(TypedDict, total=False):
+    """One skill the router kept for the message (``skills.router.RankedSkill``, as a dict):
+    its score (search score plus trigger priors), the embedding similarity (None: matched by
+    text only), the tags and reasons that matched, suggested arguments and the manifest the
+    model sees (``skills.router.model_manifest``). A router may leave out all but the id."""
+
+    skill_id: Required[str]
+    name: str
+    score: float
+    similarity: float | None
+    matched_tags: list[str]
+    reasons: list[str]
+    args_hint: dict[str, Any] | None
+    manifest: dict[str, Any]
+
+
 class SkillRouting(TypedDict, total=False):
     """What the skill router said of the message (no router, or a failed one: mode and trace)."""
 
@@ -73,8 +89,8 @@ class WindowReport(TypedDict):
 class ContextResult(BaseModel):
     context_text: str
     items: list[ContextItem]
-    # light: 0-2 manifests; deep (a §5.3 trigger): 3-6 (their shape is the skill router's)
-    skills: list[dict[str, Any]] = []
+    # light: 0-2 manifests; deep (a §5.3 trigger): 3-6
+    skills: list[RoutedSkill] = []
     skill_routing: SkillRouting = {}
     request_class: str
     triggers: list[str]

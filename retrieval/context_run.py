@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from graph.clock import ensure_utc
 from graph.context import ContextStart
@@ -30,6 +30,7 @@ from retrieval.context_result import (
     ConsultReport,
     ContextRequest,
     ContextResult,
+    RoutedSkill,
     SkillRouting,
     WindowReport,
 )
@@ -40,9 +41,9 @@ from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
 from retrieval.search import tidied
 from retrieval.snippets import terms
 from retrieval.suppression import SuppressionCache, retention
-from retrieval.triggers import TriggerContext, fired, time_text
+from retrieval.triggers import TriggerContext, fired
 from text.english import drop_names
-from text.timephrases import resolve
+from text.timephrases import most_specific
 
 log = logging.getLogger(__name__)
 
@@ -92,14 +93,12 @@ class ContextRun:
             (req.session_id, now) if req.session_id is not None else None,
         )
         tail, history, known = begun.tail, begun.history, begun.known
-        # a window still ahead of now holds nothing said: neither a filter nor a trigger
-        # (a time phrase inside a known name is part of the name: ``time_text``)
-        timed = time_text(msg.text, known)
-        window = resolve(timed, now, self.builder.tz, history, past_only=True)
+        # the windows found once: the filter is the most specific, the relative-time trigger
+        # reads the same (a window still ahead of now holds nothing said: neither)
+        window = most_specific(msg.windows(now, self.builder.tz, history, known))
         ctx = TriggerContext(
             now, self.builder.tz, history, " ".join(m.content for m in tail),
-            known_names=frozenset(known), held_names=self._held_names(begun),
-            search_pending=True, time_text=timed,
+            known_names=frozenset(known), held_names=self._held_names(begun), search_pending=True,
         )  # fmt: skip
         # the triggers that need no search; a past-tense question and low confidence wait for
         # the light search's signals (``retrieval.gather``)
@@ -189,7 +188,7 @@ class ContextRun:
 
     def route_skills(
         self, vector: list[float] | None, stamp: SkillStamp | None = None
-    ) -> tuple[list[dict[str, Any]], SkillRouting]:
+    ) -> tuple[list[RoutedSkill], SkillRouting]:
         """Skill routing (§4.1 step 2, §5.3) with the message's vector when the topic search
         already embedded it; a failure leaves the memory context intact."""
         router = self.builder.skill_router
@@ -294,7 +293,7 @@ class ContextRun:
         self,
         decision: ConsultDecision,
         packed: Packed,
-        skills: list[dict[str, Any]],
+        skills: list[RoutedSkill],
         routing: SkillRouting,
     ) -> ContextResult:
         """The typed answer: what was packed, why (consult, triggers, trace) and the timings."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from graph.models import Message
 from graph.protocols import (
@@ -20,7 +20,7 @@ from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionState
 from retrieval.classify import RequestClass
 from retrieval.config import ContextConfig, RetrievalConfig
-from retrieval.context_result import ContextRequest, SkillRouter, SkillRouting
+from retrieval.context_result import ContextRequest, RoutedSkill, SkillRouter, SkillRouting
 from retrieval.message import ParsedMessage
 from retrieval.search import TopicSearch
 from text.timephrases import TimeWindow
@@ -79,6 +79,6 @@ class RunView(Protocol):
 
     def route_skills(
         self, vector: list[float] | None, stamp: SkillStamp | None = None
-    ) -> tuple[list[dict[str, Any]], SkillRouting]:
+    ) -> tuple[list[RoutedSkill], SkillRouting]:
         """The skills routed for the message (never raises)."""
         ...

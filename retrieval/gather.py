@@ -12,7 +12,6 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from graph.clock import ensure_utc
 from graph.context import ContextTexts, TextSearch
@@ -20,7 +19,7 @@ from graph.messages import MessageHit
 from graph.models import Topic
 from graph.topics import ScoredTopic, TextRank, TopicBrief
 from retrieval.classify import RequestClass
-from retrieval.context_result import SkillRouting
+from retrieval.context_result import RoutedSkill, SkillRouting
 from retrieval.context_state import RunView
 from retrieval.search import CandidatePool, TopicHit, unnamed
 from retrieval.triggers import RetrievalSignals, TriggerContext, after_search
@@ -35,7 +34,7 @@ class Gathered:
     """What the search step found (and the reads of its topics added)."""
 
     signals: RetrievalSignals = field(default_factory=RetrievalSignals)
-    skills: Future[tuple[list[dict[str, Any]], SkillRouting]] | None = None  # routing
+    skills: Future[tuple[list[RoutedSkill], SkillRouting]] | None = None  # routing
     topics: dict[str, Topic] = field(default_factory=dict)
     # the topics reached only through matching messages, as much as a context shows of them
     briefs: dict[str, TopicBrief] = field(default_factory=dict)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 from retrieval.snippets import terms
 from text.english import split_sentences
@@ -102,5 +103,11 @@ def asks_decision(question: str) -> bool:
 
 def task_fingerprint(message: str, active_task: str = "") -> str:
     """A coarse fingerprint of the line of work: the main terms of the request and task."""
-    words = sorted(terms(f"{message} {active_task}"))[:12]
-    return hashlib.sha1(" ".join(words).encode(), usedforsecurity=False).hexdigest()[:12]
+    return fingerprint(terms(f"{message} {active_task}"))
+
+
+def fingerprint(words: Iterable[str]) -> str:
+    """The fingerprint of a line of work's terms (``terms``): the first twelve, sorted, hashed
+    (a parsed message passes the terms it already read)."""
+    first = sorted(words)[:12]
+    return hashlib.sha1(" ".join(first).encode(), usedforsecurity=False).hexdigest()[:12]

@@ -6,20 +6,27 @@ snippets, the fact ranking, the suppression's task) reads the message through on
 step asks for it and kept (small talk asks for few of them): a new reading of the message is
 one property here, read by the steps that need it.
 
-Readings that depend on more than the words (the time windows, which need the names the memory
-knows, the sleep history and the clock; the message without the conversation's participants)
-are made once by the context's plan (``retrieval.context_run``).
+Readings that depend on more than the words take what they depend on: the time windows
+(``windows``) need the clock, the zone, the sleep history and the names the memory knows, and are
+found once for them (the plan's window and the relative-time trigger read the same); the message
+without the conversation's participants is made once by the context's plan
+(``retrieval.context_run``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 
 from retrieval import intent
 from retrieval.snippets import terms
 from text.cues import MEMORY_CUE
-from text.english import name_candidates, noun_phrases, timed_names
+from text.english import drop_names, name_candidates, noun_phrases, time_spans, timed_names
+from text.timephrases import SleepHistory, TimeWindow, find_windows
+
+_WindowKey = tuple[datetime, str, SleepHistory | None, frozenset[str]]
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,10 @@ class ParsedMessage:
     """One message's readings (``parsed`` makes one from text)."""
 
     text: str
+    # the time windows found, by what they were found for (``windows``)
+    _windows: dict[_WindowKey, tuple[TimeWindow, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -81,8 +92,37 @@ class ParsedMessage:
 
     @cached_property
     def fingerprint(self) -> str:
-        """The fingerprint of its line of work (``intent.task_fingerprint``)."""
-        return intent.task_fingerprint(self.text)
+        """The fingerprint of its line of work (``intent.task_fingerprint``, of its terms)."""
+        return intent.fingerprint(self.terms)
+
+    def windows(
+        self,
+        now: datetime,
+        tz: str = "UTC",
+        sleep: SleepHistory | None = None,
+        known_names: Collection[str] = (),
+    ) -> tuple[TimeWindow, ...]:
+        """The windows of its time phrases that have begun by ``now``, in text order
+        (``text.timephrases.find_windows`` of its ``time_text``: a time phrase inside a name
+        the memory knows is part of the name). A window still ahead ("tomorrow", "this
+        weekend" on a Monday) holds nothing said: left out. Found once for the same clock,
+        zone, sleep history and names; ``ValidationFailed`` as ``find_windows``."""
+        key = (now, tz, sleep, frozenset(known_names))
+        found = self._windows.get(key)
+        if found is None:
+            read = time_text(self.text, known_names)
+            found = tuple(w for w in find_windows(read, now, tz, sleep) if not w.ahead(now))
+            self._windows[key] = found
+        return found
+
+
+def time_text(text: str, known_names: Collection[str]) -> str:
+    """``text`` as its time phrases are read: without the names the memory knows, so that a
+    topic named or aliased with a time phrase ("this month's novel", "last week's retro") is a
+    name, not a window (the name finds its topic; its words say nothing of when the message
+    is looking)."""
+    timed = [n for n in known_names if time_spans(n)]  # only those: the rest read as before
+    return drop_names(text, timed) if timed else text
 
 
 def parsed(message: str | ParsedMessage) -> ParsedMessage:

@@ -6,14 +6,14 @@ live in ``skills.routing`` and are combined by the context builder.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from retrieval.config import TriggerConfig
 from retrieval.message import ParsedMessage, parsed
-from text.english import drop_names, time_spans
-from text.timephrases import SleepHistory, find_windows
+from retrieval.message import time_text as time_text  # read here by callers and tests
+from text.timephrases import SleepHistory
 
 _SWITCH = re.compile(
     r"^\s*(?:anyway|anyhow|separately|unrelated(?:ly)?|on another note|by the way|btw|"
@@ -82,8 +82,6 @@ class TriggerContext:
     # before the light search, when it will run: the weak cues that defer to its signals (a bare
     # past-tense question) wait for them instead of firing blind
     search_pending: bool = False
-    # the message as its time phrases are read (``time_text``), when the caller read it already
-    time_text: str | None = None
 
 
 def memory_reference(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
@@ -138,28 +136,16 @@ def clear(sig: RetrievalSignals, cfg: TriggerConfig) -> bool:
     return sig.best_cosine is not None and sig.best_cosine >= cfg.cosine_clear
 
 
-def time_text(text: str, known_names: Collection[str]) -> str:
-    """``text`` as its time phrases are read: without the names the memory knows, so that a
-    topic named or aliased with a time phrase ("this month's novel", "last week's retro") is a
-    name, not a window (the name finds its topic; its words say nothing of when the message
-    is looking)."""
-    timed = [n for n in known_names if time_spans(n)]  # only those: the rest read as before
-    return drop_names(text, timed) if timed else text
-
-
 def relative_time(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
     """A time phrase whose window has begun: what was said then is worth a windowed search. A
     window still ahead ("What's the plan for the roof repair this weekend?" on a Monday,
     "tomorrow") names when a plan happens, not when anything was said: no trigger; nor is a
     time phrase inside a name the memory knows ("Any news on this month's novel?" when the
     book club's topic is aliased so: ``time_text``)."""
-    try:
-        msg = parsed(text)
-        read = ctx.time_text if ctx.time_text is not None else time_text(msg.text, ctx.known_names)
-        windows = find_windows(read, ctx.now, ctx.tz, ctx.sleep)
+    try:  # the windows the context's plan found, when it did (``ParsedMessage.windows``)
+        begun = parsed(text).windows(ctx.now, ctx.tz, ctx.sleep, ctx.known_names)
     except Exception:  # a trigger never breaks a turn
         return None
-    begun = [w for w in windows if not w.ahead(ctx.now)]
     return f"relative_time: '{begun[0].phrase}'" if begun else None
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from graph.clock import Clock
 from graph.errors import NotFound
@@ -18,6 +17,7 @@ from graph.redaction import Redactor
 from graph.sleep import SleepStore
 from graph.sleep_queue import SleepRun
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
+from retrieval.context_result import RoutedSkill
 from sleepwake.conversation import AppendResult, Conversation, IncomingMessage
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
@@ -74,35 +74,16 @@ class ContextService:
         # built-in secret shapes in it, and the operator's patterns are applied here
         self.redact = (redactor or Redactor()).text
 
-    def build(
-        self,
-        namespace: str,
-        message: str,
-        now: datetime,
-        budget: int,
-        session_id: str | None = None,
-        explicit: bool = False,
-        full_records: bool = False,
-        last_tool_output: str | None = None,
-        as_of: datetime | None = None,
-    ) -> ContextResult:
+    def build(self, req: ContextRequest) -> ContextResult:
         """Packed context with its trace. Sessions are the caller's names, kept apart per
-        namespace (the suppression cache is keyed by session)."""
-        return self.builder.build(
-            ContextRequest(
-                namespace=namespace,
-                message=message,
-                now=now,
-                budget=budget,
-                session_id=f"{namespace}/{self.redact(session_id)}" if session_id else None,
-                explicit=explicit,
-                full_records=full_records,
-                last_tool_output=last_tool_output,
-                as_of=as_of,
-            )
-        )
+        namespace (the suppression cache is keyed by session): the request's ``session_id``
+        is keyed here, its secrets redacted."""
+        if req.session_id:
+            key = f"{req.namespace}/{self.redact(req.session_id)}"
+            req = req.model_copy(update={"session_id": key})
+        return self.builder.build(req)
 
-    def route_skills(self, message: str, last_tool_output: str | None) -> list[dict[str, Any]]:
+    def route_skills(self, message: str, last_tool_output: str | None) -> list[RoutedSkill]:
         """The skills routed for ``message`` after a tool output (a failed run routes to
         ``debug``, spec §5.3 trigger 3); [] when no skill router is configured."""
         router = self.builder.skill_router

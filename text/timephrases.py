@@ -38,6 +38,7 @@ a date.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -63,6 +64,7 @@ __all__ = [
     "TimeWindow",
     "WeekMode",
     "find_windows",
+    "most_specific",
     "resolve",
 ]
 
@@ -122,15 +124,23 @@ def resolve(
     *,
     past_only: bool = False,
 ) -> TimeWindow | None:
-    """The single most specific window in ``text``, or ``None`` when it has no time phrase.
-
-    Most specific = shortest; open-ended windows count as infinitely long. Ties go to an
-    explicit date, then to the phrase that comes first. Arguments as :func:`find_windows`;
+    """The single most specific window in ``text``, or ``None`` when it has no time phrase
+    (:func:`most_specific` of :func:`find_windows`). Arguments as :func:`find_windows`;
     ``past_only`` leaves out the windows still ahead of ``now`` (:meth:`TimeWindow.ahead`).
     """
     windows = find_windows(text, now, tz, sleep, week_mode)
     if past_only:
         windows = [w for w in windows if not w.ahead(now)]
+    return most_specific(windows)
+
+
+def most_specific(windows: Sequence[TimeWindow]) -> TimeWindow | None:
+    """The most specific of ``windows`` (as :func:`find_windows` found them, in text order),
+    or ``None`` when there is none.
+
+    Most specific = shortest; open-ended windows count as infinitely long. Ties go to an
+    explicit date, then to the phrase that comes first.
+    """
     if not windows:
         return None
     ranked = sorted(

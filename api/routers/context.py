@@ -33,15 +33,4 @@ def memory_context(
     context: ContextService, ns: str, body: ContextCreate, now: datetime
 ) -> ContextPublic:
     """The memory context for ``body.message`` in namespace ``ns`` (REST and the MCP tool)."""
-    result = context.build(
-        ns,
-        body.message,
-        body.now or now,
-        body.budget,
-        session_id=body.session_id,
-        explicit=body.explicit,
-        full_records=body.full_records,
-        last_tool_output=body.last_tool_output,
-        as_of=body.as_of,
-    )
-    return ContextPublic.of(result, body.trace)
+    return ContextPublic.of(context.build(body.request(ns, now)), body.trace)

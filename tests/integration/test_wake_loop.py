@@ -26,6 +26,7 @@ from api.cli import app
 from api.container import Container
 from api.settings import Settings
 from graph.clock import FixedClock
+from retrieval.context import ContextRequest
 from retrieval.embedding import MiniLMEmbedder
 from skills.config import SkillSettings
 from sleepwake.conversation import IncomingMessage
@@ -220,13 +221,18 @@ def test_skills_reach_the_model_as_manifests_light_and_deep(
 ) -> None:
     c, _ = container
     c.services.sleepwake.wake(namespace, "hi", SLEPT)  # no wake block in these turns
-    light = c.services.context.build(namespace, "is the docs style guide short?", SLEPT, 1500)
+    asked = "is the docs style guide short?"
+    light = c.services.context.build(
+        ContextRequest(namespace=namespace, message=asked, now=SLEPT, budget=1500)
+    )
     assert light.skill_routing["mode"] == "light" and len(light.skills) <= 2
     for skill in light.skills:
         assert {"name", "description", "arguments", "when_to_use"} <= set(skill["manifest"])
         assert "docs" not in skill["manifest"] and "template" not in skill["manifest"]
     asked = "Refactor the parser module across files, then update the docs and the tests."
-    deep = c.services.context.build(namespace, asked, SLEPT, 1500)
+    deep = c.services.context.build(
+        ContextRequest(namespace=namespace, message=asked, now=SLEPT, budget=1500)
+    )
     assert deep.skill_routing["mode"] == "deep" and 3 <= len(deep.skills) <= 6
     for skill in deep.skills:
         manifest = skill["manifest"]

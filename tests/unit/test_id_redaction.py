@@ -13,6 +13,7 @@ from graph.mapping import redact_event, redact_message, redact_topic, redact_wak
 from graph.models import Fact, Message, Topic, TopicEvent, TopicLinks, TopicTime, WakePacket
 from graph.redaction import Redactor, compile_pattern
 from graph.validation import Ident
+from retrieval.context import ContextRequest
 from service.memory import ContextService
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -64,7 +65,8 @@ class _Builder:
 def test_a_session_id_matching_an_operator_pattern_is_keyed_redacted() -> None:
     builder = _Builder()
     service = ContextService(builder, OPERATOR)  # type: ignore[arg-type]
-    service.build("ns", "hi", NOW, 100, session_id=f"desk {EMPLOYEE}")
-    service.build("ns", "hi", NOW, 100, session_id="plain")
+    for session_id in (f"desk {EMPLOYEE}", "plain"):
+        req = ContextRequest(namespace="ns", message="hi", now=NOW, session_id=session_id)
+        service.build(req)
     keys = [r.session_id for r in builder.requests]
     assert keys == ["ns/desk [REDACTED:employee_id]", "ns/plain"]
