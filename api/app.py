@@ -98,7 +98,8 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
 
     app = FastAPI(title="Sheriff Claw", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.metrics = metrics
-    app.state.import_slots = ImportSlots()  # one import per namespace at a time
+    # one import per namespace, and a bounded number in all, at a time
+    app.state.import_slots = ImportSlots(settings.import_concurrency)
     errors.install(app)
     app.include_router(health.router)
     for router in V1_ROUTERS:

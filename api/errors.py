@@ -93,7 +93,10 @@ def field_errors(exc: RequestValidationError) -> list[dict[str, str]]:
     return out
 
 
-async def _sheriff_error(request: Request, exc: Exception) -> JSONResponse:
+async def sheriff_error_response(request: Request, exc: Exception) -> JSONResponse:
+    """The answer to a ``SheriffError`` (the app's handler, and the key gate's, which runs
+    outside the app's handlers): its status, body and headers; a ``Neo4jUnavailable`` trips the
+    probe."""
     assert isinstance(exc, SheriffError)
     status = status_of(exc)
     if status >= 500:
@@ -151,7 +154,7 @@ async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
 
 def install(app: FastAPI) -> None:
     """Register the handlers on ``app``."""
-    app.add_exception_handler(SheriffError, _sheriff_error)
+    app.add_exception_handler(SheriffError, sheriff_error_response)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected)

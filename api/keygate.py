@@ -17,15 +17,15 @@ from __future__ import annotations
 from functools import partial
 
 import anyio.to_thread
-from neo4j.exceptions import DriverError, Neo4jError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from api.auth import AuthFailed
 from api.deps import PRINCIPAL_STATE, cached_principal, key_from_headers, stored_principal
-from api.errors import AUTH_HEADERS, RETRY_HEADERS, error_body
+from api.errors import AUTH_HEADERS, error_body, sheriff_error_response
 from api.limits import ASGIApp, Receive, Scope, Send
 from api.mcp_http import MCP_PATH
+from graph.errors import SheriffError
 
 PROTECTED = ("/v1/", MCP_PATH)
 
@@ -56,9 +56,8 @@ class KeyGateMiddleware:
             body = error_body("AuthFailed", str(exc))
             await JSONResponse(body, 401, headers=AUTH_HEADERS)(scope, receive, send)
             return
-        except (Neo4jError, DriverError):
-            body = error_body("Neo4jUnavailable", "the database is not reachable; retry shortly")
-            await JSONResponse(body, 503, headers=RETRY_HEADERS)(scope, receive, send)
+        except SheriffError as exc:  # the key store's read failed: Neo4j out of reach is a 503
+            await (await sheriff_error_response(request, exc))(scope, receive, send)
             return
         scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
         await self.app(scope, receive, send)

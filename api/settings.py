@@ -104,6 +104,9 @@ class Settings(BaseSettings):
     import_niceness: int = Field(
         default=10, ge=0, le=19, description="how much lower an import thread's CPU priority is"
     )
+    import_concurrency: int = Field(
+        default=2, ge=1, description="imports one API process runs at once, all namespaces"
+    )
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )

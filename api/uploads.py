@@ -111,11 +111,14 @@ def _lower_priority(niceness: int) -> None:
 
 
 class ImportSlots:
-    """At most one import per namespace in this process (thread-safe), with its progress."""
+    """At most one import per namespace, and at most ``limit`` in all, in this process
+    (thread-safe), with its progress. The process-wide limit bounds what imports hold at once
+    (each parses its file's records): many tenants' uploads cannot add up past it."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 2) -> None:
         self._lock = threading.Lock()
         self._running: dict[str, ImportStatus] = {}
+        self.limit = limit
 
     @contextmanager
     def claim(self, namespace: str) -> Iterator[ImportStatus]:
@@ -125,6 +128,11 @@ class ImportSlots:
             if other is not None:
                 why = f"an import into this namespace is already running ({_describe(other)})"
                 raise AlreadyRunning(why + "; retry when it has finished")
+            if len(self._running) >= self.limit:
+                raise AlreadyRunning(
+                    f"this server is running as many imports as it takes at once ({self.limit});"
+                    " retry shortly"
+                )
             status = self._running[namespace] = ImportStatus(running=True, phase="receiving")
         try:
             yield status

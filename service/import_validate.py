@@ -53,6 +53,7 @@ from graph.validation import (
     Time,
     ToolCalls,
     TopicId,
+    no_secret,
     text,
     utf8,
 )
@@ -88,6 +89,13 @@ TailText = Annotated[str, StringConstraints(max_length=100_000), AfterValidator(
 Role = Literal["user", "assistant", "system", "tool"]
 
 
+# Fields only an import sets (a fact's ids, a run's args hash, the vector's model and hash):
+# matched, never redacted, so a secret shape is refused as in an id a caller chooses.
+GuardedId = Annotated[TopicId, AfterValidator(no_secret)]
+GuardedKey = Annotated[Key, AfterValidator(no_secret)]
+GuardedName = Annotated[Name, AfterValidator(no_secret)]
+
+
 class _Line(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -109,10 +117,10 @@ class MessageLine(MessageRecord):
 class FactLine(StatementIn):
     """A fact: REST's fields, and its identity and validity."""
 
-    fact_id: TopicId | None = None
+    fact_id: GuardedId | None = None
     valid_from: Time | None = None
     invalid_at: Time | None = None
-    superseded_by: TopicId | None = None
+    superseded_by: GuardedId | None = None
     invalid_reason: Reason | None = None
 
 
@@ -143,8 +151,8 @@ class StatsLine(_Line):
 
 
 class EmbeddingLine(_Line):
-    model: Name
-    hash: Key
+    model: GuardedName
+    hash: GuardedKey
     dimensions: int = Field(default=384, ge=1, le=4096)
 
 
@@ -223,7 +231,9 @@ class SkillRunLine(SkillRunRecord):
     finished_at: Time
     duration_ms: Count
     error: FreeText | None = None
-    args_hash: Annotated[str, Field(pattern=r"^[A-Za-z0-9:_-]{0,128}$")] = ""
+    args_hash: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9:_-]{0,128}$"), AfterValidator(no_secret)
+    ] = ""
     topic_ids: list[Ident] = Field(default_factory=list, max_length=100)
     tool_calls: list[ShortText] = Field(default_factory=list, max_length=MAX_TOOL_CALLS)
     parent_run_id: Ident | None = None

@@ -41,13 +41,16 @@ class SleepPolicy(BaseModel):
         description="after a wake, a task interrupted less than this long ago is resumed",
     )
     wake_silence: timedelta = Field(
-        default=timedelta(hours=6), description="a turn after this long without one wakes"
+        default=timedelta(hours=6),
+        gt=timedelta(0),
+        description="a turn after this long without one wakes",
     )
     subject_ttl: timedelta = Field(
         default=timedelta(days=7), description="how long a sleep's subjects are kept"
     )
     lease_ttl: timedelta = Field(
         default=timedelta(seconds=60),
+        ge=timedelta(seconds=1),  # a shorter lease expires as it is taken: sleeps taken over
         description="a sleep's lease, renewed by a heartbeat every third of it while it runs",
     )
     max_slice_messages: int = Field(

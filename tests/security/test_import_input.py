@@ -110,6 +110,18 @@ MALFORMED: dict[str, tuple[dict[str, Any] | str, str]] = {
         topic(facts=[{"text": "x", "source_message_ids": ["AKIA" + "Z7XQ3MNB4V5C6X7Z"]}]),
         "topic.facts.0.source_message_ids.0",
     ),
+    "a secret-shaped fact id": (
+        topic(facts=[{"text": "x", "fact_id": "AKIA" + "IOSFODNN7EXAMPLE"}]),
+        "topic.facts.0.fact_id",
+    ),
+    "a secret-shaped superseding fact": (
+        topic(facts=[{"text": "x", "superseded_by": "AKIA" + "IOSFODNN7EXAMPLE"}]),
+        "topic.facts.0.superseded_by",
+    ),
+    "a secret-shaped embedding hash": (
+        topic(embedding={"model": "m", "hash": "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8"}),
+        "topic.embedding.hash",
+    ),
 }
 
 

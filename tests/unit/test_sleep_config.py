@@ -56,6 +56,10 @@ def test_nested_sleep_settings_come_from_the_environment(monkeypatch: pytest.Mon
         ("SHERIFF_SLEEP__TIERS__DECAY_PER_DAY", "1.5", "sleep.tiers.decay_per_day"),
         ("SHERIFF_SLEEP__SUBJECTS__TYPO", "1", "Extra inputs are not permitted"),
         ("SHERIFF_TAIL_TURNS", "-1", "tail_turns"),
+        ("SHERIFF_SLEEP__POLICY__LEASE_TTL", "PT0S", "sleep.policy.lease_ttl"),
+        ("SHERIFF_SLEEP__POLICY__WAKE_SILENCE", "PT0S", "sleep.policy.wake_silence"),
+        ("SHERIFF_SLEEP_LEASE_SECONDS", "0.5", "sleep_lease_seconds"),
+        ("SHERIFF_WAKE_SILENCE_HOURS", "0", "wake_silence"),
     ],
 )
 def test_a_bad_sleep_setting_stops_start_up_naming_it(

@@ -116,3 +116,14 @@ def test_a_first_pass_validates_the_whole_file_keeping_nothing() -> None:
     assert parse_document(_lines(3, 3)).count() == 3
     with pytest.raises(ValidationFailed, match="says 2 but the file holds 3"):
         parse_document(_lines(3, 2), keep=False)
+
+
+def test_a_process_runs_at_most_its_limit_of_imports_in_all_namespaces() -> None:
+    slots = ImportSlots(limit=2)
+    with slots.claim("a"), slots.claim("b"):
+        full = pytest.raises(AlreadyRunning, match=r"as many imports as it takes at once \(2\)")
+        with full, slots.claim("c"):
+            pass
+        assert not slots.status("c").running
+    with slots.claim("c"):  # the slots are free again
+        assert slots.status("c").running
