@@ -1,6 +1,7 @@
 """The FastAPI application. Shared objects are built once in the lifespan, never per request.
 
-Layers, outermost first: metrics and access log (every request, 413s included), the Neo4j
+Layers, outermost first: the request's trace span (only when an ``OTEL_*`` variable turns
+tracing on: api/telemetry.py), metrics and access log (every request, 413s included), the Neo4j
 gate (503 at once while Neo4j is known to be away), the key gate (401 for ``/v1`` and ``/mcp``
 before a byte of the body is read: api/keygate.py), the body size limit (uploads counted as
 they stream, never buffered), the deadline (503 for a
@@ -18,7 +19,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
-from api import errors
+from api import errors, telemetry
 from api.admission import ContextGate
 from api.auth import api_keys_for
 from api.container import Container
@@ -33,7 +34,9 @@ from api.routers import V1_ROUTERS, health, transfer
 from api.routers.common import V1_ERRORS
 from api.serve import configure_logging
 from api.settings import Settings
+from api.telemetry import TracingMiddleware
 from api.uploads import ImportSlots
+from graph import tracing
 from graph.db import health_check
 from graph.errors import SheriffError
 from graph.migrations import pending_migrations
@@ -118,7 +121,9 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
     )
     app.add_middleware(KeyGateMiddleware)  # outside the body limit: no key, nothing read
     app.add_middleware(Neo4jGate)  # 503 at once while Neo4j is known to be out of reach
-    app.add_middleware(MetricsMiddleware, metrics=metrics)  # added last = outermost
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    if telemetry.setup(settings) or tracing.active():  # OTEL_* set: a span per request
+        app.add_middleware(TracingMiddleware)  # added last = outermost
     return app
 
 

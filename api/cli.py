@@ -173,6 +173,7 @@ def up(
 
     from api.container import Container
     from api.serve import serve, worker_count
+    from api.telemetry import setup as setup_tracing
 
     settings = _settings()
     if port is not None:
@@ -190,6 +191,7 @@ def up(
         with err.status("applying schema..."):
             container.migrate()
         if not no_worker and settings.sleep_mode == "background":
+            setup_tracing(settings)  # this process's sleep worker (the API workers: their own)
             sleeper = container.sleep_worker()
             threading.Thread(
                 target=sleeper.run_forever,
@@ -226,8 +228,10 @@ def worker(
     import threading
 
     from api.container import Container
+    from api.telemetry import setup as setup_tracing
 
     settings = _settings()
+    setup_tracing(settings)  # OTEL_* set: a span per sleep, its steps and queries
     container = Container(settings)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):

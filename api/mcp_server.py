@@ -33,6 +33,7 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.shared.exceptions import MCPError
+from opentelemetry.trace import Status, StatusCode
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
@@ -43,6 +44,7 @@ from api.memory_tools import TITLES, memory_registry
 from api.routers.topics import topic_detail
 from graph.errors import SheriffError, ValidationFailed
 from graph.models import Topic
+from graph.tracing import span
 
 if TYPE_CHECKING:
     from api.admission import ContextGate
@@ -179,11 +181,15 @@ class MemoryServer:
     ) -> types.CallToolResult:
         """Invoke a tool; every failure becomes a tool error carrying the REST error body."""
         started = time.perf_counter()
-        try:
-            output = to_jsonable_python(self.tools.invoke(name, arguments, ctx))
-            result = _ok(output)
-        except Exception as exc:  # each kind is mapped (and logged when it is ours) in _failed
-            result = _failed(name, exc)
+        known = name if name in self.tools.tools else "<unknown>"  # a client's text: not a name
+        with span(f"mcp.tool {known}", ctx.namespace) as traced:
+            try:
+                output = to_jsonable_python(self.tools.invoke(name, arguments, ctx))
+                result = _ok(output)
+            except Exception as exc:  # each kind is mapped (and logged when ours) in _failed
+                result = _failed(name, exc)
+            if traced is not None and result.is_error:
+                traced.set_status(Status(StatusCode.ERROR, "tool error"))
         log.info(
             "mcp tool call name=%s ok=%s duration_ms=%.1f namespace=%s",
             name, not result.is_error, (time.perf_counter() - started) * 1000, ctx.namespace,

@@ -21,6 +21,7 @@ import socket
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from api.logs import JsonFormatter
 from api.settings import Settings
 from graph.errors import SheriffError
 from graph.redaction import DEFAULT, install_log_redaction
@@ -51,10 +52,19 @@ def threads_per_worker(workers: int) -> int:
     return max(1, default_workers() // workers)
 
 
-def configure_logging() -> None:
-    """Log setup of the CLI and of every worker process: INFO to stderr, secrets redacted."""
+def configure_logging(log_format: str | None = None) -> None:
+    """Log setup of the CLI and of every worker process: INFO to stderr, secrets redacted;
+    text lines, or JSON ones with the trace ids (``log_format``, default
+    ``SHERIFF_LOG_FORMAT``: ``Settings.log_format``, read here before Settings is built; a
+    bad value is refused when it is)."""
     install_log_redaction(DEFAULT)  # the container adds the operator's patterns once built
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    log_format = log_format or os.environ.get("SHERIFF_LOG_FORMAT", "text")
+    if log_format.strip().lower() == "json":
+        handler = logging.StreamHandler()
+        handler.setFormatter(JsonFormatter())
+        logging.basicConfig(level=logging.INFO, handlers=[handler])
+    else:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
 
 def listening_socket(config: uvicorn.Config) -> socket.socket:

@@ -13,7 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.db import Timeouts
@@ -134,6 +134,19 @@ class Settings(BaseSettings):
         description="/mcp without sessions; default: stateless exactly when api_workers > 1",
     )
     timezone: str = "UTC"
+
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="log lines: text, or one JSON object a line with the trace and span ids",
+    )
+    otel_namespace: Literal["hashed", "omitted"] = Field(
+        default="hashed",
+        description="the namespace on trace spans: an HMAC with the install's salt, or left out",
+    )
+    otel_namespace_salt: SecretStr | None = Field(
+        default=None,
+        description="the HMAC key of hashed namespaces (default: one made once in SHERIFF_HOME)",
+    )
 
     retrieval: RetrievalConfig = Field(
         default_factory=RetrievalConfig,

@@ -24,6 +24,7 @@ from graph.clock import ensure_utc
 from graph.context import ContextStart
 from graph.skill_vectors import SkillStamp
 from graph.suppression import SessionState, SessionTurn
+from graph.tracing import traced
 from retrieval.candidates import consult_signals, expand
 from retrieval.classify import ConsultDecision, RequestClass, classify, consult
 from retrieval.context_result import (
@@ -61,6 +62,7 @@ class ContextRun:
         self.msg = ParsedMessage(req.message)
         self.timings: dict[str, float] = {}
 
+    @traced("context", namespace="self.req.namespace")
     def run(self) -> ContextResult:
         """The steps, in order; the timings of the plan, the search and the whole."""
         mark = time.perf_counter()
@@ -80,6 +82,7 @@ class ContextRun:
         return self.result(decision, packed, skills, routing)
 
     # -- 1. plan ------------------------------------------------------------------------------
+    @traced("context.plan")
     def make_plan(self) -> Plan:
         """The triggers that can be read off the message before searching, and its class."""
         req, msg, now = self.req, self.msg, self.now
@@ -178,6 +181,7 @@ class ContextRun:
         return SuppressionCache.of(state, self.config.suppression)
 
     # -- 2. search ----------------------------------------------------------------------------
+    @traced("context.search")
     def search(self) -> Gathered:
         """The topic search and the evidence (``retrieval.gather``). Small talk (class C) that
         no trigger named injects nothing whatever a search finds: no search (it was ~80% of
@@ -211,6 +215,7 @@ class ContextRun:
         return list(route.get("skills") or []), routing
 
     # -- 3. expand ----------------------------------------------------------------------------
+    @traced("context.expand")
     def expand(self) -> tuple[frozenset[str], list[Candidate], list[Snippet]]:
         """The message's terms (its participants' names aside), the candidates and the
         snippets, the newest first when the message asks for the value as it stands now."""
@@ -222,6 +227,7 @@ class ContextRun:
         return qterms, candidates, snippets
 
     # -- 4. decide ----------------------------------------------------------------------------
+    @traced("context.decide")
     def decide(self, qterms: frozenset[str], snippets: list[Snippet]) -> ConsultDecision:
         """The consult confidence of what was found, at least the personal floor for a
         personal request."""
@@ -231,6 +237,7 @@ class ContextRun:
         return consult(signals, self.config.consult, floor, personal or "")
 
     # -- 5. pack ------------------------------------------------------------------------------
+    @traced("context.pack")
     def pack(
         self, decision: ConsultDecision, candidates: list[Candidate], snippets: list[Snippet]
     ) -> Packed:
@@ -274,6 +281,7 @@ class ContextRun:
             )
 
     # -- 6. finish ----------------------------------------------------------------------------
+    @traced("context.finish")
     def finish(self, packed: Packed, decision: ConsultDecision) -> None:
         """The use mark and the session's turn (in the shared store): one write transaction."""
         used_topics = [i.record_id for i in packed.items if i.kind == "topic"]

@@ -32,6 +32,7 @@ from graph.models import EmbeddingMeta, InProgress, Message, Subject, WakePacket
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
 from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
+from graph.tracing import traced
 from retrieval.embedding import Embedder, text_hash
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
@@ -115,6 +116,7 @@ class Sleeper:
     def policy(self, value: SleepPolicy) -> None:
         self.config = self.config.model_copy(update={"policy": value})
 
+    @traced("sleep", namespace="namespace")
     def sleep(
         self,
         namespace: str,
@@ -212,6 +214,7 @@ class SleepRun:
         self.commit(holder, release)
         return self.summary()
 
+    @traced("sleep.slice")
     def take_slice(self, through: datetime | None) -> None:
         """Step 1: the buffer (up to ``through``) minus the tail."""
         buffer = self.sleeper.messages.buffer(self.namespace)
@@ -219,6 +222,7 @@ class SleepRun:
         self.piece = select_slice(self.buffer, self.config.policy)
         self._done("slice")
 
+    @traced("sleep.extract")
     def extract(self) -> None:
         """Step 2: candidates, by the LLM extractor when one is configured, else by the rules
         and topic formation (``sleepwake.episodes``)."""
@@ -246,6 +250,7 @@ class SleepRun:
         }  # fmt: skip
         return found, report
 
+    @traced("sleep.embed")
     def embed(self) -> None:
         """Step 3: one vector per candidate (composed in a chat with an assistant)."""
         self.chat = with_assistant(self.piece)
@@ -254,6 +259,7 @@ class SleepRun:
         self.vectors = candidate_vectors(embedder, self.cands, self.chat, blend_chars)
         self._done("embed")
 
+    @traced("sleep.subjects")
     def find_subjects(self) -> None:
         """Step 4: communities of co-mentioned and similar candidates."""
         cands = self.cands
@@ -263,6 +269,7 @@ class SleepRun:
         )
         self._done("subjects")
 
+    @traced("sleep.match")
     def match(self) -> None:
         """Step 5, the read: the pool of topics like the candidates, and the top topics."""
         self.slice_id = slice_id_of(self.namespace, self.piece)
@@ -270,6 +277,7 @@ class SleepRun:
         self.reads = self.sleeper.store.sleep_reads(self.namespace, rows)
         self._done("match")
 
+    @traced("sleep.normalise")
     def normalise(self) -> None:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
         candidates, vectors, merge = self.cands.candidates, self.vectors, self.config.merge
@@ -289,11 +297,13 @@ class SleepRun:
         self.work.top = self.reads.top
         self._done("normalise")
 
+    @traced("sleep.edges")
     def link(self) -> None:
         """Step 7: edges between the sleep's topics."""
         self.links = edges(self.cands, self.subjects, self.work, self.config)
         self._done("edges")
 
+    @traced("sleep.wake_packet")
     def pack(self) -> None:
         """Step 8: the wake packet."""
         self.packet = wake_packet(
@@ -302,6 +312,7 @@ class SleepRun:
         )  # fmt: skip
         self._done("wake_packet")
 
+    @traced("sleep.commit")
     def commit(self, holder: str, release: bool) -> None:
         """Step 9: everything in one transaction, which also trims the buffer, decays
         utility, and (``release``) gives the lease back."""
