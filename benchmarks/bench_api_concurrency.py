@@ -65,6 +65,7 @@ evidence and deep retrieval's window, events and 1-hop expansion all have work t
 from __future__ import annotations
 
 import argparse
+import http.server
 import os
 import random
 import secrets
@@ -477,7 +478,7 @@ def cpu_line(before: CpuSample, after: CpuSample, wall: float, requests: int) ->
     per_request = ("server", "neo4j")
     text = ", ".join(
         f"{k} {v:.0f} s ({v / wall:.2f} cores"
-        + (f", {1000 * v / max(requests, 1):.0f} ms/request)" if k in per_request else ")")
+        + (f", {1000 * v / max(requests, 1):.1f} ms/request)" if k in per_request else ")")
         for k, v in parts.items()
         if v is not None
     )
@@ -895,8 +896,8 @@ def summary(floor: list[float], runs: list[Run]) -> None:
             f" ms; concurrent {len(conc) / run.concurrent.wall_s:.1f} req/s, p50/p95/p99 "
             f"{p(conc, 50) if conc else 0:.0f}/{p(conc, 95) if conc else 0:.0f}/"
             f"{p(conc, 99) if conc else 0:.0f} ms; CPU/request (server + Neo4j) sequential "
-            f"{run.sequential.server_cpu_ms or 0:.0f} ms, concurrent "
-            f"{run.concurrent.server_cpu_ms or 0:.0f} ms; deep "
+            f"{run.sequential.server_cpu_ms or 0:.1f} ms, concurrent "
+            f"{run.concurrent.server_cpu_ms or 0:.1f} ms; deep "
             f"{100 * sum(deep) / max(len(deep), 1):.1f}%; RSS {_mb(run.rss)}; errors {errors}"
         )
         print("    " + "  ".join(f"{k}: {'PASS' if v else 'FAIL'}" for k, v in checks.items()))
@@ -904,6 +905,64 @@ def summary(floor: list[float], runs: list[Run]) -> None:
         one, many = runs[0].concurrent, runs[-1].concurrent
         print(f"  {runs[-1].workers} workers / 1 worker throughput: "
               f"{(len(many.ok) / many.wall_s) / (len(one.ok) / one.wall_s):.2f}x")  # fmt: skip
+
+
+class OtlpSink:
+    """``--otlp-sink``: a local OTLP/HTTP trace receiver (threads of this process) that counts
+    the exports, spans and bytes it gets; the servers started afterwards export to it
+    (``OTEL_EXPORTER_OTLP_ENDPOINT`` in the environment they inherit), so tracing costs them
+    what it costs against a real collector: spans, batching, protobuf, HTTP."""
+
+    def __init__(self, server: http.server.ThreadingHTTPServer) -> None:
+        self.server = server
+        self.exports = self.spans = self.bytes = 0
+        self.lock = threading.Lock()
+
+    @classmethod
+    def start(cls) -> OtlpSink:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
+
+        sink: OtlpSink
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                got = ExportTraceServiceRequest.FromString(body)
+                n = sum(len(s.spans) for r in got.resource_spans for s in r.scope_spans)
+                with sink.lock:
+                    sink.exports, sink.spans, sink.bytes = (
+                        sink.exports + 1,
+                        sink.spans + n,
+                        sink.bytes + len(body),
+                    )
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        sink = cls(http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler))
+        threading.Thread(target=sink.server.serve_forever, daemon=True).start()
+        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{sink.server.server_port}"
+        os.environ.setdefault("OTEL_SERVICE_NAME", "sheriff-bench")
+        print(f"tracing on: OTLP http/protobuf to {os.environ['OTEL_EXPORTER_OTLP_ENDPOINT']}")
+        return sink
+
+    def report(self, requests: int) -> str:
+        with self.lock:
+            return (
+                f"OTLP sink: {self.exports:,} exports, {self.spans:,} spans "
+                f"({self.spans / max(requests, 1):.1f} per request of {requests:,}), "
+                f"{self.bytes / 1e6:.1f} MB"
+            )
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
 
 
 # -- main ----------------------------------------------------------------------------------------
@@ -930,6 +989,10 @@ def parse_args() -> argparse.Namespace:
         help="instead: this many requests against one server (the last --workers), RSS sampled",
     )  # fmt: skip
     parser.add_argument("--reseed", action="store_true", help="delete and rebuild the namespace")
+    parser.add_argument(
+        "--otlp-sink", action="store_true",
+        help="tracing on: the servers export OTLP http/protobuf to a local sink that counts spans",
+    )  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="smoke run: 1k topics, 4 x 10")
     args = parser.parse_args()
     defaults = {"clients": 20, "requests": 100, "topics": 10_000, "sequential": 200, "floor": 200}
@@ -958,6 +1021,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} CPUs, load average "
           + ", ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
     log_path = Path(tempfile.gettempdir()) / f"bench-api-{os.getpid()}.log"
+    sink = OtlpSink.start() if args.otlp_sink else None
     try:
         with log_path.open("w") as log:
             if args.soak:
@@ -980,8 +1044,13 @@ def main() -> None:
 
                 runs.append(run_server(args, w, key, neo4j_pid, log, log_path, floor_of))
             summary(floor, runs)
+            if sink is not None:
+                print(sink.report(sum(len(r.sequential.outcomes) + len(r.concurrent.outcomes)
+                                      + WARMUP * r.workers for r in runs)))  # fmt: skip
             print(f"server log: {log_path}")
     finally:
+        if sink is not None:
+            sink.stop()
         keys.revoke(record.key_id, datetime.now(UTC))
         driver.close()
 
