@@ -15,7 +15,8 @@ While on:
   file (``search_topics.cypher``; a query composed of files: theirs joined by ``+``), from the RUN until the driver received the query's summary
   (its records all read), so a slow query shows as itself. Its parameters, its text and the
   records are never attributes; a text that is no ``cypher/queries`` file (a migration, the
-  health probe) is a span named ``cypher``.
+  health probe) is a span named ``cypher``. A query run outside any recorded span (a sleep
+  worker's poll for due sleeps, the health probe) makes no span.
 - a namespace becomes the attribute ``sheriff.namespace`` only as the installed
   ``namespace_attr`` renders it (hashed with the install's salt by default, or left out).
 """
@@ -31,7 +32,7 @@ from importlib import resources
 from typing import Any, ParamSpec, TypeVar
 
 from opentelemetry import context as otel_context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, get_current_span
 
 from graph.models import EdgeType
 
@@ -220,7 +221,9 @@ def _traced_run(original: Callable[..., Any], database_of: Callable[[Any], Any])
     @functools.wraps(original)
     def run(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
         tracer = _tracer
-        if tracer is None:
+        # a query outside a traced request or sleep (a worker's poll, the health probe) would
+        # be a trace of one span every second: none
+        if tracer is None or not get_current_span().is_recording():
             return original(self, query, *args, **kwargs)
         attributes = {"db.system.name": "neo4j"}
         database = database_of(self)

@@ -180,8 +180,7 @@ def test_one_sleep_is_a_span_tree_down_to_its_queries(
     assert attrs[tracing.NAMESPACE] == _hashed(namespace)
     sleep = tree.only(tree.root, "sleep")
     assert (sleep.attributes or {})[tracing.NAMESPACE] == _hashed(namespace)
-    steps = [s.name for s in tree.children(sleep) if s.name.startswith("sleep.")]
-    assert steps == SLEEP_STEPS
+    assert [s.name for s in tree.children(sleep)] == SLEEP_STEPS
     # the reads of the slice and of the match, the writes of the commit: each its own span
     assert [q.name for q in tree.queries(tree.only(sleep, "sleep.slice"))] == [
         "buffer_messages.cypher"
@@ -224,15 +223,41 @@ def test_one_context_request_is_a_span_tree_down_to_its_queries(
     _check_private(tree, namespace, [QUESTION, "s-1"])
 
 
+def test_a_workers_sleep_is_a_trace_of_its_own(
+    settings: Settings, embedder: MiniLMEmbedder, tmp_path: Path, namespace: str,
+    spans: InMemorySpanExporter,
+) -> None:  # fmt: skip
+    with api_client(settings, embedder, tmp_path, sleep_mode="background", tail_turns=2) as c:
+        auth = bearer(new_key(c, namespace))
+        _talk(c, auth)
+        queued = c.post("/v1/sleep", params={"wait": "false"}, headers=auth)
+        assert queued.status_code == 202
+        spans.clear()
+        ran = c.app.state.container.sleep_worker().run_once()  # type: ignore[attr-defined]
+        assert ran is not None and ran.outcome == "done"
+    roots = [s for s in spans.get_finished_spans() if s.parent is None]
+    # the claim and the run records are outside the sleep: no trace of their own either
+    assert [s.name for s in roots] == ["sleep"]
+    tree = Tree(spans.get_finished_spans(), roots[0])
+    assert [s.name for s in tree.children(tree.root)] == SLEEP_STEPS
+    assert (tree.root.attributes or {})[tracing.NAMESPACE] == _hashed(namespace)
+    _check_queries(tree, namespace)
+    _check_private(tree, namespace, [])
+
+
 def test_a_route_with_a_parameter_is_named_by_its_template(
     client: TestClient, namespace: str, spans: InMemorySpanExporter
 ) -> None:
     auth = bearer(new_key(client, namespace))
     spans.clear()
-    assert client.get("/v1/topics/no-such-topic", headers=auth).status_code == 404
-    tree = _request(spans, "GET /v1/topics/{topic_id}")
-    assert (tree.root.attributes or {})["http.response.status_code"] == 404
-    assert all("no-such-topic" not in str(v) for v in (tree.root.attributes or {}).values())
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"  # a caller's trace, continued
+    headers = {**auth, "traceparent": f"00-{trace_id}-00f067aa0ba902b7-01"}
+    assert client.get("/v1/topics/no-such-topic", headers=headers).status_code == 404
+    [root] = [s for s in spans.get_finished_spans() if s.name == "GET /v1/topics/{topic_id}"]
+    assert root.context is not None and f"{root.context.trace_id:032x}" == trace_id
+    assert root.parent is not None and root.parent.span_id == 0x00F067AA0BA902B7
+    assert (root.attributes or {})["http.response.status_code"] == 404
+    assert all("no-such-topic" not in str(v) for v in (root.attributes or {}).values())
 
 
 def test_the_namespace_can_be_left_out(
