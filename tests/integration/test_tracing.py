@@ -21,13 +21,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from fastapi.testclient import TestClient
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import SecretStr
 
 from api import telemetry
@@ -35,6 +36,8 @@ from api.settings import Settings
 from graph import tracing
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.live_server import bearer as live_bearer
+from tests.integration.live_server import live_server, mcp_session
 
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SLEPT = DAY1 + timedelta(hours=2)
@@ -276,6 +279,29 @@ def test_the_namespace_can_be_left_out(
     finished = exporter.get_finished_spans()
     assert {s.name for s in finished} >= {"POST /v1/context", "context", "context.plan"}
     assert all(tracing.NAMESPACE not in (s.attributes or {}) for s in finished)
+
+
+def test_an_mcp_tool_call_is_a_span_over_the_context_it_builds(
+    settings: Settings, embedder: MiniLMEmbedder, tmp_path: Path, namespace: str,
+    spans: InMemorySpanExporter,
+) -> None:  # fmt: skip
+    async def run(url: str, key: str) -> None:
+        async with mcp_session(url, live_bearer(key)) as session:
+            built = await session.call_tool("memory_context", {"message": QUESTION})
+            assert not built.is_error
+            assert (await session.call_tool("no such <tool>", {})).is_error
+
+    with live_server(settings, embedder, tmp_path) as server:
+        anyio.run(run, server.mcp_url, server.new_key(namespace))
+    finished = spans.get_finished_spans()
+    [tool] = [s for s in finished if s.name == "mcp.tool memory_context"]
+    assert (tool.attributes or {})[tracing.NAMESPACE] == _hashed(namespace)
+    tree = Tree(finished, tool)
+    context = tree.only(tool, "context")
+    assert [s.name for s in tree.children(context)] == CONTEXT_STEPS
+    [unknown] = [s for s in finished if s.name == "mcp.tool <unknown>"]
+    assert unknown.status.status_code is StatusCode.ERROR
+    assert all("such" not in s.name for s in finished)
 
 
 class _Collector(http.server.BaseHTTPRequestHandler):
