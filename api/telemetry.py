@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry import propagate, trace
+from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from api.limits import ASGIApp, Message, Receive, Scope, Send
@@ -196,7 +196,12 @@ class TracingMiddleware:
     and the body are never attributes."""
 
     def __init__(self, app: ASGIApp) -> None:
+        # imported here: the propagators are looked up (entry points) on import, a start-up
+        # cost a server without tracing need not pay
+        from opentelemetry import propagate
+
         self.app = app
+        self.extract = propagate.extract
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         tracer = tracing.tracer()
@@ -204,7 +209,7 @@ class TracingMiddleware:
             await self.app(scope, receive, send)
             return
         method = str(scope.get("method", ""))
-        parent = propagate.extract(_Headers(scope))
+        parent = self.extract(_Headers(scope))
         status = 500  # if the app dies before answering
 
         async def send_status(message: Message) -> None:
