@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/bench_api_concurrency.py --soak 10000     # RSS over 10k requests
     .venv/bin/python benchmarks/bench_api_concurrency.py --quick          # smoke run: 1k topics
     .venv/bin/python benchmarks/bench_api_concurrency.py --reseed         # rebuild the data first
+    .venv/bin/python benchmarks/bench_api_concurrency.py --otlp-sink      # tracing on (OTLP to a local sink)
 
 (run from the repository root with PYTHONPATH=.:benchmarks when the venv's install points
 elsewhere). One run prints, in order:
