@@ -42,6 +42,7 @@ from api.auth import AuthFailed
 from api.errors import error_body, status_of
 from api.memory_tools import TITLES, memory_registry
 from api.routers.topics import topic_detail
+from graph import tracing
 from graph.errors import SheriffError, ValidationFailed
 from graph.models import Topic
 from graph.tracing import span
@@ -181,8 +182,7 @@ class MemoryServer:
     ) -> types.CallToolResult:
         """Invoke a tool; every failure becomes a tool error carrying the REST error body."""
         started = time.perf_counter()
-        known = name if name in self.tools.tools else "<unknown>"  # a client's text: not a name
-        with span(f"mcp.tool {known}", ctx.namespace) as traced:
+        with span(self._span_name(name), ctx.namespace) as traced:
             try:
                 output = to_jsonable_python(self.tools.invoke(name, arguments, ctx))
                 result = _ok(output)
@@ -196,6 +196,13 @@ class MemoryServer:
             extra={"tool": name, "ok": not result.is_error, "surface": "mcp"},
         )  # fmt: skip
         return result
+
+    def _span_name(self, name: str) -> str:
+        """The tool call's span name (only looked up while tracing is on): a tool the registry
+        does not know is ``<unknown>``, never the client's text."""
+        if not tracing.active():
+            return "mcp.tool"
+        return f"mcp.tool {name if name in self.tools.tools else '<unknown>'}"
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
