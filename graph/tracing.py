@@ -11,12 +11,12 @@ While on:
   sleep's) for a step; an exception marks the span as failed with the exception's type only
   (its message may quote stored text).
 - every Neo4j query (``Session.run``, ``Transaction.run``: the stores' one-query helpers, the
-  managed transactions and ``execute_query`` all end there) is a span named by its ``.cypher``
-  file (``search_topics.cypher``; a query composed of files: theirs joined by ``+``), from the RUN until the driver received the query's summary
-  (its records all read), so a slow query shows as itself. Its parameters, its text and the
-  records are never attributes; a text that is no ``cypher/queries`` file (a migration, the
-  health probe) is a span named ``cypher``. A query run outside any recorded span (a sleep
-  worker's poll for due sleeps, the health probe) makes no span.
+  managed transactions and ``execute_query`` all end there) run inside a recorded span is a
+  span named by its ``.cypher`` file (``search_topics.cypher``; a query composed of files:
+  theirs joined by ``+``; any other text: ``cypher``), from the RUN until the driver received
+  the query's summary (its records all read), so a slow query shows as itself. Its
+  parameters, its text and the records are never attributes. A query outside any recorded
+  span (a sleep worker's poll for due sleeps, the health probe) makes no span.
 - a namespace becomes the attribute ``sheriff.namespace`` only as the installed
   ``namespace_attr`` renders it (hashed with the install's salt by default, or left out).
 """
