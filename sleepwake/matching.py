@@ -50,6 +50,7 @@ class MatchScore:
     time: float
     vetoed: bool
     shared_words: int = 0  # tie-break: the topic that shares more of the candidate's words
+    subject: bool = False  # called by the topic's name and alike: the same subject, any day
 
     @property
     def total(self) -> float:
@@ -141,6 +142,23 @@ def named_as(cand: Candidate, topic: PoolTopic) -> bool:
     return len(name) >= 2 and name <= stems(cand.key)
 
 
+_OWNER = re.compile(r"^[^\s']{1,40}'s\s+")
+
+
+def called_by_name(cand: Candidate, topic: PoolTopic) -> bool:
+    """Whether ``cand`` is called by the topic's name (its owner left aside): one name holds
+    the other's words ("painting" / "abstract painting" / "Melanie's horse painting"), or
+    they share half the shorter one's words ("pottery workshop" / "pottery project")."""
+    if not topic.names:
+        return False
+    name = stems(_OWNER.sub("", topic.names[0]))
+    mine = stems(_OWNER.sub("", cand.key))
+    if not name or not mine:
+        return False
+    shorter = min(len(name), len(mine))
+    return len(name & mine) >= max(1, math.ceil(shorter / 2))
+
+
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
     """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
     alias = candidate_alias_score(cand, topic.names, w)
@@ -157,7 +175,11 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     # subject: a merge needs the one-liners to agree, unless the talk was picked up the same day
     same_day = cand.hint_is_mention and time_part >= w.time
     same_day = same_day and topic.facts < w.same_day_max_facts
-    vetoed = vetoed or (cosine < required_cosine(topic.facts, w) and not same_day)
+    # the subject a person keeps coming back to, called by the topic's name months later
+    # ("painting" in May, "abstract painting" in September), is the same topic
+    alike = cosine >= max(w.subject_cosine, required_cosine(topic.facts, w))
+    subject = called_by_name(cand, topic) and alike and not vetoed
+    vetoed = vetoed or (cosine < required_cosine(topic.facts, w) and not same_day and not subject)
     # a topic past max_facts is found by every question near any of its facts and fills a
     # context with its own (``full``): what comes under another name goes to a topic of its
     # own; the subject itself, called by the topic's name, still comes back to it
@@ -170,13 +192,14 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
         time_part,
         vetoed,
         shared_words(cand.key, topic.names),
+        subject,
     )
 
 
 def best_match(scores: list[MatchScore], w: MergeConfig) -> MatchScore | None:
     """The highest-scoring topic at or over the threshold, if any. Ties go to the topic that
     shares more of the candidate's words, then to the lowest id (stable)."""
-    eligible = [s for s in scores if not s.vetoed and s.total >= w.threshold]
+    eligible = [s for s in scores if not s.vetoed and (s.total >= w.threshold or s.subject)]
     if not eligible:
         return None
     return min(eligible, key=lambda s: (-round(s.total, 9), -s.shared_words, s.topic_id))
