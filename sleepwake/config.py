@@ -138,6 +138,28 @@ class MergeConfig(BaseModel):
         "painting') merges across sessions at this cosine: the subject a person keeps coming "
         "back to is one topic, not one per session",
     )
+    entity_cosine: float = Field(
+        default=0.55,
+        ge=-1,
+        le=1,
+        description="a candidate naming at least half of its people and things in a topic "
+        "(Max, the dog, in May and in June) merges at this cosine, whatever its name: "
+        "'certificate' (Max graduated) joins 'labrador puppy' (adopted Max)",
+    )
+    entities_cosine: float = Field(
+        default=0.38,
+        ge=-1,
+        le=1,
+        description="a candidate naming two or more of a topic's people and things (Max and "
+        "Luna) merges at this cosine",
+    )
+    floor_cosine: float = Field(
+        default=0.3,
+        ge=-1,
+        le=1,
+        description="never merged below this cosine, not even the same day: a bank job "
+        "named in the puppy's episode (cosine 0.14) is not the puppy",
+    )
     alias_share: float = Field(
         default=0.8,
         ge=0,

@@ -83,11 +83,15 @@ def embedding_score(cosine: float, w: MergeConfig) -> float:
     return w.embedding * min(1.0, max(0.0, (cosine - w.cos_floor) / span))
 
 
+def shared_entities(cand: Candidate, topic: PoolTopic) -> int:
+    """How many of the candidate's people and things the topic's text names."""
+    return sum(1 for e in cand.co_entities if e and re.search(rf"\b{re.escape(e)}\b", topic.text))
+
+
 def entity_score(cand: Candidate, topic: PoolTopic, w: MergeConfig) -> float:
     if not cand.co_entities:
         return 0.0
-    shared = sum(1 for e in cand.co_entities if e and re.search(rf"\b{re.escape(e)}\b", topic.text))
-    return w.entity * shared / len(cand.co_entities)
+    return w.entity * shared_entities(cand, topic) / len(cand.co_entities)
 
 
 def days_outside(when: datetime, start: datetime, end: datetime) -> float:
@@ -177,9 +181,16 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     same_day = same_day and topic.facts < w.same_day_max_facts
     # the subject a person keeps coming back to, called by the topic's name months later
     # ("painting" in May, "abstract painting" in September), is the same topic
-    alike = cosine >= max(w.subject_cosine, required_cosine(topic.facts, w))
-    subject = called_by_name(cand, topic) and alike and not vetoed
-    vetoed = vetoed or (cosine < required_cosine(topic.facts, w) and not same_day and not subject)
+    bar = required_cosine(topic.facts, w)
+    named = called_by_name(cand, topic) and cosine >= max(w.subject_cosine, bar)
+    # ... or by the people and things it names: Max the dog, adopted in May, graduated in June
+    same_things = entity >= w.entity / 2 and cosine >= max(w.entity_cosine, bar)
+    # two of them at once (Max and Luna, the dogs) is the same subject at a lower cosine
+    both = shared_entities(cand, topic) >= 2 and cosine >= max(w.entities_cosine, bar - 0.1)
+    same_things = same_things or both
+    subject = (named or same_things) and not vetoed
+    vetoed = vetoed or (cosine < bar and not same_day and not subject)
+    vetoed = vetoed or cosine < w.floor_cosine  # the same day excuses a moderate cosine only
     # a topic past max_facts is found by every question near any of its facts and fills a
     # context with its own (``full``): what comes under another name goes to a topic of its
     # own; the subject itself, called by the topic's name, still comes back to it
