@@ -75,6 +75,8 @@ class Candidate:
     returns: int | None = None
     # the fact that best sums the topic up (episode topics: the one nearest its turns' centroid)
     summary: str | None = None
+    # a person of the conversation (sleepwake/people.py): merges only into their own topic
+    person: bool = False
     # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
     _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 

@@ -160,6 +160,12 @@ class MergeConfig(BaseModel):
         description="never merged below this cosine, not even the same day: a bank job "
         "named in the puppy's episode (cosine 0.14) is not the puppy",
     )
+    person_kept_facts: int = Field(
+        default=24,
+        ge=1,
+        description="current facts a person's topic keeps, by salience and recency (its facts "
+        "are copies: each stays in its subject's topic)",
+    )
     alias_share: float = Field(
         default=0.8,
         ge=0,
@@ -172,6 +178,13 @@ class FormationConfig(BaseModel):
     """Topic formation (``sleepwake.episodes`` and the modules it calls; docs/topics.md)."""
 
     model_config = _FROZEN
+
+    person_facts: int = Field(
+        default=3,
+        ge=0,
+        description="a named speaker's best first-person news of a slice filed under their "
+        "own topic (sleepwake/people.py); 0: no topics of people",
+    )
 
     # -- segmentation (sleepwake/segments.py) --
     # between people a long turn often says what it is about after 200 characters (LoCoMo

@@ -164,7 +164,13 @@ def called_by_name(cand: Candidate, topic: PoolTopic) -> bool:
 
 
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
-    """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
+    """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto. A person's
+    candidate (``sleepwake.people``) goes to the topic of their name and nowhere else."""
+    if cand.person:
+        own = bool(topic.names) and topic.names[0] == cand.key
+        alias = w.alias if own else 0.0
+        emb = embedding_score(cosine, w)
+        return MatchScore(topic.topic_id, alias, emb, 0.0, 0.0, not own, 0, own)
     alias = candidate_alias_score(cand, topic.names, w)
     entity = entity_score(cand, topic, w)
     time_part, vetoed = 0.0, False

@@ -29,6 +29,7 @@ from retrieval.embedding import text_hash
 from sleepwake.candidates import MAX_ONE_LINER, Candidate
 from sleepwake.config import DEFAULT, SleepConfig, UtilityConfig
 from sleepwake.one_liners import compose_one_liner
+from sleepwake.retention import kept_facts
 from sleepwake.supersede import supersede, supersede_numbers
 from text.gist import lead_fact, one_liner_part
 
@@ -85,6 +86,8 @@ def merge_candidate(topic: Topic, cand: Candidate, cfg: SleepConfig = DEFAULT) -
     facts = _merge_items(topic.facts, cand.facts)
     facts = supersede(facts, fresh=facts[len(topic.facts) :])
     fresh = facts[len(topic.facts) :]
+    if cand.person:  # copies of the subjects' facts: a bounded digest (sleepwake/retention)
+        facts = kept_facts(facts, cfg.merge.person_kept_facts, cfg.formation)
     loops = _merge_items(topic.open_loops, cand.open_loops)
     numbers = _merge_numbers(topic.numbers, cand.numbers)
     numbers = supersede_numbers(numbers, fresh=numbers[len(topic.numbers) :])

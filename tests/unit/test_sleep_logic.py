@@ -984,3 +984,39 @@ def test_the_subject_called_by_its_name_months_later_joins_its_topic() -> None:
     # a big topic still takes only what is like it (the size-raised bar)
     big = PoolTopic("t2", ("painting",), painting.text, T0, T0, facts=4 * W.size_free_facts)
     assert not score(later, big, W.subject_cosine + 0.02, W).subject
+
+
+def test_a_person_of_the_conversation_has_a_topic_of_their_own() -> None:
+    """Issue #32: a question about a person ("What activities does Melanie partake in?") has
+    its answer spread over many subject topics; each sleep files every named speaker's best
+    first-person news under a topic of their name, which takes nothing else."""
+    from sleepwake.candidates import SliceCandidates
+    from sleepwake.people import speakers_of, with_people
+    from sleepwake.retention import kept_facts
+
+    said = [
+        Message(namespace="ns", role="user", speaker="Melanie", content=text, at=T0)
+        for text in ("I signed up for a pottery class at the studio.", "Nice!")
+    ]
+    pottery = cand("pottery class", facts=[])
+    pottery.add_fact(
+        Fact(text=f"Melanie: {said[0].content}", source_message_ids=[said[0].message_id], at=T0)
+    )
+    pottery.add_fact(Fact(text="Caroline: Nice!", source_message_ids=[said[1].message_id], at=T0))
+    both = with_people(said, SliceCandidates([pottery], [], None, {}))
+    person = both.candidates[-1]
+    assert person.person and person.key == "melanie" and person.name == "Melanie"
+    assert [f.text for f in person.facts] == [f"Melanie: {said[0].content}"]  # not "Nice!"
+    assert speakers_of(said) == {"melanie"}
+    own, other = pool_topic(("melanie",)), pool_topic(("caroline",), topic_id="t2")
+    assert best_match([score(person, own, 0.1, W)], W) is not None
+    assert best_match([score(person, other, 0.99, W)], W) is None
+    # a person's topic keeps a bounded digest: the most telling fact of each day first
+    facts = [
+        Fact(text=f"Melanie: I painted picture number {i} today.", source_message_ids=["m"],
+             at=T0 + timedelta(days=i))
+        for i in range(40)
+    ]  # fmt: skip
+    past = facts[0].model_copy(update={"invalid_at": T0 + timedelta(days=1)})
+    kept = kept_facts([past, *facts], 24)
+    assert past in kept and len(kept) == 25 and facts[-1] in kept
