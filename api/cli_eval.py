@@ -150,7 +150,8 @@ def _print_topic_report(report: dict[str, Any]) -> None:
     for row in report.get("topic_list", []):
         typer.echo(
             f"  {row['name'][:40]:40} {row['first_seen']} {row['last_seen']} "
-            f"msgs={row['messages']:3} facts={row['facts']:3}  {', '.join(row['aliases'][:4])}"
+            f"msgs={row['messages']:3} facts={row['facts']:3} sleeps={row['sleeps']:2} "
+            f"sessions={row['sessions']:2}  {', '.join(row['aliases'][:4])}"
         )
     figures = {k: v for k, v in report.items() if k != "topic_list"}
     typer.echo(json.dumps(figures))

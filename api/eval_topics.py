@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from api.container import Container
+from api.eval_durability import durability_figures
 from api.eval_locomo import normalise_evidence, replay_end, require_kept
-from graph.models import Fact, Topic
+from graph.models import Fact, Topic, TopicEvent
 from sleepwake.replay import locomo_sessions
 
 NEAR_DUPLICATE = 0.9
@@ -60,6 +61,8 @@ def evaluate_topics(
         external = {m.message_id: m.external_id or m.message_id for m in messages}
         report = {"sample_id": sample["sample_id"], "namespace": ns, "messages": len(messages)}
         report.update(shape_figures(topics, len(messages), external))
+        events = _events_by_topic(container, ns, topics)
+        report.update(durability_figures(topics, events, external, sample["qa"]))
         report["near_duplicate_pairs"] = near_duplicates(container, topics)
         report["observation_coverage"] = observation_coverage(container, sample, topics, external)
         by_id = {t.topic_id: t for t in topics}
@@ -69,7 +72,7 @@ def evaluate_topics(
         if not reuse:
             report["ingest_and_sleep_s"] = round(wall, 1)
         if rows:
-            report["topic_list"] = topic_rows(topics, external)  # "topics" stays the count
+            report["topic_list"] = topic_rows(topics, external, events)  # "topics" stays the count
         return report
     finally:
         if not keep:
@@ -85,6 +88,17 @@ def _replay(container: Container, sample: dict[str, Any], ns: str) -> datetime:
     container.conversation.maintain(ns, now)
     container.sleeper.sleep(ns, now)  # the one explicit sleep of §4
     return now
+
+
+def _events_by_topic(
+    container: Container, ns: str, topics: list[Topic]
+) -> dict[str, list[TopicEvent]]:
+    out: dict[str, list[TopicEvent]] = {t.topic_id: [] for t in topics}
+    ids = list(out)
+    for i in range(0, len(ids), 500):
+        for event in container.services.topics.events_of(ns, ids[i : i + 500]):
+            out.setdefault(event.topic_id, []).append(event)
+    return out
 
 
 def _cited(topic: Topic) -> set[str]:
@@ -216,8 +230,11 @@ def _best_first(container: Container, query: np.ndarray, facts: list[Fact]) -> l
     )
 
 
-def topic_rows(topics: list[Topic], external: dict[str, str]) -> list[dict[str, Any]]:
-    """One row per topic, oldest first: name, first/last seen, messages cited, facts."""
+def topic_rows(
+    topics: list[Topic], external: dict[str, str], events: dict[str, list[TopicEvent]]
+) -> list[dict[str, Any]]:
+    """One row per topic, oldest first: name, first/last seen, messages cited, sleeps that
+    touched it (events at distinct times), the sessions its facts cite, facts."""
     rows = [
         {
             "name": t.name,
@@ -225,6 +242,8 @@ def topic_rows(topics: list[Topic], external: dict[str, str]) -> list[dict[str, 
             "last_seen": t.time.last_seen_at.date().isoformat(),
             "messages": len(_cited(t)),
             "facts": len(t.facts),
+            "sleeps": len({e.at for e in events.get(t.topic_id, [])}),
+            "sessions": len({external.get(m, m).split(":")[0] for m in _cited(t)}),
             "aliases": t.aliases[:6],
             "one_liner": t.one_liner[:120],
         }

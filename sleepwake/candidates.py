@@ -75,6 +75,8 @@ class Candidate:
     returns: int | None = None
     # the fact that best sums the topic up (episode topics: the one nearest its turns' centroid)
     summary: str | None = None
+    # a person of the conversation (sleepwake/people.py): merges only into their own topic
+    person: bool = False
     # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
     _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 
@@ -461,18 +463,53 @@ def number_variants(key: str) -> set[str]:
 
 def distinct_label(cand: Candidate, taken: set[str]) -> str | None:
     """A name for a new topic whose own name a live topic already has (``taken``: their
-    ``name_identity``): a free alias of the same kind ("birthday party" for a second "party"),
-    else the name after the month it was talked about ("Jun 2026 party"). None when the name
-    is free."""
+    ``name_identity``), as a person would tell the two apart: a free alias of the same kind
+    ("birthday party" for a second "party"), else another phrase the topic goes by, else the
+    name with what sets it apart, the thing its facts name most ("painting (sunset)"). Never a
+    date or a running number: "Apr 2022 game", "Apr 2022 game 2" told a reader nothing and
+    hid one subject under eight names. None when the name is free."""
     if name_identity(cand.name) not in taken:
         return None
     head = cand.key.split()[-1] if cand.key else ""
-    for alias in cand.alias_keys:
-        surface = next((s for s in cand.user_surfaces if normalise_key(s) == alias), alias)
-        if alias.split()[-1:] == [head] and name_identity(surface) not in taken:
-            return surface
-    when = f"{cand.first_at:%b %Y} " if cand.first_at else ""
-    label, n = f"{when}{cand.name}", 2
-    while name_identity(label) in taken:
-        label, n = f"{when}{cand.name} {n}", n + 1
-    return label
+    aliases = [
+        next((s for s in cand.user_surfaces if normalise_key(s) == alias), alias)
+        for alias in cand.alias_keys
+    ]
+    same_kind = [a for a in aliases if normalise_key(a).split()[-1:] == [head]]
+    for label in [*same_kind, *(a for a in aliases if len(a.split()) >= 2)]:
+        if name_identity(label) not in taken:
+            return label
+    for word in _setting_apart(cand):
+        label = f"{cand.name} ({word})"
+        if name_identity(label) not in taken:
+            return label
+    return None
+
+
+def _setting_apart(cand: Candidate) -> list[str]:
+    """The words a candidate's facts and entities say most, beyond its own name: what tells it
+    from another topic of that name. Longer, rarer-looking words first on ties."""
+    own = set(cand.key.split()) | {w.rstrip("s") for w in cand.key.split()}
+    counts: Counter[str] = Counter()
+    for entity in sorted(cand.co_entities):
+        if entity and entity not in own and len(entity) >= 3:
+            counts[entity] += 2
+    for fact in cand.facts:
+        body = re.sub(r"^[^:\n]{1,60}:\s+", "", fact.text.lower())
+        for word in set(re.findall(r"[a-z][a-z-]{3,}", body)):
+            if word not in own and word.rstrip("s") not in own and word not in _PLAIN:
+                counts[word] += 1
+    return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))][:5]
+
+
+# everyday words that never tell two topics apart
+_PLAIN = frozenset(
+    """that this with have been were they them their there what when where which while about
+    just really like love great good nice thanks thank also much very some more most well
+    would could should will your yours mine ours from into over then than know think feel
+    felt make made going want wanted time times yeah sure glad happy awesome amazing cool
+    always never still even keep kept take took lots pretty look looks looking sounds sound
+    things thing something anything everything being doing done didn does said says tell told
+    wow totally definitely absolutely hope hoping other others people today yesterday week
+    weeks last next first year years month months""".split()
+)

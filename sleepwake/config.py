@@ -120,13 +120,51 @@ class MergeConfig(BaseModel):
         "facts on one LoCoMo conversation took whatever shared a word)",
     )
     same_day_max_facts: int = Field(
-        default=12, ge=0, description="a topic this big merges the same day only if alike"
+        default=20, ge=0, description="a topic this big merges the same day only if alike"
     )
     max_facts: int = Field(
-        default=12,
+        default=20,
         ge=1,
         description="a merge never leaves a topic with more facts: the subject goes on in a new "
-        "one (a topic of 30-40 facts is found by every question and fills a context alone)",
+        "one (a topic of 30-40 facts is found by every question and fills a context alone; "
+        "12 kept a subject from lasting past two sessions: LoCoMo dev multi-sleep share 0.12 "
+        "at 12, 0.34 at 20, topic-only recall 0.654 -> 0.629)",
+    )
+    subject_cosine: float = Field(
+        default=0.5,
+        ge=-1,
+        le=1,
+        description="a candidate called by a topic's name (its words, 'painting' / 'abstract "
+        "painting') merges across sessions at this cosine: the subject a person keeps coming "
+        "back to is one topic, not one per session",
+    )
+    entity_cosine: float = Field(
+        default=0.55,
+        ge=-1,
+        le=1,
+        description="a candidate naming at least half of its people and things in a topic "
+        "(Max, the dog, in May and in June) merges at this cosine, whatever its name: "
+        "'certificate' (Max graduated) joins 'labrador puppy' (adopted Max)",
+    )
+    entities_cosine: float = Field(
+        default=0.38,
+        ge=-1,
+        le=1,
+        description="a candidate naming two or more of a topic's people and things (Max and "
+        "Luna) merges at this cosine",
+    )
+    floor_cosine: float = Field(
+        default=0.3,
+        ge=-1,
+        le=1,
+        description="never merged below this cosine, not even the same day: a bank job "
+        "named in the puppy's episode (cosine 0.14) is not the puppy",
+    )
+    person_kept_facts: int = Field(
+        default=24,
+        ge=1,
+        description="current facts a person's topic keeps, by salience and recency (its facts "
+        "are copies: each stays in its subject's topic)",
     )
     alias_share: float = Field(
         default=0.8,
@@ -140,6 +178,13 @@ class FormationConfig(BaseModel):
     """Topic formation (``sleepwake.episodes`` and the modules it calls; docs/topics.md)."""
 
     model_config = _FROZEN
+
+    person_facts: int = Field(
+        default=3,
+        ge=0,
+        description="a named speaker's best first-person news of a slice filed under their "
+        "own topic (sleepwake/people.py); 0: no topics of people",
+    )
 
     # -- segmentation (sleepwake/segments.py) --
     # between people a long turn often says what it is about after 200 characters (LoCoMo

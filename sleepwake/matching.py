@@ -50,6 +50,7 @@ class MatchScore:
     time: float
     vetoed: bool
     shared_words: int = 0  # tie-break: the topic that shares more of the candidate's words
+    subject: bool = False  # called by the topic's name and alike: the same subject, any day
 
     @property
     def total(self) -> float:
@@ -82,11 +83,15 @@ def embedding_score(cosine: float, w: MergeConfig) -> float:
     return w.embedding * min(1.0, max(0.0, (cosine - w.cos_floor) / span))
 
 
+def shared_entities(cand: Candidate, topic: PoolTopic) -> int:
+    """How many of the candidate's people and things the topic's text names."""
+    return sum(1 for e in cand.co_entities if e and re.search(rf"\b{re.escape(e)}\b", topic.text))
+
+
 def entity_score(cand: Candidate, topic: PoolTopic, w: MergeConfig) -> float:
     if not cand.co_entities:
         return 0.0
-    shared = sum(1 for e in cand.co_entities if e and re.search(rf"\b{re.escape(e)}\b", topic.text))
-    return w.entity * shared / len(cand.co_entities)
+    return w.entity * shared_entities(cand, topic) / len(cand.co_entities)
 
 
 def days_outside(when: datetime, start: datetime, end: datetime) -> float:
@@ -141,8 +146,31 @@ def named_as(cand: Candidate, topic: PoolTopic) -> bool:
     return len(name) >= 2 and name <= stems(cand.key)
 
 
+_OWNER = re.compile(r"^[^\s']{1,40}'s\s+")
+
+
+def called_by_name(cand: Candidate, topic: PoolTopic) -> bool:
+    """Whether ``cand`` is called by the topic's name (its owner left aside): one name holds
+    the other's words ("painting" / "abstract painting" / "Melanie's horse painting"), or
+    they share half the shorter one's words ("pottery workshop" / "pottery project")."""
+    if not topic.names:
+        return False
+    name = stems(_OWNER.sub("", topic.names[0]))
+    mine = stems(_OWNER.sub("", cand.key))
+    if not name or not mine:
+        return False
+    shorter = min(len(name), len(mine))
+    return len(name & mine) >= max(1, math.ceil(shorter / 2))
+
+
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
-    """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto."""
+    """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto. A person's
+    candidate (``sleepwake.people``) goes to the topic of their name and nowhere else."""
+    if cand.person:
+        own = bool(topic.names) and topic.names[0] == cand.key
+        alias = w.alias if own else 0.0
+        emb = embedding_score(cosine, w)
+        return MatchScore(topic.topic_id, alias, emb, 0.0, 0.0, not own, 0, own)
     alias = candidate_alias_score(cand, topic.names, w)
     entity = entity_score(cand, topic, w)
     time_part, vetoed = 0.0, False
@@ -157,7 +185,18 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     # subject: a merge needs the one-liners to agree, unless the talk was picked up the same day
     same_day = cand.hint_is_mention and time_part >= w.time
     same_day = same_day and topic.facts < w.same_day_max_facts
-    vetoed = vetoed or (cosine < required_cosine(topic.facts, w) and not same_day)
+    # the subject a person keeps coming back to, called by the topic's name months later
+    # ("painting" in May, "abstract painting" in September), is the same topic
+    bar = required_cosine(topic.facts, w)
+    named = called_by_name(cand, topic) and cosine >= max(w.subject_cosine, bar)
+    # ... or by the people and things it names: Max the dog, adopted in May, graduated in June
+    same_things = entity >= w.entity / 2 and cosine >= max(w.entity_cosine, bar)
+    # two of them at once (Max and Luna, the dogs) is the same subject at a lower cosine
+    both = shared_entities(cand, topic) >= 2 and cosine >= max(w.entities_cosine, bar - 0.1)
+    same_things = same_things or both
+    subject = (named or same_things) and not vetoed
+    vetoed = vetoed or (cosine < bar and not same_day and not subject)
+    vetoed = vetoed or cosine < w.floor_cosine  # the same day excuses a moderate cosine only
     # a topic past max_facts is found by every question near any of its facts and fills a
     # context with its own (``full``): what comes under another name goes to a topic of its
     # own; the subject itself, called by the topic's name, still comes back to it
@@ -170,13 +209,14 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
         time_part,
         vetoed,
         shared_words(cand.key, topic.names),
+        subject,
     )
 
 
 def best_match(scores: list[MatchScore], w: MergeConfig) -> MatchScore | None:
     """The highest-scoring topic at or over the threshold, if any. Ties go to the topic that
     shares more of the candidate's words, then to the lowest id (stable)."""
-    eligible = [s for s in scores if not s.vetoed and s.total >= w.threshold]
+    eligible = [s for s in scores if not s.vetoed and (s.total >= w.threshold or s.subject)]
     if not eligible:
         return None
     return min(eligible, key=lambda s: (-round(s.total, 9), -s.shared_words, s.topic_id))

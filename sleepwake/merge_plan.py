@@ -61,10 +61,12 @@ def choose_targets(
     sims: np.ndarray,
     hits: list[PoolHit],
     weights: MergeConfig,
+    people: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[list[Target], dict[str, PoolTopic]]:
     """Per candidate, in order: the topic it joins (an existing one, or one this sleep
     creates), and the pool as matching sees it after. A new topic never takes a live topic's
-    name (two "photo" topics read as one)."""
+    name (two "photo" topics read as one). A topic named by one of ``people`` (the slice's
+    speakers) takes only that person's candidate (``sleepwake.people``)."""
     by_idx: dict[int, list[PoolHit]] = {}
     for hit in hits:
         by_idx.setdefault(hit.idx, []).append(hit)
@@ -81,8 +83,11 @@ def choose_targets(
             [
                 score(cand, pool[tid], cos, weights)
                 for tid, cos in options.items()
-                if not (cand.co_entities & keys_of.get(tid, set()))  # named together
-                or alias_score(cand.key, pool[tid].names, weights) > 0
+                if (cand.person or not set(pool[tid].names[:1]) & people)
+                and (
+                    not (cand.co_entities & keys_of.get(tid, set()))  # named together
+                    or alias_score(cand.key, pool[tid].names, weights) > 0
+                )
             ],
             weights,
         )

@@ -29,6 +29,7 @@ from retrieval.embedding import text_hash
 from sleepwake.candidates import MAX_ONE_LINER, Candidate
 from sleepwake.config import DEFAULT, SleepConfig, UtilityConfig
 from sleepwake.one_liners import compose_one_liner
+from sleepwake.retention import kept_facts
 from sleepwake.supersede import supersede, supersede_numbers
 from text.gist import lead_fact, one_liner_part
 
@@ -84,13 +85,16 @@ def merge_candidate(topic: Topic, cand: Candidate, cfg: SleepConfig = DEFAULT) -
     """Fold ``cand`` into ``topic``; return the new topic and a one-line summary of the change."""
     facts = _merge_items(topic.facts, cand.facts)
     facts = supersede(facts, fresh=facts[len(topic.facts) :])
+    fresh = facts[len(topic.facts) :]
+    if cand.person:  # copies of the subjects' facts: a bounded digest (sleepwake/retention)
+        facts = kept_facts(facts, cfg.merge.person_kept_facts, cfg.formation)
     loops = _merge_items(topic.open_loops, cand.open_loops)
     numbers = _merge_numbers(topic.numbers, cand.numbers)
     numbers = supersede_numbers(numbers, fresh=numbers[len(topic.numbers) :])
     events = _merge_events(topic.time.notable_events, cand.events)
     aliases = _merge_aliases(topic, cand)
     added = {
-        "facts": len(facts) - len(topic.facts),
+        "facts": len(fresh),
         "open loops": len(loops) - len(topic.open_loops),
         "numbers": len(numbers) - len(topic.numbers),
         "decisions": len(events) - len(topic.time.notable_events),
@@ -117,19 +121,21 @@ def merge_candidate(topic: Topic, cand: Candidate, cfg: SleepConfig = DEFAULT) -
             "aliases": aliases,
             "time": time,
             "stats": stats,
-            "one_liner": _next_one_liner(topic, facts, cand, cfg),
+            "one_liner": _next_one_liner(topic, facts, cand, cfg, grown=bool(fresh)),
         }
     )
-    return merged, _summary(cand, added, facts[len(topic.facts) :])
+    return merged, _summary(cand, added, fresh)
 
 
-def _next_one_liner(topic: Topic, facts: list[Fact], cand: Candidate, cfg: SleepConfig) -> str:
+def _next_one_liner(
+    topic: Topic, facts: list[Fact], cand: Candidate, cfg: SleepConfig, grown: bool
+) -> str:
     """The one-liner after a merge: a topic's first one is the candidate's; a composed one
     (its parts quote the topic's facts) is composed again when facts were added; one someone
     wrote is kept (following the fact it quotes when that was superseded)."""
     if not topic.one_liner:
         return cand.one_liner()
-    if len(facts) > len(topic.facts) and topic.facts and _composed(topic.one_liner, topic.facts):
+    if grown and topic.facts and _composed(topic.one_liner, topic.facts):
         current = [f.text for f in facts if f.invalid_at is None]
         # the fact that summed the topic up stays its first part while it holds
         lead = lead_fact(topic.one_liner, current)

@@ -41,6 +41,7 @@ from sleepwake.extract import Extraction
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.merge_plan import Work, choose_targets, fold, fold_remarks, match_rows, slice_id_of
 from sleepwake.packet import edges, subject_rows, wake_packet
+from sleepwake.people import speakers_of, with_people
 from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
@@ -234,6 +235,8 @@ class SleepRun:
         if self.report["mode"] != "llm":
             embed, formation = self.sleeper.embedder.embed, self.config.formation
             cands = form_topics(self.piece, cands, cands.extractions, embed, tz, formation)
+        if self.config.formation.person_facts:
+            cands = with_people(self.piece, cands, self.config.formation)
         self.cands = cands
         self._done("extract")
 
@@ -282,8 +285,9 @@ class SleepRun:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
         candidates, vectors, merge = self.cands.candidates, self.vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
+        people = speakers_of(self.piece)
         targets, pool = choose_targets(
-            self.namespace, self.slice_id, candidates, sims, self.reads.hits, merge
+            self.namespace, self.slice_id, candidates, sims, self.reads.hits, merge, people
         )
         chosen = (candidates, vectors, targets)
         if self.chat:

@@ -344,9 +344,17 @@ def test_a_second_topic_of_a_name_gets_a_name_of_its_own() -> None:
     assert number_variants("business plans") == {"business plan"}
     assert number_variants("business plan") == {"business plans"}
     assert number_variants("stained glass") == number_variants("art") == set()
+    # never a date stamp or a running number ("May 2023 photos 2"): what sets it apart
     plain = Candidate(key="photos", label="photos", first_at=T0)
-    assert distinct_label(plain, {"photo"}) == "May 2023 photos"
-    assert distinct_label(plain, {"photo", "may 2023 photo"}) == "May 2023 photos 2"
+    plain.add_fact(
+        Fact(text="Ann: Here are the photos from the beach at sunset.", source_message_ids=["a"])
+    )
+    plain.add_fact(
+        Fact(text="Ann: The beach was empty, just us and the gulls.", source_message_ids=["b"])
+    )
+    assert distinct_label(plain, {"photo"}) == "photos (beach)"
+    assert distinct_label(plain, {"photo", name_identity("photos (beach)")}) == "photos (sunset)"
+    assert distinct_label(Candidate(key="photos", label="photos"), {"photo"}) is None
 
 
 def test_the_one_liner_is_the_fact_nearest_the_topics_turns() -> None:

@@ -43,6 +43,7 @@ from sleepwake.matching import (
     PoolTopic,
     alias_score,
     best_match,
+    called_by_name,
     embedding_score,
     full,
     required_cosine,
@@ -955,3 +956,67 @@ def test_name_query_asks_the_namespace_for_whole_names_escaping_quotes_and_backs
 
 def test_name_query_of_nothing_matches_nothing() -> None:
     assert name_query("ns-a", []) == in_namespace("ns-a", 'name_lc:"__none__"')
+
+
+def test_the_subject_called_by_its_name_months_later_joins_its_topic() -> None:
+    """Issue #32: "painting" in May and "abstract painting" in September are one subject; the
+    score's threshold (alias + embedding + entity + time) alone kept them apart, because months
+    later the time part is 0 and two episodes' one-liners are only moderately alike."""
+    painting = pool_topic(("painting",), text="painting: I painted that lake sunrise")
+    later = cand("abstract painting", hint=T0 + timedelta(days=120))
+    later.hint_is_mention = True
+    alike = score(later, painting, W.subject_cosine + 0.02, W)
+    assert alike.subject and not alike.vetoed
+    # half the words in common: under the threshold, and still the same subject
+    workshop = pool_topic(("pottery workshop",), text="pottery workshop: I took the kids")
+    project = cand("pottery project", hint=T0 + timedelta(days=45))
+    project.hint_is_mention = True
+    same = score(project, workshop, W.subject_cosine + 0.02, W)
+    assert same.subject and same.total < W.threshold and best_match([same], W) == same
+    # owners are left aside: "Melanie's horse painting" is called by "painting"
+    assert called_by_name(cand("melanie's horse painting"), painting)
+    assert called_by_name(cand("pottery project"), pool_topic(("pottery workshop",)))
+    # not alike enough, or not called by its name: a topic of its own
+    assert not score(later, painting, W.subject_cosine - 0.02, W).subject
+    assert not called_by_name(cand("road trip"), pool_topic(("camping gear",)))
+    unrelated = score(cand("guitar", hint=T0 + timedelta(days=120)), painting, 0.6, W)
+    assert not unrelated.subject and best_match([unrelated], W) is None
+    # a big topic still takes only what is like it (the size-raised bar)
+    big = PoolTopic("t2", ("painting",), painting.text, T0, T0, facts=4 * W.size_free_facts)
+    assert not score(later, big, W.subject_cosine + 0.02, W).subject
+
+
+def test_a_person_of_the_conversation_has_a_topic_of_their_own() -> None:
+    """Issue #32: a question about a person ("What activities does Melanie partake in?") has
+    its answer spread over many subject topics; each sleep files every named speaker's best
+    first-person news under a topic of their name, which takes nothing else."""
+    from sleepwake.candidates import SliceCandidates
+    from sleepwake.people import speakers_of, with_people
+    from sleepwake.retention import kept_facts
+
+    said = [
+        Message(namespace="ns", role="user", speaker="Melanie", content=text, at=T0)
+        for text in ("I signed up for a pottery class at the studio.", "Nice!")
+    ]
+    pottery = cand("pottery class", facts=[])
+    pottery.add_fact(
+        Fact(text=f"Melanie: {said[0].content}", source_message_ids=[said[0].message_id], at=T0)
+    )
+    pottery.add_fact(Fact(text="Caroline: Nice!", source_message_ids=[said[1].message_id], at=T0))
+    both = with_people(said, SliceCandidates([pottery], [], None, {}))
+    person = both.candidates[-1]
+    assert person.person and person.key == "melanie" and person.name == "Melanie"
+    assert [f.text for f in person.facts] == [f"Melanie: {said[0].content}"]  # not "Nice!"
+    assert speakers_of(said) == {"melanie"}
+    own, other = pool_topic(("melanie",)), pool_topic(("caroline",), topic_id="t2")
+    assert best_match([score(person, own, 0.1, W)], W) is not None
+    assert best_match([score(person, other, 0.99, W)], W) is None
+    # a person's topic keeps a bounded digest: the most telling fact of each day first
+    facts = [
+        Fact(text=f"Melanie: I painted picture number {i} today.", source_message_ids=["m"],
+             at=T0 + timedelta(days=i))
+        for i in range(40)
+    ]  # fmt: skip
+    past = facts[0].model_copy(update={"invalid_at": T0 + timedelta(days=1)})
+    kept = kept_facts([past, *facts], 24)
+    assert past in kept and len(kept) == 25 and facts[-1] in kept

@@ -1,0 +1,168 @@
+"""Topics that last (issue #32): real Neo4j, real MiniLM, a controlled clock.
+
+A subject two friends keep coming back to over months (his dogs) is one topic that every sleep
+grows, with an event per session it came back in, whatever the words of the day ("my puppy",
+"the dogs", "Max and Luna"); no topic name carries a date stamp or a running number; and a
+wedding and a marathon said before sixteen turns of small talk stay topics of their own.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from neo4j import Driver
+
+from api.eval_durability import stamped
+from retrieval.embedding import MiniLMEmbedder
+from sleepwake.conversation import IncomingMessage
+from tests.integration.test_sleep_wake import DAY1, Memory, build
+
+# five sessions over five months; the dogs come back in four of them, between other subjects
+DOGS_1 = [
+    ("James", "Big news, John: I adopted a puppy from the shelter! His name is Max."),
+    ("John", "No way! What kind of dog is Max?"),
+    ("James", "Max is a labrador puppy, ten weeks old, and he already chews my shoes."),
+    ("John", "Ha, labrador puppies chew everything."),
+    ("James", "I take Max to puppy training classes on Saturdays at the shelter."),
+    ("John", "Training early is smart. I started a new job at the bank this week, by the way."),
+    ("James", "Congrats on the bank job! How is the new team treating you?"),
+    ("John", "My manager at the bank is great, and the team meets for lunch every Friday."),
+    ("James", "A team that eats together is a good sign."),
+    ("John", "I'm still learning the bank's loan software, it is a maze."),
+]
+DOGS_2 = [
+    ("James", "Max graduated from puppy training class today, he can sit and stay now!"),
+    ("John", "Way to go, Max! Did he get a certificate?"),
+    ("James", "He got a little certificate and a bag of dog treats from the trainer."),
+    ("John", "Haha, the dog treats are the real prize for him."),
+    ("James", "I'm thinking of getting a second dog so Max has company."),
+    ("John", "Two dogs is double the walks, but double the fun."),
+]
+TRIP = [
+    ("John", "I just got back from a week in Lisbon with my brother."),
+    ("James", "Lisbon! What did you two do there?"),
+    ("John", "We rode the old tram to the castle and ate custard tarts every single day."),
+    ("James", "The custard tarts in Lisbon are famous for a reason."),
+    ("John", "My brother wants to go back to Lisbon next spring to see Sintra too."),
+    ("James", "Sintra is beautiful, you should both go."),
+]
+DOGS_3 = [
+    ("James", "I did it: I adopted a second dog, a border collie named Luna."),
+    ("John", "Luna! How do Max and Luna get along?"),
+    ("James", "Max and Luna play all day; Luna herds him around the yard like a sheep."),
+    ("John", "A border collie herding a labrador, that must be a sight."),
+    ("James", "I take both dogs to the park by the lake every morning now."),
+    ("John", "Morning walks with two dogs will keep you fit."),
+]
+DOGS_4 = [
+    ("James", "Luna won second place at the dog agility contest in the park on Sunday!"),
+    ("John", "Second place! Did Max compete too?"),
+    ("James", "Max just watched and barked at the other dogs the whole time."),
+    ("John", "Classic labrador. Are you going to train Luna for the next agility contest?"),
+    ("James", "Yes, Luna and I train for agility three evenings a week now."),
+    ("John", "Good luck to Luna at the next agility contest."),
+]
+
+
+def _said(memory: Memory, day: int, turns: list[tuple[str, str]]) -> None:
+    at = DAY1 + timedelta(days=day)
+    items = [
+        IncomingMessage(role="user", speaker=who, content=text, at=at + timedelta(minutes=i))
+        for i, (who, text) in enumerate(turns)
+    ]
+    memory.conversation.append(memory.namespace, items, auto_sleep=False)
+    memory.sleeper.sleep(memory.namespace, at + timedelta(hours=3))
+
+
+def test_a_subject_over_months_is_one_topic_that_every_sleep_grows(
+    driver: Driver, embedder: MiniLMEmbedder, namespace: str
+) -> None:
+    memory = build(driver, embedder, namespace)
+    _said(memory, 0, DOGS_1)
+    _said(memory, 30, DOGS_2)
+    _said(memory, 55, TRIP)
+    _said(memory, 80, DOGS_3)
+    _said(memory, 140, DOGS_4 + [("John", "Talk soon!")] * 4)
+    topics = memory.topics.list_live(namespace)
+    names = [t.name for t in topics]
+    assert not [n for n in names if stamped(n)], names
+
+    def holds(topic_facts: list[str], *words: str) -> bool:
+        return any(all(w in f.lower() for w in words) for f in topic_facts)
+
+    texts = {t.topic_id: [f.text for f in t.facts] for t in topics}
+
+    def one(*words: str) -> str:
+        found = [t.topic_id for t in topics if holds(texts[t.topic_id], *words)]
+        assert len(found) == 1, (words, names)
+        return found[0]
+
+    # each dog is a topic that lasts: Max from his adoption to his graduation a month later,
+    # Luna from her adoption to the agility contest two months after
+    max_, luna = one("adopted", "max"), one("adopted", "luna")
+    assert one("graduated") == max_, names
+    assert one("agility contest", "second place") == luna, names
+    for tid, days in ((max_, 28), (luna, 55)):
+        topic = next(t for t in topics if t.topic_id == tid)
+        events = memory.events.for_topics(namespace, [tid])
+        assert len({e.at.date() for e in events}) >= 2, (topic.name, names)
+        assert topic.time.last_seen_at - topic.time.first_seen_at > timedelta(days=days)
+        # the other subjects are not in it: the bank job and Lisbon are topics of their own
+        # (the turn that moves from the puppy to the bank job, "Training early is smart. I
+        # started a new job at the bank", is filed with the puppy it answers)
+        assert not holds(texts[tid], "lisbon") and not holds(texts[tid], "manager"), texts[tid]
+    assert one("lisbon", "brother") not in (max_, luna)
+    assert one("bank", "manager") not in (max_, luna)
+
+
+SMALL_TALK = [
+    ("user", "It has been raining all week here, so grey."),
+    ("assistant", "Grey weeks are tough. Is it supposed to clear up?"),
+    ("user", "The forecast says more rain until Friday."),
+    ("assistant", "At least Friday is not far away."),
+    ("user", "I had to buy a new umbrella, the old one broke in the wind."),
+    ("assistant", "Windy rain is hard on umbrellas."),
+    ("user", "The wind was so strong yesterday that a tree fell on our street."),
+    ("assistant", "I hope nobody was hurt by the tree."),
+    ("user", "No, everyone was fine, the city cleared it in an hour."),
+    ("assistant", "That was quick of the city."),
+    ("user", "Now it is cold too, I turned the heating on today."),
+    ("assistant", "Heating season already, then."),
+    ("user", "My cat sleeps on the radiator all day now."),
+    ("assistant", "Cats know where the warm spots are."),
+    ("user", "Anyway, the weather should be better next week."),
+    ("assistant", "Fingers crossed for sunshine next week."),
+]
+
+
+def test_a_wedding_and_a_marathon_are_not_buried_by_small_talk(
+    driver: Driver, embedder: MiniLMEmbedder, namespace: str
+) -> None:
+    memory = build(driver, embedder, namespace)
+    at = DAY1 + timedelta(days=3)
+    memory.say(
+        at,
+        ("user", "My sister is getting married in Lisbon on the 14th of June."),
+        ("assistant", "Congratulations to your sister! A wedding in Lisbon sounds wonderful."),
+        ("user", "I'm giving a speech at her wedding and I'm nervous about it."),
+        ("assistant", "A heartfelt wedding speech doesn't need to be long."),
+        ("user", "I'm also training for the Berlin marathon in September."),
+        ("assistant", "The Berlin marathon is fast and flat, great for a first marathon."),
+        ("user", "My marathon plan has me running 50 kilometres a week now."),
+        ("assistant", "50 kilometres a week is a solid base for the marathon."),
+        *SMALL_TALK,
+    )
+    memory.sleeper.sleep(namespace, at + timedelta(hours=3))
+    topics = memory.topics.list_live(namespace)
+    names = [t.name for t in topics]
+    texts = {t.topic_id: " ".join(f.text.lower() for f in t.facts) for t in topics}
+    wedding = [
+        t for t in topics if "married" in texts[t.topic_id] or "wedding" in texts[t.topic_id]
+    ]
+    marathon = [t for t in topics if "marathon" in texts[t.topic_id]]
+    assert wedding and marathon, names
+    # each is filed under a name that says so, not under the small talk that followed
+    assert any("wedding" in t.name.lower() or "sister" in t.name.lower() for t in wedding), names
+    assert any("marathon" in t.name.lower() for t in marathon), names
+    for topic in wedding + marathon:
+        assert not any(w in topic.name.lower() for w in ("weather", "rain", "umbrella")), names
