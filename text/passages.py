@@ -17,7 +17,7 @@ from text.english import split_sentences
 MIN_WORDS = 6  # a shorter sentence joins the next one
 MAX_WORDS = 60  # a passage of joined sentences stops growing here
 USER_PASSAGES = 16  # passages kept of a user's turn
-OTHER_PASSAGES = 4  # of an assistant's (or a tool's) turn
+OTHER_PASSAGES = 2  # of an assistant's (or a tool's) turn
 
 
 def passages(text: str, max_passages: int) -> list[str]:

@@ -3,15 +3,15 @@ and the passage indexer over an in-memory store (retrieval/passage_index.py). No
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from graph.messages import MessageHit
 from graph.models import Message
-from graph.passages import MessagePassages, PendingMessage
+from graph.passages import PendingMessage
 from retrieval.evidence import fuse_evidence
 from retrieval.passage_index import PassageIndexer
 from tests.fakes.embedder import HashEmbedder
+from tests.fakes.passages import FakePassages
 from text.passages import MAX_WORDS, OTHER_PASSAGES, USER_PASSAGES, message_passages, passages
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -81,28 +81,6 @@ def test_the_dense_weight_decides_between_a_word_match_and_a_meaning_match() -> 
     words = [h.message.message_id for h in fuse_evidence(lexical, dense, 0.2)]
     meaning = [h.message.message_id for h in fuse_evidence(lexical, dense, 0.8)]
     assert words[0] == "a" and meaning[0] == "c"
-
-
-class FakePassages:
-    """The passage store's writes and pending list, in memory."""
-
-    def __init__(self, pending: list[PendingMessage]) -> None:
-        self.left = list(pending)
-        self.written: list[MessagePassages] = []
-
-    def pending(self, namespace: str | None, limit: int) -> list[PendingMessage]:
-        return [m for m in self.left if namespace in (None, m.namespace)][:limit]
-
-    def write(self, messages: Sequence[MessagePassages]) -> int:
-        done = {m.message_id for m in messages}
-        self.left = [m for m in self.left if m.message_id not in done]
-        self.written += messages
-        return len(messages)
-
-    def search(
-        self, namespace: str, vector: Sequence[float], k: int, until: datetime | None = None
-    ) -> list[MessageHit]:
-        return []
 
 
 def test_the_indexer_writes_every_pending_message_of_its_namespace_in_batches() -> None:
