@@ -32,7 +32,7 @@ from graph.topic_search import check_vector
 MIN_FETCH = 100  # rows asked of the index at least
 FETCH_FACTOR = 3  # rows asked per passage wanted
 FETCH_MORE = 10  # the second index call: this many times the first
-SCAN_MAX = 5000  # a namespace with at most this many passages is scanned exactly when short
+SCAN_MAX = 2000  # a namespace with at most this many passages is scanned exactly when short
 
 
 @dataclass(frozen=True)
