@@ -190,7 +190,9 @@ def up(
         container = Container(settings)  # the migrations run once, here: workers only check
         with err.status("applying schema..."):
             container.migrate()
-        if not no_worker and settings.sleep_mode == "background":
+        # the worker also writes new messages' passages, so it runs with inline sleeps too (it
+        # then finds no sleep queued: the appends sleep themselves)
+        if not no_worker:
             setup_tracing(settings)  # this process's sleep worker (the API workers: their own)
             sleeper = container.sleep_worker()
             threading.Thread(

@@ -86,10 +86,18 @@ def eval_longmemeval(
             "without ingesting (a retrieval change on the same memory)",
         ),
     ] = None,
+    baselines: Annotated[
+        bool,
+        typer.Option(
+            help="also rank the flat MiniLM baseline and its fusion with BM25 (embeds every "
+            "sentence of every haystack: ~5,000 per question); BM25 is always ranked",
+        ),
+    ] = True,
 ) -> None:
     """Evidence recall on LongMemEval through the public API (docs EVALUATION.md §5): per
     question a fresh namespace on a local server, the haystack appended with the production
-    sleep policy, contexts at each budget, beside the flat BM25 baseline."""
+    sleep policy, contexts at each budget, beside the flat baselines (BM25, MiniLM, their
+    reciprocal rank fusion, over sentences)."""
     from api.eval_longmemeval import evaluate, load_questions, load_reuse, render
 
     container = _container()
@@ -104,7 +112,9 @@ def eval_longmemeval(
                 bar.console.print(markup(line))
                 bar.advance(task)
 
-            summary = evaluate(container, questions, budget, keep, done, earlier).summary()
+            summary = evaluate(
+                container, questions, budget, keep, done, earlier, baselines
+            ).summary()
     except SheriffError as exc:
         _fail(exc)
     finally:

@@ -26,6 +26,7 @@ from graph.events import EventStore
 from graph.forget import ForgetStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
+from graph.passages import PassageStore
 from graph.redaction import Redactor, install_log_redaction
 from graph.skill_vectors import SkillStamp
 from graph.skills import SkillStore
@@ -36,6 +37,7 @@ from graph.topics import TopicStore
 from graph.transfer import TransferStore
 from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder, build_embedder
+from retrieval.passage_index import PassageIndexer
 from retrieval.search import TopicSearch
 from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
@@ -140,6 +142,15 @@ class Container:
         return self._store(MessageStore)
 
     @cached_property
+    def passages(self) -> PassageStore:
+        return self._store(PassageStore)
+
+    @cached_property
+    def passage_indexer(self) -> PassageIndexer:
+        """Writes new messages' passages with their vectors (the sleep workers run it)."""
+        return PassageIndexer(self.passages, self.embedder)
+
+    @cached_property
     def sleep_store(self) -> SleepStore:
         return self._store(SleepStore)
 
@@ -191,7 +202,7 @@ class Container:
         process of its own; leases and retries on the wall clock); ``namespace``: only its."""
         return SleepWorker(
             self.sleep_queue, self.sleeper, SystemClock(), self.settings.retry_policy(),
-            worker_id, namespace=namespace,
+            worker_id, namespace=namespace, passages=self.passage_indexer,
         )  # fmt: skip
 
     @cached_property
@@ -304,6 +315,7 @@ class Container:
             self.settings.timezone,
             config=self.settings.retrieval,
             skill_router=self.route_skills,
+            passages=self.passages,
         )
 
     @cached_property

@@ -169,6 +169,7 @@ def _one_conversation(
     now = last_at + timedelta(days=1)  # the user comes back the next day
     final = container.conversation.maintain(ns, now)
     sleeps += [final] if final else []
+    container.passage_indexer.run(ns)  # the passages' vectors, as the sleep worker writes them
     ingest_s = time.perf_counter() - started
     facts = {
         "sample_id": sample["sample_id"],

@@ -13,9 +13,17 @@ Ingest rate = messages / wall time of the appends, sleeps included: appends queu
 (background mode, the default) and :func:`settle` runs them, as a sleep worker that keeps up
 would, before the next session is appended.
 
-The flat BM25 baseline of §5 is computed in the same run from the data alone: every turn split
-into sentences, ranked by BM25 (``graph.lexical``, statistics of that haystack only) against the
-question, packed best-first to the budget (tokens = ceil(chars / 4)).
+Three flat baselines are computed in the same run from the data alone, with no memory system:
+every turn split into sentences, ranked against the question by BM25 (``graph.lexical``: the
+product's own analysis and BM25, statistics of that haystack only), by the cosine of the
+product's MiniLM vectors (the server's embedder), and by their reciprocal rank fusion
+(``retrieval.search.rrf``, k = 60), each packed best-first to the budget (tokens =
+ceil(chars / 4)). Pure Python over the product's own tokeniser and model (no rank_bm25): the
+baselines then differ from the product in what they rank, never in how words are counted or
+texts embedded.
+
+Ingest includes the sleeps and the passages' vectors (``retrieval.passage_index``): after
+every session the sleep worker's work is run to the end (:func:`settle`).
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ from api.container import Container
 from graph.db import drop_namespace
 from graph.errors import ValidationFailed
 from graph.lexical import rank, tokens
+from retrieval.embedding import Embedder
+from retrieval.search import rrf
 from text.english import split_sentences
 
 TURN_GAP = timedelta(seconds=30)
@@ -136,24 +146,84 @@ def to_question(raw: dict[str, Any]) -> Question:
     )
 
 
-# -- the flat BM25 baseline ---------------------------------------------------------------------
-def bm25_sources(question: Question, budget: int) -> set[str]:
-    """The turns cited by flat BM25 over sentences, packed best-first to ``budget`` tokens."""
-    sentences = [(t.external_id, s) for t in question.turns for s in split_sentences(t.content)]
+# -- the flat baselines -------------------------------------------------------------------------
+RRF_K = 60.0  # the usual constant of reciprocal rank fusion
+
+
+def flat_sentences(question: Question) -> list[tuple[str, str]]:
+    """(turn id, sentence) of every sentence of the haystack, in conversation order."""
+    return [(t.external_id, s) for t in question.turns for s in split_sentences(t.content)]
+
+
+def bm25_order(question: Question, sentences: list[tuple[str, str]]) -> list[int]:
+    """Indexes of the sentences sharing a word with the question, best BM25 first."""
     words = list(dict.fromkeys(tokens(question.question)))
     scores = rank(words, [{"text": s} for _, s in sentences], ["text"])
     order = sorted(range(len(sentences)), key=lambda i: -scores[i])
+    return [i for i in order if scores[i] > 0]
+
+
+def minilm_order(
+    question: Question, sentences: list[tuple[str, str]], embedder: Embedder
+) -> list[int]:
+    """Indexes of every sentence, nearest the question's vector first (cosine)."""
+    if not sentences:
+        return []
+    vectors = embedder.embed([question.question, *(s for _, s in sentences)])
+    q, rows = _unit(vectors[0]), vectors[1:]
+    cosine = [sum(a * b for a, b in zip(q, _unit(v), strict=True)) for v in rows]
+    return sorted(range(len(sentences)), key=lambda i: -cosine[i])
+
+
+def _unit(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
+def fused_order(*orders: list[int]) -> list[int]:
+    """Reciprocal rank fusion of rankings of the same sentences (k = ``RRF_K``)."""
+    fused = rrf([[str(i) for i in order] for order in orders], RRF_K)
+    return [int(i) for i in sorted(fused, key=lambda i: -fused[i])]
+
+
+def packed_sources(order: list[int], sentences: list[tuple[str, str]], budget: int) -> set[str]:
+    """The turns cited by the sentences of ``order`` packed best-first into ``budget`` tokens."""
     cited: set[str] = set()
     used = 0
     for i in order:
-        if scores[i] <= 0:
-            break
         cost = math.ceil(len(sentences[i][1]) / 4)
         if used + cost > budget:
             continue  # a shorter sentence further down may still fit
         used += cost
         cited.add(sentences[i][0])
     return cited
+
+
+def bm25_sources(question: Question, budget: int) -> set[str]:
+    """The turns cited by flat BM25 over sentences, packed best-first to ``budget`` tokens."""
+    sentences = flat_sentences(question)
+    return packed_sources(bm25_order(question, sentences), sentences, budget)
+
+
+@dataclass
+class Baselines:
+    """The flat baselines' rankings of one question's sentences (computed once, packed at
+    every budget)."""
+
+    sentences: list[tuple[str, str]]
+    orders: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, question: Question, embedder: Embedder | None) -> Baselines:
+        sentences = flat_sentences(question)
+        orders = {"bm25": bm25_order(question, sentences)}
+        if embedder is not None:
+            orders["minilm"] = minilm_order(question, sentences, embedder)
+            orders["fusion"] = fused_order(orders["bm25"], orders["minilm"])
+        return cls(sentences, orders)
+
+    def sources(self, method: str, budget: int) -> set[str]:
+        return packed_sources(self.orders[method], self.sentences, budget)
 
 
 # -- scores -------------------------------------------------------------------------------------
@@ -183,17 +253,25 @@ class Scores:
         }
 
 
+BASELINES = ("bm25", "minilm", "fusion")
+
+
 @dataclass
 class Report:
     budgets: list[int]
     memory: dict[int, Scores] = field(default_factory=dict)
-    bm25: dict[int, Scores] = field(default_factory=dict)
+    # baseline -> budget -> scores (the MiniLM and fusion baselines only with an embedder)
+    flat: dict[str, dict[int, Scores]] = field(default_factory=dict)
     latency_ms: list[float] = field(default_factory=list)
     questions: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.memory = {b: Scores() for b in self.budgets}
-        self.bm25 = {b: Scores() for b in self.budgets}
+        self.flat = {m: {b: Scores() for b in self.budgets} for m in BASELINES}
+
+    @property
+    def bm25(self) -> dict[int, Scores]:
+        return self.flat["bm25"]
 
     def summary(self) -> dict[str, Any]:
         """Every figure of §5, memory beside the BM25 baseline, plus per-question rows."""
@@ -210,7 +288,10 @@ class Report:
                 "p95": _percentile(self.latency_ms, 0.95),
             },
             "budgets": {
-                str(b): {"memory": self.memory[b].summary(), "bm25": self.bm25[b].summary()}
+                str(b): {
+                    "memory": self.memory[b].summary(),
+                    **{m: self.flat[m][b].summary() for m in BASELINES if self.flat[m][b].recall},
+                }
                 for b in self.budgets
             },
             "per_question": self.questions,
@@ -252,15 +333,17 @@ def serve(container: Container) -> Iterator[tuple[str, Callable[[str], str]]]:
 
 
 def settle(container: Container, namespace: str) -> int:
-    """Run the namespace's queued sleeps to the end, as a sleep worker keeping up would (the
-    ingest clock includes them); the number of sleep runs. With inline sleeps (the append ran
-    them already) there is nothing queued and this returns 0 at once."""
+    """Run the namespace's queued sleeps to the end and write its new messages' passages, as a
+    sleep worker keeping up would (the ingest clock includes both); the number of sleep runs.
+    With inline sleeps (the append ran them already) no sleep is queued."""
     worker = container.sleep_worker(namespace=namespace)
     runs = 0
     while (run := worker.run_once()) is not None:
         runs += 1
         if run.outcome not in {"done", "abandoned"}:
             raise RuntimeError(f"sleep run {run.run_id} of {namespace}: {run.outcome}: {run.error}")
+    while worker.index_passages():
+        pass
     return runs
 
 
@@ -271,6 +354,7 @@ def evaluate(
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
     reuse: dict[str, dict[str, Any]] | None = None,
+    baselines: bool = True,
 ) -> Report:
     """Run §5 for ``questions`` through a local server; namespaces dropped unless ``keep``.
     ``reuse`` (question id -> that question's ``per_question`` row of an earlier ``--keep``
@@ -278,6 +362,7 @@ def evaluate(
     the earlier run's), so a retrieval change can be measured on the same memory."""
     report = Report(sorted(set(budgets)))
     reuse = reuse or {}
+    embedder = container.embedder if baselines else None
     with serve(container) as (base_url, new_key):
         for question in questions:
             earlier = reuse.get(question.question_id)
@@ -295,6 +380,7 @@ def evaluate(
                         row = rescore(http, question, report, earlier)
                     else:
                         row = one_question(container, http, ns, question, report)
+                    score_baselines(question, report, row, embedder)
             finally:
                 if not keep:
                     drop_namespace(container.driver, ns, container.settings.neo4j_database)
@@ -314,9 +400,8 @@ def one_question(
         body = {"messages": [_message(t) for t in session]}
         answer = _post(http, "/v1/messages", body)
         sleeps += len(answer["sleeps"])
-        if answer.get("sleep_due"):  # queued for the worker: it runs before the next session
-            sleeps += settle(container, ns)
-    sleeps += settle(container, ns)
+        # the worker's work (sleeps queued, the passages' vectors) runs before the next session
+        sleeps += settle(container, ns)
     ingest_s = time.perf_counter() - started
     messages = len(question.turns)
     row: dict[str, Any] = {
@@ -358,8 +443,8 @@ def load_reuse(path: Path) -> dict[str, dict[str, Any]]:
 def score_contexts(
     http: httpx.Client, question: Question, report: Report, row: dict[str, Any]
 ) -> None:
-    """Ask the context at every budget; score it and BM25 into ``report`` and ``row``, with
-    what the context held (``context@B``: class, triggers, band, cited and missing evidence)."""
+    """Ask the context at every budget; score it into ``report`` and ``row``, with what the
+    context held (``context@B``: class, triggers, band, cited and missing evidence)."""
     for budget in report.budgets:
         t0 = time.perf_counter()
         ctx = _post(
@@ -371,10 +456,22 @@ def score_contexts(
         cited = {sid for item in ctx["items"] for sid in item["provenance"]["source_ids"]}
         qtype, evidence = question.question_type, question.evidence
         row[f"recall@{budget}"] = report.memory[budget].add(qtype, evidence, cited)
-        row[f"bm25@{budget}"] = report.bm25[budget].add(
-            qtype, evidence, bm25_sources(question, budget)
-        )
         row[f"context@{budget}"] = describe_context(ctx, evidence)
+
+
+def score_baselines(
+    question: Question, report: Report, row: dict[str, Any], embedder: Embedder | None
+) -> None:
+    """Score the flat baselines (BM25; MiniLM and their fusion with ``embedder``) at every
+    budget into ``report`` and ``row`` (``bm25@B``, ``minilm@B``, ``fusion@B``)."""
+    flat = Baselines.of(question, embedder)
+    for method in flat.orders:
+        for budget in report.budgets:
+            scores = report.flat[method][budget]
+            found = scores.add(
+                question.question_type, question.evidence, flat.sources(method, budget)
+            )
+            row[f"{method}@{budget}"] = found
 
 
 def describe_context(ctx: dict[str, Any], evidence: set[str]) -> dict[str, Any]:
@@ -415,7 +512,9 @@ def _post(http: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]
 
 def _progress_line(row: dict[str, Any]) -> str:
     recalls = "  ".join(
-        f"{k} {v:.2f}" for k, v in row.items() if k.startswith(("recall@", "bm25@"))
+        f"{k} {v:.2f}"
+        for k, v in row.items()
+        if k.startswith(("recall@", *(f"{m}@" for m in BASELINES)))
     )
     return (
         f"{row['question_id']} ({row['question_type']}): {row['messages']} msgs, "
@@ -432,18 +531,17 @@ def render(summary: dict[str, Any]) -> str:
         f"context p50 {summary['context_latency_ms']['p50']} ms, "
         f"p95 {summary['context_latency_ms']['p95']} ms",
     ]
-    for budget, both in summary["budgets"].items():
-        mem, flat = both["memory"], both["bm25"]
+    for budget, methods in summary["budgets"].items():
+        names = ["memory", *(m for m in BASELINES if m in methods)]
         header = f"@{budget} tokens".ljust(29)
-        lines.append(f"\n{header}memory recall (R_all)   BM25 recall (R_all)")
-        lines.append(_row("all", mem, flat, len(summary["per_question"])))
-        for qtype, stats in mem["per_type"].items():
-            lines.append(_row(qtype, stats, flat["per_type"][qtype], stats["questions"]))
+        lines.append("\n" + header + "".join(f"{m + ' (R_all)':<18}" for m in names))
+        lines.append(_row("all", [methods[m] for m in names], len(summary["per_question"])))
+        for qtype, stats in methods["memory"]["per_type"].items():
+            cells = [methods[m]["per_type"][qtype] for m in names]
+            lines.append(_row(qtype, cells, stats["questions"]))
     return "\n".join(lines)
 
 
-def _row(name: str, mem: dict[str, Any], flat: dict[str, Any], n: int) -> str:
-    return (
-        f"  {name:<26} {mem['recall']:.3f} ({mem['r_all']:.3f})"
-        f"           {flat['recall']:.3f} ({flat['r_all']:.3f})   n={n}"
-    )
+def _row(name: str, cells: list[dict[str, Any]], n: int) -> str:
+    shown = "".join(f"{c['recall']:.3f} ({c['r_all']:.3f})".ljust(18) for c in cells)
+    return f"  {name:<26} {shown} n={n}"

@@ -259,7 +259,7 @@ def message_from_props(props: dict[str, Any]) -> Message:
     p = {
         k: iso_time(v) if k in _MESSAGE_TIMES else native(v)
         for k, v in props.items()
-        if k not in ("ns_token", "speaker_lc", "at_days")
+        if k not in ("ns_token", "speaker_lc", "at_days", "passages_pending")
     }
     p["tool_calls"] = _readable_tool_calls(p.pop("tool_calls_json", None))
     return Message.model_validate(p)

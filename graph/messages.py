@@ -44,6 +44,9 @@ class MessageHit:
     message: Message
     score: float
     topics: tuple[tuple[str, str], ...]  # (topic_id, name) the message is MENTIONED_IN
+    # the passages of it a search by meaning found, best first (``graph.passages``); empty
+    # for a hit found by its words
+    passages: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,27 @@ from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePa
 if TYPE_CHECKING:
     from graph.context import ContextStart, ContextTexts, TextSearch
     from graph.messages import AppendState, BufferStats, MessageHit
+    from graph.passages import MessagePassages, PendingMessage
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
     from graph.suppression import Retention, SessionState, SessionTurn
     from graph.topics import Neighbour, ScoredTopic, TextRank, TopicBrief
+
+
+class PassageStoreProtocol(Protocol):
+    """The passages of messages with their vectors (``graph.passages.PassageStore``)."""
+
+    def pending(self, namespace: str | None, limit: int) -> list[PendingMessage]: ...
+
+    def write(self, messages: Sequence[MessagePassages]) -> int: ...
+
+    def search(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]: ...
 
 
 class MessageStoreProtocol(Protocol):

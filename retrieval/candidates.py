@@ -86,7 +86,11 @@ def _evidence_snippets(
             prev = evidence_topics.get(tid, (name, 0.0))
             evidence_topics[tid] = (name, max(prev[1], base))
         boost = 1 + cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
-        snippets[m.message_id] = _snippet(cfg, m, base * boost, homes, qterms, window)
+        # a passage holding a statement cut out above is not shown (the cut text has it not)
+        shown = hit.passages if m is hit.message else tuple(
+            p for p in hit.passages if p in m.content
+        )  # fmt: skip
+        snippets[m.message_id] = _snippet(cfg, m, base * boost, homes, qterms, window, shown)
     return snippets, evidence_topics
 
 
@@ -149,8 +153,14 @@ def _snippet(
     homes: list[str],
     qterms: frozenset[str],
     window: TimeWindow | None,
+    passages: tuple[str, ...] = (),
 ) -> Snippet:
+    """The message's sentences that share the most words with the request; with none, the
+    passage a search by meaning found (``passages``, best first: it is what matched), else
+    its first sentence at ``fallback_weight``."""
     keep = best_sentences(m.content, qterms, cfg.max_sentences)
+    if not keep and passages:
+        keep = list(passages[: cfg.max_sentences])
     if not keep:
         keep, score = (
             sentences(m.content)[:1] or [m.content[: cfg.fallback_chars]],

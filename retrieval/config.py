@@ -78,6 +78,15 @@ class ContextConfig(BaseModel):
     )
     light_evidence: int = Field(default=40, ge=1, description="matching messages (light)")
     deep_evidence: int = Field(default=80, ge=1, description="matching messages (deep)")
+    dense_evidence: int = Field(
+        default=30, ge=0, description="passages found by meaning (graph/passages.py); 0: none"
+    )
+    dense_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="weight of the passages' cosine against the messages' BM25 in the evidence",
+    )
     tail_turns: int = Field(default=6, ge=0, description="recent turns read for triggers")
     evidence_topics: int = Field(default=25, ge=0, description="topics reached via messages")
     fact_topics: int = Field(default=5, ge=0, description="best topics whose facts are read")

@@ -18,7 +18,12 @@ read top to bottom (plan, search, expand, pack, finish); ``retrieval.gather`` th
 
 from __future__ import annotations
 
-from graph.protocols import ContextStoreProtocol, MessageStoreProtocol, TopicStoreProtocol
+from graph.protocols import (
+    ContextStoreProtocol,
+    MessageStoreProtocol,
+    PassageStoreProtocol,
+    TopicStoreProtocol,
+)
 from retrieval.config import RetrievalConfig
 from retrieval.context_result import ContextRequest, ContextResult, SkillRouter
 from retrieval.context_run import ContextRun
@@ -44,9 +49,11 @@ class ContextBuilder:
         tz: str = "UTC",
         config: RetrievalConfig | None = None,
         skill_router: SkillRouter | None = None,
+        passages: PassageStoreProtocol | None = None,
     ) -> None:
         self.topics = topics
         self.messages = messages
+        self.passages = passages  # the conversation searched by meaning too (None: by words)
         self.search = search
         self.tz = tz
         self.config = config or RetrievalConfig()

@@ -13,6 +13,7 @@ from graph.models import Message
 from graph.protocols import (
     ContextStoreProtocol,
     MessageStoreProtocol,
+    PassageStoreProtocol,
     SuppressionStoreProtocol,
     TopicStoreProtocol,
 )
@@ -57,6 +58,7 @@ class Shared(Protocol):
 
     topics: TopicStoreProtocol
     messages: MessageStoreProtocol
+    passages: PassageStoreProtocol | None  # evidence by meaning (None: by words alone)
     search: TopicSearch
     reads: ContextStoreProtocol
     skill_router: SkillRouter | None

@@ -9,21 +9,26 @@ light search's own signals fire the low-confidence trigger the deep ranking sear
 
 from __future__ import annotations
 
+import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from graph.clock import ensure_utc
 from graph.context import ContextTexts, TextSearch
+from graph.errors import SheriffError
 from graph.messages import MessageHit
 from graph.models import Topic
 from graph.topics import ScoredTopic, TextRank, TopicBrief
 from retrieval.classify import RequestClass
 from retrieval.context_result import RoutedSkill, SkillRouting
 from retrieval.context_state import RunView
+from retrieval.evidence import fuse_evidence
 from retrieval.search import CandidatePool, TopicHit, unnamed
 from retrieval.triggers import RetrievalSignals, TriggerContext, after_search
 from text.timephrases import TimeWindow
+
+log = logging.getLogger(__name__)
 
 SKILL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skill-routing")
 _EVIDENCE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evidence-search")
@@ -74,6 +79,7 @@ def gather(run: RunView) -> Gathered:
     # if a late trigger widens the search)
     evidence = _texts(run, query, sized)
     vector = run.builder.search.embed_query(query)
+    dense = _dense(run, vector)  # the passages nearest the same vector, beside the topics
     if run.builder.skill_router is not None:  # routed beside the topic search, same vector
         # (the message's own, names aside: a skill is not about a participant)
         own = vector if query == plan.topic_text else None
@@ -82,7 +88,7 @@ def gather(run: RunView) -> Gathered:
     got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
     if not plan.deep:
         pool, evidence = _widened(run, got.signals, query, light, vector, pool, evidence)
-    _ranked(run, got, pool, evidence)
+    _ranked(run, got, pool, evidence, dense)
     return got
 
 
@@ -113,9 +119,14 @@ def _widened(
 
 
 def _ranked(
-    run: RunView, got: Gathered, pool: CandidatePool, evidence: Future[ContextTexts]
+    run: RunView,
+    got: Gathered,
+    pool: CandidatePool,
+    evidence: Future[ContextTexts],
+    dense: Future[list[MessageHit]] | None = None,
 ) -> None:
-    """The pool ranked into ``got``'s topic hits (as known ``as_of``), with the evidence."""
+    """The pool ranked into ``got``'s topic hits (as known ``as_of``), with the evidence: the
+    messages found by words fused with those found by meaning (``fuse_evidence``)."""
     deep = run.plan.deep
     k = run.cfg.deep_topics if deep else run.cfg.light_topics
     found = run.builder.search.rank(pool, k, expand=deep)
@@ -125,9 +136,28 @@ def _ranked(
     if known_by is not None:
         got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
     said = evidence.result()
-    got.evidence = said.evidence + said.windowed
+    near = dense.result() if dense is not None else []
+    got.evidence = fuse_evidence(said.evidence + said.windowed, near, run.cfg.dense_weight)
     for hit in got.topic_hits:
         got.topics[hit.topic.topic_id] = hit.topic
+
+
+def _dense(run: RunView, vector: list[float] | None) -> Future[list[MessageHit]] | None:
+    """The search of the conversation's passages by ``vector`` (the message's), said before
+    ``as_of``, on the evidence pool; None without a passage store, a vector or a size."""
+    store, k = run.builder.passages, run.cfg.dense_evidence
+    if store is None or vector is None or k == 0:
+        return None
+    namespace, until = run.req.namespace, after(run.req.as_of)
+
+    def search() -> list[MessageHit]:
+        try:
+            return store.search(namespace, vector, k, until)
+        except SheriffError as exc:  # an add-on to the words' evidence: never fatal
+            log.warning("evidence by meaning unavailable: %s", exc)
+            return []
+
+    return _EVIDENCE_POOL.submit(search)
 
 
 def _texts(run: RunView, query: str, sized: int) -> Future[ContextTexts]:

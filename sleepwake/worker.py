@@ -25,6 +25,7 @@ from graph.clock import Clock
 from graph.errors import LeaseLost
 from graph.protocols import SleepQueueProtocol
 from graph.sleep_queue import Claim, SleepRun
+from retrieval.passage_index import PassageIndexer
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
 
@@ -72,8 +73,11 @@ class SleepWorker:
         worker_id: str | None = None,
         rng: random.Random | None = None,
         namespace: str | None = None,
+        passages: PassageIndexer | None = None,
     ) -> None:
         self.queue = queue
+        # writes new messages' passages whenever no sleep is due (None: not this worker's job)
+        self.passages = passages
         self.sleeper = sleeper
         self.clock = clock
         self.retry = retry or RetryPolicy()
@@ -127,18 +131,27 @@ class SleepWorker:
         _ended(run, now, "failed" if give_up else "retrying", f"{type(exc).__name__}: {exc}")
         return {"retry_at": run.retry_at, "reset_attempts": give_up}
 
+    def index_passages(self) -> int:
+        """One batch of new messages' passages written (``retrieval.passage_index``), of this
+        worker's namespace or any; how many messages (0: none pending, or no indexer)."""
+        if self.passages is None:
+            return 0
+        return self.passages.run_once(self.namespace)
+
     def run_forever(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
-        """Drain the queue until ``stop`` is set; poll every ``poll_seconds`` when idle. An
-        error reaching Neo4j is logged and retried at the next poll (the worker keeps on)."""
+        """Drain the queue until ``stop`` is set, writing new messages' passages whenever no
+        sleep is due; poll every ``poll_seconds`` when idle. An error reaching Neo4j is logged
+        and retried at the next poll (the worker keeps on)."""
         log.info("sleep worker %s started", self.worker_id)
         while not stop.is_set():
             try:
                 ran = self.run_once()
+                busy = ran is not None or self.index_passages() > 0
             except Exception:
                 log.warning("sleep worker %s: cannot reach the queue", self.worker_id,
                             exc_info=True)  # fmt: skip
-                ran = None
-            if ran is None:
+                busy = False
+            if not busy:
                 stop.wait(poll_seconds)
         log.info("sleep worker %s stopped", self.worker_id)
 

@@ -12,6 +12,8 @@ CALL () {
   UNION ALL
   MATCH (n:Message) WHERE n.namespace = $namespace RETURN 'Message' AS label, count(n) AS n
   UNION ALL
+  MATCH (n:Passage) WHERE n.namespace = $namespace RETURN 'Passage' AS label, count(n) AS n
+  UNION ALL
   MATCH (n:Conversation) WHERE n.namespace = $namespace RETURN 'Conversation' AS label, count(n) AS n
   UNION ALL
   MATCH (n:Subject) WHERE n.namespace = $namespace RETURN 'Subject' AS label, count(n) AS n

@@ -51,6 +51,9 @@ def test_a_question_is_ingested_over_http_scored_and_cleaned_up(
     assert row["sleeps"] == 2 and row["topics"] > 0
     assert row["recall@200"] == row["recall@1000"] == 1.0  # the evidence turn is cited
     assert row["bm25@1000"] == 1.0
+    # the flat MiniLM baseline and its fusion with BM25 in the same run
+    assert row["minilm@1000"] == row["fusion@1000"] == 1.0
+    assert set(summary["budgets"]["1000"]) == {"memory", "bm25", "minilm", "fusion"}
     assert list(summary["budgets"]) == ["200", "1000"]
     assert summary["budgets"]["1000"]["memory"]["r_all"] == 1.0
     assert summary["ingest_messages_per_s"] > 0

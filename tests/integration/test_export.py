@@ -317,3 +317,21 @@ def test_the_cli_exports_and_imports_jsonl(
     assert _normalised(again.stdout) == _normalised(
         first, _id_map(source.client, first, other_namespace)
     )
+
+
+def test_imported_messages_get_their_passages_made_again_from_the_stored_text(
+    source: Space, client: TestClient, other_namespace: str, driver: Driver
+) -> None:
+    document = source.export()  # passages are derived: the file carries none
+    target = _space(client, other_namespace)
+    target.import_(document)
+    container = client.app.state.container  # type: ignore[attr-defined]
+    assert container.passage_indexer.run(other_namespace) == len(_records(document, "message"))
+    rows, _, _ = driver.execute_query(
+        "MATCH (m:Message {namespace: $ns})-[:HAS_PASSAGE]->(p:Passage) "
+        "RETURN m.content AS content, p.text AS text, p.namespace AS ns",
+        ns=other_namespace,
+    )
+    assert rows and all(r["ns"] == other_namespace for r in rows)
+    for r in rows:  # every passage says what its stored message says
+        assert set(r["text"].split()) <= set(r["content"].split())

@@ -11,12 +11,15 @@ from typing import Any
 import pytest
 
 from api.eval_longmemeval import (
+    Baselines,
     Scores,
     _progress_line,
     bm25_sources,
     describe_context,
+    fused_order,
     load_questions,
     load_reuse,
+    packed_sources,
     parse_date,
     to_question,
 )
@@ -122,3 +125,33 @@ def test_the_progress_line_shows_recalls_not_the_context_descriptions() -> None:
            "context@1000": {"items": 2}}  # fmt: skip
     line = _progress_line(row)
     assert line.endswith("recall@1000 0.50  bm25@1000 1.00") and "items" not in line
+
+
+def test_fused_order_is_reciprocal_rank_fusion_of_the_rankings() -> None:
+    # 2 is second in both lists: it beats 0 and 3, each first in one list and absent in the other
+    assert fused_order([0, 2], [3, 2]) == [2, 0, 3]
+    assert fused_order([1, 0], [1, 0]) == [1, 0]
+    assert fused_order([], [4]) == [4]
+
+
+def test_packed_sources_skip_what_does_not_fit_and_keep_going() -> None:
+    sentences = [("t1", "x" * 40), ("t2", "y" * 400), ("t3", "z" * 8)]
+    assert packed_sources([0, 1, 2], sentences, 15) == {"t1", "t3"}  # 10 + 100 + 2 tokens
+    assert packed_sources([1], sentences, 100) == {"t2"}
+
+
+class _Meaning:
+    """Two-word embedder: the question and the beagle sentence point the same way."""
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        return [[1.0, 0.0] if ("beagle" in t or "breed" in t) else [0.0, 1.0] for t in texts]
+
+
+def test_baselines_rank_by_words_by_meaning_and_by_both() -> None:
+    q = to_question(_raw(question="What breed did I adopt?"))
+    flat = Baselines.of(q, _Meaning())  # type: ignore[arg-type]
+    assert set(flat.orders) == {"bm25", "minilm", "fusion"}
+    sentence = {i: s for i, (_, s) in enumerate(flat.sentences)}
+    assert "beagle" in sentence[flat.orders["minilm"][0]]
+    assert flat.sources("fusion", 6) == {"s_b:0"}
+    assert set(Baselines.of(q, None).orders) == {"bm25"}  # without a model: BM25 alone

@@ -5,13 +5,18 @@ taken over. The same paths run against Neo4j in tests/integration/test_sleep_wor
 from __future__ import annotations
 
 import random
+import threading
 from datetime import timedelta
 
 import pytest
 
+from graph.passages import PendingMessage
+from retrieval.passage_index import PassageIndexer
 from sleepwake.conversation import Conversation, IncomingMessage
 from sleepwake.policy import SleepPolicy
 from sleepwake.worker import RetryPolicy, SleepScheduler, SleepWorker
+from tests.fakes.embedder import HashEmbedder
+from tests.fakes.passages import FakePassages
 from tests.fakes.pipelines import T0, Memory, wire
 
 POLICY = SleepPolicy(context_budget_tokens=500, buffer_share=0.5, tail_turns=2)
@@ -137,3 +142,24 @@ def test_the_run_is_recorded_before_the_claim_is_given_back(fails: bool) -> None
     run = worker.run_once()
     assert run is not None and run.outcome == ("retrying" if fails else "done")
     assert order == [("finish_run", []), ("finish", ["retrying" if fails else "done"])]
+
+
+def test_the_worker_writes_pending_passages_only_when_no_sleep_is_due() -> None:
+    m, _ = setup()
+    store = FakePassages([PendingMessage(m.namespace, f"p{i}", "user", "Falcon ships.")
+                          for i in range(3)])  # fmt: skip
+    worker = SleepWorker(m.stores.queue, m.sleeper, m.clock, None, "w", random.Random(7),
+                         passages=PassageIndexer(store, HashEmbedder(), batch=2))  # fmt: skip
+    assert worker.run_once() is not None and store.written == []  # a sleep was due: it ran
+    stop = threading.Event()
+    calls = []
+
+    def idle(*_: object) -> bool:  # the first idle poll ends the loop
+        calls.append(1)
+        stop.set()
+        return True
+
+    stop.wait = idle  # type: ignore[method-assign]
+    worker.run_forever(stop, poll_seconds=0)
+    assert store.left == [] and len(store.written) == 3  # two batches, then idle once
+    assert calls == [1]

@@ -1,0 +1,48 @@
+// The passages of one namespace nearest a vector, with their messages: evidence found by
+// meaning. The vector index is over-fetched, then filtered to the namespace and to $until
+// (5.26 has no in-index filtering; as search_topics_vector.cypher). When the filters kept fewer
+// than $k while the index had more (another namespace crowds it): an exact scan of the
+// namespace's passages if it has at most $scan_max (passage_namespace index; it cannot miss),
+// else the index again with $fetch_more rows, and the exact scan only if that is short too.
+// Each fallback sits inside a CASE so it runs only when taken. Kept passages are scored exactly.
+// params: $vector: list<float>, $fetch: int, $fetch_more: int, $k: int, $namespace,
+//         $until: ISO datetime text | null (only passages said before it), $scan_max: int
+// returns: raw (rows of the last index call), scanned (the exact scan answered),
+//          hits: list<{m: map, text, score: cosine, topics: list<{topic_id, name}>}>, best
+//          first; the message's times as ISO text (graph/mapping.py parses them)
+CALL db.index.vector.queryNodes('passage_embedding', $fetch, $vector) YIELD node
+WITH collect(node) AS found
+WITH size(found) AS raw,
+  [p IN found WHERE p.namespace = $namespace
+     AND ($until IS NULL OR p.at < datetime($until))][0..$k] AS kept
+WITH raw, kept, size(kept) < $k AND raw >= $fetch AS short
+WITH raw, kept, short, CASE WHEN short THEN size(COLLECT {
+  MATCH (p:Passage) WHERE p.namespace = $namespace
+  RETURN 1 AS one LIMIT $scan_max + 1
+}) ELSE 0 END AS own
+WITH raw, kept, short AND own > $scan_max AS again, short AND own <= $scan_max AS scan
+WITH raw, kept, again, scan, CASE WHEN again THEN COLLECT {
+  CALL db.index.vector.queryNodes('passage_embedding', $fetch_more, $vector) YIELD node
+  RETURN node
+} ELSE [] END AS more
+WITH CASE WHEN again THEN size(more) ELSE raw END AS raw, scan, again, CASE WHEN again
+  THEN [p IN more WHERE p.namespace = $namespace
+          AND ($until IS NULL OR p.at < datetime($until))][0..$k]
+  ELSE kept END AS kept
+WITH raw, kept, scan OR (again AND size(kept) < $k AND raw >= $fetch_more) AS scanned
+WITH raw, scanned, CASE WHEN scanned THEN COLLECT {
+  MATCH (p:Passage)
+  WHERE p.namespace = $namespace AND ($until IS NULL OR p.at < datetime($until))
+  WITH p ORDER BY vector.similarity.cosine(p.embedding, $vector) DESC LIMIT $k
+  RETURN p
+} ELSE kept END AS chosen
+UNWIND (CASE WHEN size(chosen) = 0 THEN [null] ELSE chosen END) AS p
+OPTIONAL MATCH (m:Message {namespace: $namespace})-[:HAS_PASSAGE]->(p)
+WITH raw, scanned, p, m, CASE WHEN p IS NULL THEN null
+                              ELSE vector.similarity.cosine(p.embedding, $vector) END AS score
+ORDER BY score DESC
+RETURN raw, scanned, collect(CASE WHEN m IS NULL THEN null ELSE
+  {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}, text: p.text,
+   score: score,
+   topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
+            | {topic_id: t.topic_id, name: t.name}]} END) AS hits

@@ -1,0 +1,129 @@
+"""PassageStore: the passages of every message (``text.passages``) with their vectors, and the
+search of a namespace's conversation by meaning.
+
+A message is appended (or imported) marked ``passages_pending``; its passages are written off
+the append path (``retrieval.passage_index.PassageIndexer``, run by the sleep worker), from the
+text as stored, i.e. redacted: a passage never holds what the message does not. Until then the
+message is found by its words alone. Deleting a message deletes its passages
+(``delete_messages.cypher``), and so does deleting its namespace.
+
+Search: one vector index holds every namespace's passages and Neo4j 5.26 cannot filter inside
+it, so a search asks the index for ``FETCH_FACTOR`` times the rows it needs and keeps its
+namespace's; when another namespace crowds them out it scans its own passages exactly (at most
+``SCAN_MAX`` of them) or asks the index again for ``FETCH_MORE`` times the rows
+(``search_passages_vector.cypher``; the same plan as topics, ``graph.topic_search``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from graph.clock import ensure_utc
+from graph.cypher import query
+from graph.db import Store, iso
+from graph.mapping import message_from_props
+from graph.messages import MessageHit
+from graph.overfetch import MAX_FETCH
+from graph.topic_search import check_vector
+
+MIN_FETCH = 100  # rows asked of the index at least
+FETCH_FACTOR = 3  # rows asked per passage wanted
+FETCH_MORE = 10  # the second index call: this many times the first
+SCAN_MAX = 2000  # a namespace with at most this many passages is scanned exactly when short
+
+
+@dataclass(frozen=True)
+class PendingMessage:
+    """A message whose passages are still to be written (``passages_pending``)."""
+
+    namespace: str
+    message_id: str
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class MessagePassages:
+    """The passages of one message, as ``PendingMessage.content`` was cut, with their vectors
+    (in the same order)."""
+
+    namespace: str
+    message_id: str
+    content: str
+    texts: list[str]
+    vectors: list[list[float]]
+
+
+class PassageStore(Store):
+    def pending(self, namespace: str | None, limit: int) -> list[PendingMessage]:
+        """Up to ``limit`` messages without their passages yet, oldest first, of ``namespace``
+        (None: of any namespace)."""
+        rows = self._run(
+            query("find_pending_passages"), {"namespace": namespace, "limit": limit}, read=True
+        )
+        return [
+            PendingMessage(r["namespace"], r["message_id"], r["role"], r["content"] or "")
+            for r in rows
+        ]
+
+    def write(self, messages: Sequence[MessagePassages]) -> int:
+        """Write the passages of ``messages`` (replacing older ones) in one transaction; a
+        message deleted or changed since it was read is skipped. The number written."""
+        rows: list[dict[str, Any]] = []
+        for m in messages:
+            if len(m.texts) != len(m.vectors):
+                raise ValueError(f"message {m.message_id}: {len(m.texts)} passages, "
+                                 f"{len(m.vectors)} vectors")  # fmt: skip
+            rows.append({
+                "namespace": m.namespace, "message_id": m.message_id, "content": m.content,
+                "passages": [
+                    {"text": t, "embedding": check_vector(v)}
+                    for t, v in zip(m.texts, m.vectors, strict=True)
+                ],
+            })  # fmt: skip
+        if not rows:
+            return 0
+        records = self._run(query("write_message_passages"), {"rows": rows})
+        return int(records[0]["written"]) if records else 0
+
+    def search(
+        self,
+        namespace: str,
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        """The messages of ``namespace`` whose passages are nearest ``vector`` (the best ``k``
+        passages, said before ``until`` when given), best first, one hit per message: its
+        best passage's cosine as the score, its passages found in ``MessageHit.passages``
+        (best first)."""
+        fetch = min(max(k * FETCH_FACTOR, MIN_FETCH), MAX_FETCH)
+        params = {
+            "vector": check_vector(vector),
+            "k": k,
+            "namespace": namespace,
+            "until": iso(ensure_utc(until, "until")) if until else None,
+            "fetch": fetch,
+            "fetch_more": min(fetch * FETCH_MORE, MAX_FETCH),
+            "scan_max": SCAN_MAX,
+        }
+        records = self._run(query("search_passages_vector"), params, read=True)
+        hits: dict[str, MessageHit] = {}
+        for h in records[0]["hits"] if records else []:
+            message_id = h["m"]["message_id"]
+            found = hits.get(message_id)
+            if found is None:
+                hits[message_id] = MessageHit(
+                    message_from_props(h["m"]),
+                    float(h["score"]),
+                    tuple((t["topic_id"], t["name"]) for t in h["topics"]),
+                    (h["text"],),
+                )
+            elif h["text"] not in found.passages:
+                hits[message_id] = MessageHit(
+                    found.message, found.score, found.topics, (*found.passages, h["text"])
+                )
+        return list(hits.values())

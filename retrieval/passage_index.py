@@ -1,0 +1,65 @@
+"""Writing the passages of new messages with their vectors, off the append path.
+
+An append marks each message ``passages_pending`` (so it stays fast: no embedding inside it);
+``PassageIndexer.run`` cuts the pending messages into passages (``text.passages``), embeds them
+in one batch with the product's embedder and writes them (``graph.passages.PassageStore``).
+The sleep worker runs it whenever no sleep is due (``sleepwake.worker.SleepWorker``); a
+message waiting for it is still found by its words. The text cut is the text as stored
+(redacted), read back from Neo4j, so a passage holds nothing its message does not.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from graph.errors import EmbeddingUnavailable
+from graph.passages import MessagePassages
+from graph.protocols import PassageStoreProtocol
+from retrieval.embedding import Embedder
+from text.passages import message_passages
+
+log = logging.getLogger(__name__)
+
+BATCH_MESSAGES = 64  # messages per read, embedding and write
+
+
+class PassageIndexer:
+    """Writes pending messages' passages (one namespace's, or every namespace's)."""
+
+    def __init__(
+        self, store: PassageStoreProtocol, embedder: Embedder, batch: int = BATCH_MESSAGES
+    ) -> None:
+        self.store, self.embedder, self.batch = store, embedder, max(1, batch)
+
+    def run_once(self, namespace: str | None = None) -> int:
+        """One batch of pending messages written; how many (0: none was pending, or the
+        embedder is unavailable and they stay pending)."""
+        pending = self.store.pending(namespace, self.batch)
+        if not pending:
+            return 0
+        cut = [message_passages(m.content, m.role) for m in pending]
+        texts = [t for ts in cut for t in ts]
+        try:
+            vectors = self.embedder.embed(texts) if texts else []
+        except EmbeddingUnavailable as exc:
+            log.warning("passages not written (embedder unavailable): %s", exc)
+            return 0
+        out: list[MessagePassages] = []
+        start = 0
+        for m, ts in zip(pending, cut, strict=True):
+            out.append(MessagePassages(
+                m.namespace, m.message_id, m.content, ts, vectors[start : start + len(ts)]
+            ))  # fmt: skip
+            start += len(ts)
+        self.store.write(out)
+        return len(pending)
+
+    def run(self, namespace: str | None = None, limit: int | None = None) -> int:
+        """Batches until nothing is pending (or ``limit`` messages were handled); how many."""
+        done = 0
+        while limit is None or done < limit:
+            n = self.run_once(namespace)
+            if n == 0:
+                break
+            done += n
+        return done
