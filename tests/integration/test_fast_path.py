@@ -303,15 +303,19 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     store's own search, which takes two round trips for them."""
     start = datetime(2026, 1, 1, tzinfo=UTC)
     day = start + timedelta(days=9)
-    # Lucene ranks only the window's UTC day (graph/fulltext.py in_window): its 40 messages
+    # Lucene ranks only the window's UTC day (graph/fulltext.py in_window): its 840 messages
     # before the window's hours outscore the window's two (the word once in a longer text), so
-    # the first 20 rows of the day hold neither, whatever order it gives equal scores; the 200
-    # on the days before are never read
+    # the first 800 rows of the day (twice the candidate pool, graph.messages.MESSAGE_POOL)
+    # hold neither, whatever order it gives equal scores; the 200 on the days before are never
+    # read by the window's search
     loud = "lake lake lake cold"
+    early = 840
     said = [_said(namespace, i, start + timedelta(hours=i), loud) for i in range(200)]
-    said += [_said(namespace, 200 + i, day + timedelta(minutes=10 * i), loud) for i in range(40)]
     said += [
-        _said(namespace, 240 + i, day + timedelta(hours=12 + i), "the lake was cold and grey")
+        _said(namespace, 200 + i, day + timedelta(seconds=30 * i), loud) for i in range(early)
+    ]
+    said += [
+        _said(namespace, 200 + early + i, day + timedelta(hours=12 + i), "the lake was cold")
         for i in range(2)
     ]
     MessageStore(driver).append(namespace, said)
@@ -324,10 +328,11 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     hits = MessageStore(alone).search_text(  # type: ignore[arg-type]
         namespace, window.text, window.k, window.since, window.until
     )
-    assert alone.calls == ["search_messages_fulltext"] * 2, alone.calls  # it did grow
+    # it did grow (two pages), then read the whole conversation's candidates (its statistics)
+    assert alone.calls == ["search_messages_fulltext"] * 3, alone.calls
     assert sorted(h.message.message_id for h in got.windowed) == [
-        f"{namespace}-m240",
-        f"{namespace}-m241",
+        f"{namespace}-m1040",
+        f"{namespace}-m1041",
     ]
     assert [(h.message.message_id, h.score) for h in got.windowed] == [
         (h.message.message_id, h.score) for h in hits
