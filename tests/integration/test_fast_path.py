@@ -311,9 +311,7 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     loud = "lake lake lake cold"
     early = 840
     said = [_said(namespace, i, start + timedelta(hours=i), loud) for i in range(200)]
-    said += [
-        _said(namespace, 200 + i, day + timedelta(seconds=30 * i), loud) for i in range(early)
-    ]
+    said += [_said(namespace, 200 + i, day + timedelta(seconds=30 * i), loud) for i in range(early)]
     said += [
         _said(namespace, 200 + early + i, day + timedelta(hours=12 + i), "the lake was cold")
         for i in range(2)

@@ -99,7 +99,9 @@ def _bob_writes(client: TestClient, bob: dict[str, str]) -> None:
     for batch, texts in enumerate(floods):  # the API's largest batch, twice
         flood = [("user", text) for text in texts]
         start = at + timedelta(hours=1 + batch * 20)
-        _post(client, "/v1/messages", {"messages": _messages(flood, start), "auto_sleep": False}, bob)
+        _post(
+            client, "/v1/messages", {"messages": _messages(flood, start), "auto_sleep": False}, bob
+        )
     topics = [*ALICE_TOPICS, ("Zorblaxian merger", MADE_UP), ("caterer deposit", "deposit")]
     for name, one_liner in topics * 3:
         body = {"name": name, "one_liner": one_liner, "first_seen_at": T0.isoformat()}
