@@ -15,12 +15,14 @@ letters, digits and ``_`` form a word; ``.``, ``:`` and apostrophes join two let
 "o'neil", "node.js"); ``.``, ``,``, ``;`` and apostrophes join two digits ("3.5", "1,000"); every
 other character separates words, and each Han ideograph or Hiragana character is a word of its
 own. The Porter stemmer is Snowball's ``porter`` (the original algorithm Lucene's
-``PorterStemFilter`` implements), leaving words of one or two letters alone as Lucene does.
+``PorterStemFilter`` implements; PyStemmer's C code, through ``snowballstemmer``), leaving words
+of one or two letters alone as Lucene does.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 import snowballstemmer
@@ -38,9 +40,13 @@ _TOKEN = re.compile(
     rf"|{_WORD_CHAR}+(?:(?:(?<={_LETTER})[.:'\u2018\u2019\u00b7](?={_LETTER})"
     rf"|(?<=\d)[.,;'\u2018\u2019](?=\d)){_WORD_CHAR}+)*"
 )
+# a first, cheap pass: runs of word characters with any joining character between them; the
+# few runs that hold a joining character or a non-ASCII character are split by ``_TOKEN``
+_RUN = re.compile(r"\w+(?:[.:'\u2018\u2019\u00b7,;]\w+)*")
 _POSSESSIVE = ("'s", "'S", "\u2019s", "\u2019S", "\uff07s", "\uff07S")
 MAX_TOKEN = 255  # StandardTokenizer's longest token; a longer run is cut into pieces
-_STEMMER = snowballstemmer.stemmer("porter")
+_STEMMER = snowballstemmer.stemmer("porter")  # keeps state between calls: one at a time
+_STEMMING = threading.Lock()
 
 
 def _split_long(token: str) -> list[str]:
@@ -51,7 +57,13 @@ def _split_long(token: str) -> list[str]:
 
 def raw_tokens(text: str) -> list[str]:
     """``StandardTokenizer``'s tokens of ``text``, case kept."""
-    return [piece for t in _TOKEN.findall(text) for piece in _split_long(t)]
+    out: list[str] = []
+    for run in _RUN.findall(text):
+        if run.isalnum() and run.isascii() and len(run) <= MAX_TOKEN:
+            out.append(run)  # the common case: one plain word
+        else:
+            out += [piece for t in _TOKEN.findall(run) for piece in _split_long(t)]
+    return out
 
 
 def standard_tokens(text: str) -> list[str]:
@@ -59,7 +71,7 @@ def standard_tokens(text: str) -> list[str]:
     return [t.lower() for t in raw_tokens(text)]
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 16)  # ~100 bytes an entry; a miss costs a Snowball call (~1-2 us in C)
 def english_term(token: str) -> str | None:
     """One token through the English analyzer's filters: None for a stop word."""
     if token.endswith(_POSSESSIVE):
@@ -67,9 +79,12 @@ def english_term(token: str) -> str | None:
     word = token.lower()
     if not word or word in ENGLISH_STOP_WORDS:
         return None
-    if len(word) <= 2:  # Lucene's PorterStemmer leaves words of one or two letters alone
+    if len(word) <= 2 or not word[-1].isalpha():
+        # Lucene's PorterStemmer leaves words of one or two letters alone, and every rule of
+        # Porter's removes or changes a suffix of letters: "4821", "v2" stay as they are
         return word
-    stemmed: str = _STEMMER.stemWord(word)
+    with _STEMMING:
+        stemmed: str = _STEMMER.stemWord(word)
     return stemmed
 
 
