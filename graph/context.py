@@ -31,7 +31,7 @@ from graph.db import Store, iso
 from graph.events import EventStore
 from graph.fulltext import name_query, wanted_names
 from graph.mapping import as_datetime, message_from_props
-from graph.messages import MessageHit, MessageStore, pool_hits
+from graph.messages import MessageHit, MessageStore
 from graph.models import Message, TailTurn, WakePacket
 from graph.overfetch import Page, PagedQuery
 from graph.redaction import Redactor
@@ -239,7 +239,7 @@ class ContextStore(Store):
         # scores the same in both lists (the context weighs them together)
         said_pool = message_store.text_pool(said, _page(row, "message"))
         out = ContextTexts(
-            pool_hits(said, said_pool, evidence.k),
+            message_store.hits_of(said, said_pool, evidence.k),
             topic_store.ranked_topics(namespace, ranks, light=True) if read_topics else [],
             topic_ranks=None if read_topics else ranks,
         )

@@ -393,7 +393,41 @@ class MessageStore(Store):
         """The best ``k`` hits of ``search`` (``text_query``) by the namespace's own BM25
         (``rank_hits``, over ``text_pool``'s candidates and ``basis``: another search's pool
         whose statistics count too); ``first`` and ``then`` as ``text_pool`` takes them."""
-        return pool_hits(search, self.text_pool(search, first, then), k, basis)
+        return self.hits_of(search, self.text_pool(search, first, then), k, basis)
+
+    def hits_of(
+        self,
+        search: PagedQuery,
+        pool: Sequence[Mapping[str, Any]],
+        k: int,
+        basis: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[MessageHit]:
+        """The best ``k`` of ``search``'s candidates ``pool`` (``text_pool``, what the ranking
+        reads of each) by ``rank_hits`` with ``basis``, read whole with their topics
+        (``get_message_hits``, one read: 400 candidates' whole records and topics cost more than
+        ranking them); a message gone since is left out."""
+        words = search.words if isinstance(search, MessageQuery) else ()
+        best = rank_hits(words, pool, k, basis)
+        if not best:
+            return []
+        records = self._run(
+            query("get_message_hits"),
+            {
+                "namespace": search.params["namespace"],
+                "message_ids": [h["m"]["message_id"] for h, _ in best],
+            },
+            read=True,
+        )
+        whole = {r["m"]["message_id"]: r for r in (records[0]["hits"] if records else [])}
+        return [
+            MessageHit(
+                message_from_props(whole[mid]["m"]),
+                score,
+                tuple((t["topic_id"], t["name"]) for t in whole[mid]["topics"]),
+            )
+            for h, score in best
+            if (mid := h["m"]["message_id"]) in whole
+        ]
 
     def text_pool(
         self, search: PagedQuery, first: Page[Any] | None = None, then: Page[Any] | None = None
@@ -433,25 +467,6 @@ class MessageStore(Store):
         return [message_from_props(r["m"]) for r in records]
 
 
-def pool_hits(
-    search: PagedQuery,
-    pool: Sequence[Mapping[str, Any]],
-    k: int,
-    basis: Sequence[Mapping[str, Any]] | None = None,
-) -> list[MessageHit]:
-    """The best ``k`` of ``search``'s candidates ``pool`` (``MessageStore.text_pool``) as
-    hits, by ``rank_hits`` with ``basis``."""
-    words = search.words if isinstance(search, MessageQuery) else ()
-    return [
-        MessageHit(
-            message_from_props(h["m"]),
-            score,
-            tuple((t["topic_id"], t["name"]) for t in h["topics"]),
-        )
-        for h, score in rank_hits(words, pool, k, basis)
-    ]
-
-
 def rank_hits(
     words: Sequence[str],
     hits: Sequence[Mapping[str, Any]],
@@ -459,7 +474,7 @@ def rank_hits(
     basis: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[tuple[Mapping[str, Any], float]]:
     """The best ``k`` of a conversation search's ``hits`` (``search_messages_fulltext``'s, each
-    with its message ``m``) with their BM25 for ``words``, computed over ``hits`` and ``basis``
+    with what the ranking reads of its message, ``m``) with their BM25 for ``words``, computed over ``hits`` and ``basis``
     (more of the namespace's candidates: the whole conversation's for a windowed search) alone,
     with the English analysis of ``message_text_en`` (``graph/lexical.py``): what another
     namespace stores changes no score and no order. Ties go to the older message (the index's

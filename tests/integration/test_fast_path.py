@@ -198,6 +198,9 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # the evidence and the topics' full-text candidates: one read (both first pages),
             # the candidates ranked there and not read
             "search_context_texts": 1,
+            # the evidence's best, read whole once the namespace's own BM25 ranked its 400
+            # candidates (graph/messages.py hits_of)
+            "get_message_hits": 1,
             # the vector candidates and the full-text ranking's topics: one read (no
             # get_topics_by_id of its own); a vector query that did not wait for the ranking
             # reads by id only the ranked topics it did not return, and this namespace's five
@@ -321,13 +324,19 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     counting = CountingDriver(driver)
     store = ContextStore(counting)  # type: ignore[arg-type]
     got = store.search_texts(namespace, TextSearch("lake", 5), TextSearch("lake", 12), window)
-    assert counting.calls == ["search_context_texts_windowed"], counting.calls
+    # and each list's best read whole after the ranking (the evidence's and the window's)
+    assert counting.calls == [
+        "search_context_texts_windowed",
+        "get_message_hits",
+        "get_message_hits",
+    ], counting.calls
     alone = CountingDriver(driver)
     hits = MessageStore(alone).search_text(  # type: ignore[arg-type]
         namespace, window.text, window.k, window.since, window.until
     )
-    # it did grow (two pages), then read the whole conversation's candidates (its statistics)
-    assert alone.calls == ["search_messages_fulltext"] * 3, alone.calls
+    # it did grow (two pages), then read the whole conversation's candidates (its statistics),
+    # then its best whole
+    assert alone.calls == ["search_messages_fulltext"] * 3 + ["get_message_hits"], alone.calls
     assert sorted(h.message.message_id for h in got.windowed) == [
         f"{namespace}-m1040",
         f"{namespace}-m1041",

@@ -59,8 +59,9 @@ def test_a_narrow_window_is_ranked_among_its_own_days_in_one_read(
     hits = MessageStore(counting).search_text(namespace, "lake", 5, since, until)  # type: ignore[arg-type]
     # the 600 louder messages on other days were never among the window's rows: one page did;
     # the second read is the whole conversation's candidates, whose statistics rank the window
-    # as a context ranks it (a message scores the same inside a window as without one)
-    assert counting.calls == ["search_messages_fulltext"] * 2, counting.calls
+    # as a context ranks it (a message scores the same inside a window as without one); then
+    # the best read whole
+    assert counting.calls == ["search_messages_fulltext"] * 2 + ["get_message_hits"], counting.calls
     assert [h.message.message_id for h in hits] == [f"{namespace}-m601", f"{namespace}-m602"]
     # scored by the namespace's own BM25 over the window's candidates: the same words, the
     # same score, whatever the louder days hold
