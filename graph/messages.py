@@ -27,6 +27,11 @@ from graph.overfetch import Page, PagedQuery, Plan, overfetch, seeded
 # matches for the ranking; when the namespace has no more (the index ran dry) the ranking is
 # exactly the namespace's, else the pool is the one bound that is left (docs/security.md).
 MESSAGE_POOL = 400
+# A namespace with more matches than the pool is ranked over Lucene's best of them anyway (not
+# exact whatever the pool), so only the first TRUNCATED_POOL of them (or k) are ranked: ranking
+# 400 uncached messages took ~10 ms of an API worker per request beside a 30,000-message
+# conversation (docs/performance.md, "Namespace-local message ranking")
+TRUNCATED_POOL = 100
 MESSAGE_FIELDS = ("content", "speaker", "at_days")  # message_text_en's fields a word can match
 
 
@@ -36,6 +41,7 @@ class MessageQuery(PagedQuery):
     parameters, the plan, and the words it ranks its candidates by."""
 
     words: tuple[str, ...] = ()
+    want: int = 0  # the hits the caller keeps (``k``)
 
 
 @dataclass(frozen=True)
@@ -380,7 +386,7 @@ class MessageStore(Store):
         else:
             first = pool * 4
         words = tuple(content_words(text))
-        return MessageQuery(params, Plan(first=first), words)
+        return MessageQuery(params, Plan(first=first), words, k)
 
     def text_hits(
         self,
@@ -434,6 +440,7 @@ class MessageStore(Store):
     ) -> list[Mapping[str, Any]]:
         """The candidates of ``search`` (``text_query``): up to its pool of the namespace's
         matches (``search_messages_fulltext``'s hits), grown while a window filters them out;
+        all of them when the index ran dry, else the first ``TRUNCATED_POOL`` (or ``k``);
         ``first``: its first page, already read (``raw`` and ``hits`` for
         ``search.first_fetch``); ``then``: its next page (for ``search.next_fetch``), read
         beforehand too."""
@@ -446,7 +453,11 @@ class MessageStore(Store):
 
         later = None if then is None else (search.next_fetch, then)
         pool = int(search.params["k"])
-        return overfetch(pool, search.plan, seeded(page, first, search.first_fetch, later)).hits
+        found = overfetch(pool, search.plan, seeded(page, first, search.first_fetch, later))
+        if found.complete:  # every match of the namespace: the ranking is exactly its own
+            return found.hits
+        want = search.want if isinstance(search, MessageQuery) else pool
+        return found.hits[: max(want, TRUNCATED_POOL)]
 
     def mentions(
         self, namespace: str, topic_ids: Sequence[str], per_topic: int = 30
