@@ -235,14 +235,17 @@ class ContextStore(Store):
             namespace, topics.text, topics.k, named, fuzzy=False, first=_page(row, "topic"),
             then=_page(row, "topic_next") if within is not None else None,
         )  # fmt: skip
+        # the window's messages ranked with the whole conversation's statistics too: a message
+        # scores the same in both lists (the context weighs them together)
+        said_pool = message_store.text_pool(said, _page(row, "message"))
         out = ContextTexts(
-            message_store.text_hits(said, evidence.k, _page(row, "message")),
+            message_store.hits_of(said, said_pool, evidence.k),
             topic_store.ranked_topics(namespace, ranks, light=True) if read_topics else [],
             topic_ranks=None if read_topics else ranks,
         )
         if window is not None and within is not None:
             out.windowed = message_store.text_hits(
-                within, window.k, _page(row, "window"), _page(row, "window_next")
+                within, window.k, _page(row, "window"), _page(row, "window_next"), said_pool
             )
             out.event_topic_ids = set(row["event_topic_ids"])
         return out

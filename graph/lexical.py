@@ -9,7 +9,9 @@ those candidates alone: the score of a topic depends on its namespace's topics a
 another tenant stores.
 
 Same formula and parameters as Lucene (``k1 = 1.2``, ``b = 0.75``, per-field statistics, the
-fields' scores summed per query word). Fuzzy words (``word~``) match tokens within two edits
+fields' scores summed per query word), over the terms the index holds: each field is analysed as
+its index analyses it (``text/analysis.py``: the standard analyzer of ``topic_text`` by default,
+the English one, stems and stop words, for ``message_text_en``), and so is each query word. Fuzzy words (``word~``) match tokens within two edits
 (optimal string alignment, as Lucene counts a transposition as one edit), weighted by
 ``1 - edits / min(len)`` as Lucene's fuzzy rewrite does; the number of fuzzy comparisons per
 call is bounded, so a long query over many candidates cannot take long.
@@ -18,30 +20,40 @@ call is bounded, so a long query over many candidates cannot take long.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from graph.fulltext import FUZZY_MIN_LENGTH
+from text.analysis import english_terms, standard_tokens
 
 K1, B = 1.2, 0.75
 MAX_EDITS = 2
 FUZZY_BUDGET = 10_000  # (word, token) pairs compared per call; beyond it, exact matches only
-_TOKEN = re.compile(r"\w+(?:'\w+)*", re.UNICODE)
 # a field's text -> its length in tokens and how often each token occurs, per process: every
 # context request ranks ~200 candidates x 4 fields, mostly topics an earlier request met
 # (tokenizing them was half of each ranking, docs/performance.md "Ninth pass"); keyed by the
 # text itself, so an edited topic is tokenized afresh. ~1 KB an entry: ~16 MB when full
 FIELD_CACHE = 16_384
 _Counts = tuple[int, Counter[str]]
+Analyzer = Callable[[str], list[str]]
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens, close to Lucene's standard tokenizer (letters, digits, ``_``
-    and inner apostrophes form a word; punctuation and spaces separate words)."""
-    return _TOKEN.findall(text.lower())
+    """The standard analyzer's terms (``topic_text``): Lucene's standard tokenizer, lower case."""
+    return standard_tokens(text)
+
+
+STANDARD: Analyzer = tokens
+ENGLISH: Analyzer = english_terms
+
+
+def query_terms(words: Sequence[str], analyze: Analyzer = STANDARD) -> list[str]:
+    """The index terms Lucene searches for ``words`` (each word analysed as the index analyses
+    its fields: a stop word gives none, a word may give several; repeats kept, as Lucene sums
+    a repeated clause twice)."""
+    return [term for word in words for term in analyze(word)]
 
 
 def edit_distance(a: str, b: str, limit: int = MAX_EDITS) -> int:
@@ -104,10 +116,12 @@ def rank(
     docs: Sequence[Mapping[str, str]],
     fields: Sequence[str],
     fuzzy: bool = False,
+    analyze: Analyzer = STANDARD,
 ) -> list[float]:
     """BM25 score of each of ``docs`` (field name -> text) for the query ``words``, with the
-    statistics of ``docs`` alone. Scores are in the order of ``docs``."""
-    return rank_many([words], docs, fields, fuzzy)[0]
+    statistics of ``docs`` alone, fields and words analysed by ``analyze``. Scores are in the
+    order of ``docs``."""
+    return rank_many([words], docs, fields, fuzzy, analyze)[0]
 
 
 def rank_many(
@@ -115,12 +129,16 @@ def rank_many(
     docs: Sequence[Mapping[str, str]],
     fields: Sequence[str],
     fuzzy: bool = False,
+    analyze: Analyzer = STANDARD,
 ) -> list[list[float]]:
     """``rank`` of each of ``queries`` over the same ``docs``, every field tokenized once (the
     topic search ranks its candidates by all the query's words and by its content words:
     tokenizing 200 candidates x 4 fields was most of each ranking's cost). Each query's scores
     are exactly ``rank``'s, its own fuzzy budget included."""
-    split = [{field: field_counts(doc.get(field) or "") for field in fields} for doc in docs]
+    queries = [query_terms(words, analyze) for words in queries]
+    split = [
+        {field: field_counts(doc.get(field) or "", analyze) for field in fields} for doc in docs
+    ]
     if fuzzy:  # each query its own fuzzy budget, as ``rank`` gives it
         return [_rank(words, split, fields, fuzzy) for words in queries]
     # exact: every field's matches found once for all the queries' words (the content words
@@ -131,9 +149,9 @@ def rank_many(
 
 
 @lru_cache(maxsize=FIELD_CACHE)
-def field_counts(text: str) -> _Counts:
-    """``text``'s length in tokens and each token's count (shared: never to be changed)."""
-    found = tokens(text)
+def field_counts(text: str, analyze: Analyzer = STANDARD) -> _Counts:
+    """``text``'s length in terms and each term's count (shared: never to be changed)."""
+    found = analyze(text)
     return len(found), Counter(found)
 
 

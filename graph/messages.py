@@ -14,10 +14,34 @@ from graph.clock import ensure_utc, window_bounds
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import Conflict, ValidationFailed
-from graph.fulltext import in_namespace, in_window, lucene_query, wanted_names
+from graph.fulltext import content_words, in_namespace, in_window, lucene_query, wanted_names
+from graph.lexical import ENGLISH, rank
 from graph.mapping import as_datetime, message_from_props, message_props, redact_message
 from graph.models import Message
 from graph.overfetch import Page, PagedQuery, Plan, overfetch, seeded
+
+# The conversation's full-text candidates ranked by BM25 with the namespace's own statistics
+# (graph/lexical.py, the English analysis of ``message_text_en``): Lucene's scores count every
+# tenant's messages (another tenant's three messages with a made-up word moved a score ratio
+# from 0.2506 to 0.2818, docs/security.md). A search keeps up to this many of the namespace's
+# matches for the ranking; when the namespace has no more (the index ran dry) the ranking is
+# exactly the namespace's, else the pool is the one bound that is left (docs/security.md).
+MESSAGE_POOL = 400
+# A namespace with more matches than the pool is ranked over Lucene's best of them anyway (not
+# exact whatever the pool), so only the first TRUNCATED_POOL of them (or k) are ranked: ranking
+# 400 uncached messages took ~10 ms of an API worker per request beside a 30,000-message
+# conversation (docs/performance.md, "Namespace-local message ranking")
+TRUNCATED_POOL = 100
+MESSAGE_FIELDS = ("content", "speaker", "at_days")  # message_text_en's fields a word can match
+
+
+@dataclass(frozen=True)
+class MessageQuery(PagedQuery):
+    """A conversation search ready to run (``MessageStore.text_query``): the query file's
+    parameters, the plan, and the words it ranks its candidates by."""
+
+    words: tuple[str, ...] = ()
+    want: int = 0  # the hits the caller keeps (``k``)
 
 
 @dataclass(frozen=True)
@@ -311,10 +335,21 @@ class MessageStore(Store):
     ) -> list[MessageHit]:
         """Lexical search over the conversation (English analyzer over content and speaker),
         with the topics each hit is mentioned in. The query is confined to the namespace before
-        Lucene ranks, and to the UTC days of a time window (``graph.fulltext.in_window``); the
-        window's exact bounds filter after, so the search grows until ``k`` hits."""
+        Lucene finds candidates, and to the UTC days of a time window
+        (``graph.fulltext.in_window``); the window's exact bounds filter after, so the search
+        grows until ``MESSAGE_POOL`` candidates or the namespace's last. They are ranked by BM25
+        with the statistics of the namespace's candidates alone (``text_hits``); a windowed
+        search's with those of the whole conversation's candidates too (its search, one more
+        read), as a context ranks them (``graph.context.ContextStore.search_texts``): a message
+        scores the same inside a window as without one."""
         search = self.text_query(namespace, text, k, since, until)
-        return [] if search is None else self.text_hits(search, k)
+        if search is None:
+            return []
+        basis = None
+        if since is not None or until is not None:
+            whole = self.text_query(namespace, text, k)
+            basis = None if whole is None else self.text_pool(whole)
+        return self.text_hits(search, k, basis=basis)
 
     def text_query(
         self,
@@ -323,9 +358,10 @@ class MessageStore(Store):
         k: int,
         since: datetime | None = None,
         until: datetime | None = None,
-    ) -> PagedQuery | None:
+    ) -> MessageQuery | None:
         """``search_text``'s query (``search_messages_fulltext``), not yet run; None when the
-        text holds no word to search for."""
+        text holds no word to search for. Its ``$k`` is the candidate pool (``MESSAGE_POOL``,
+        or ``k`` if larger): ``text_hits`` ranks them and keeps ``k``."""
         lucene = lucene_query(text, fuzzy=False, common=False)  # graph.fulltext.COMMON_WORDS
         if not lucene:
             return None
@@ -333,25 +369,27 @@ class MessageStore(Store):
         until = ensure_utc(until, "until") if until else None
         confined = in_namespace(namespace, lucene)
         dated = in_window(confined, since, until)
+        pool = max(k, MESSAGE_POOL)
         params = {
             "query": dated,
-            "k": k,
+            "k": pool,
             "namespace": namespace,
             "since": since,
             "until": until,
         }
         # the query is confined to the namespace, so without a window every row Lucene returns
-        # is kept: ask for k (320 nodes read for 40 kept before). A window filters after Lucene:
-        # when the query names the window's days, only the first and last day's messages
-        # outside the window's hours can be dropped (twice k read); else a share of the whole
-        # conversation is kept (k * 8 read, growing by four while short)
+        # is kept: ask for the pool. A window filters after Lucene: when the query names the
+        # window's days, only the first and last day's messages outside the window's hours can
+        # be dropped (twice the pool read); else a share of the whole conversation is kept
+        # (four times the pool read, growing by four while short)
         if since is None and until is None:
-            first = max(k, 1)
+            first = pool
         elif dated != confined:
-            first = max(k * 2, 20)
+            first = pool * 2
         else:
-            first = max(k * 8, 200)
-        return PagedQuery(params, Plan(first=first))
+            first = pool * 4
+        words = tuple(content_words(text))
+        return MessageQuery(params, Plan(first=first), words, k)
 
     def text_hits(
         self,
@@ -359,10 +397,56 @@ class MessageStore(Store):
         k: int,
         first: Page[Any] | None = None,
         then: Page[Any] | None = None,
+        basis: Sequence[Mapping[str, Any]] | None = None,
     ) -> list[MessageHit]:
-        """The hits of ``search`` (``text_query``); ``first``: its first page, already read
-        (``search_messages_fulltext``'s ``raw`` and ``hits`` for ``search.first_fetch``);
-        ``then``: its next page (for ``search.next_fetch``), read beforehand too."""
+        """The best ``k`` hits of ``search`` (``text_query``) by the namespace's own BM25
+        (``rank_hits``, over ``text_pool``'s candidates and ``basis``: another search's pool
+        whose statistics count too); ``first`` and ``then`` as ``text_pool`` takes them."""
+        return self.hits_of(search, self.text_pool(search, first, then), k, basis)
+
+    def hits_of(
+        self,
+        search: PagedQuery,
+        pool: Sequence[Mapping[str, Any]],
+        k: int,
+        basis: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[MessageHit]:
+        """The best ``k`` of ``search``'s candidates ``pool`` (``text_pool``, what the ranking
+        reads of each) by ``rank_hits`` with ``basis``, read whole with their topics
+        (``get_message_hits``, one read: 400 candidates' whole records and topics cost more than
+        ranking them); a message gone since is left out."""
+        words = search.words if isinstance(search, MessageQuery) else ()
+        best = rank_hits(words, pool, k, basis)
+        if not best:
+            return []
+        records = self._run(
+            query("get_message_hits"),
+            {
+                "namespace": search.params["namespace"],
+                "message_ids": [h["m"]["message_id"] for h, _ in best],
+            },
+            read=True,
+        )
+        whole = {r["m"]["message_id"]: r for r in (records[0]["hits"] if records else [])}
+        return [
+            MessageHit(
+                message_from_props(whole[mid]["m"]),
+                score,
+                tuple((t["topic_id"], t["name"]) for t in whole[mid]["topics"]),
+            )
+            for h, score in best
+            if (mid := h["m"]["message_id"]) in whole
+        ]
+
+    def text_pool(
+        self, search: PagedQuery, first: Page[Any] | None = None, then: Page[Any] | None = None
+    ) -> list[Mapping[str, Any]]:
+        """The candidates of ``search`` (``text_query``): up to its pool of the namespace's
+        matches (``search_messages_fulltext``'s hits), grown while a window filters them out;
+        all of them when the index ran dry, else the first ``TRUNCATED_POOL`` (or ``k``);
+        ``first``: its first page, already read (``raw`` and ``hits`` for
+        ``search.first_fetch``); ``then``: its next page (for ``search.next_fetch``), read
+        beforehand too."""
 
         def page(fetch: int) -> Page[Any]:
             records = self._run(
@@ -371,15 +455,12 @@ class MessageStore(Store):
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
         later = None if then is None else (search.next_fetch, then)
-        found = overfetch(k, search.plan, seeded(page, first, search.first_fetch, later))
-        return [
-            MessageHit(
-                message_from_props(h["m"]),
-                float(h["score"]),
-                tuple((t["topic_id"], t["name"]) for t in h["topics"]),
-            )
-            for h in found.hits
-        ]
+        pool = int(search.params["k"])
+        found = overfetch(pool, search.plan, seeded(page, first, search.first_fetch, later))
+        if found.complete:  # every match of the namespace: the ranking is exactly its own
+            return found.hits
+        want = search.want if isinstance(search, MessageQuery) else pool
+        return found.hits[: max(want, TRUNCATED_POOL)]
 
     def mentions(
         self, namespace: str, topic_ids: Sequence[str], per_topic: int = 30
@@ -398,6 +479,31 @@ class MessageStore(Store):
     def _read(self, name: str, **params: object) -> list[Message]:
         records = self._run(query(name), dict(params), read=True)
         return [message_from_props(r["m"]) for r in records]
+
+
+def rank_hits(
+    words: Sequence[str],
+    hits: Sequence[Mapping[str, Any]],
+    k: int,
+    basis: Sequence[Mapping[str, Any]] | None = None,
+) -> list[tuple[Mapping[str, Any], float]]:
+    """The best ``k`` of a conversation search's ``hits`` (``search_messages_fulltext``'s, each
+    with what the ranking reads of its message, ``m``) with their BM25 for ``words``, computed over ``hits`` and ``basis``
+    (more of the namespace's candidates: the whole conversation's for a windowed search) alone,
+    with the English analysis of ``message_text_en`` (``graph/lexical.py``): what another
+    namespace stores changes no score and no order. Ties go to the older message (the index's
+    own order among equals depends on how its segments were merged, which every tenant's writes
+    move); a hit sharing no term with ``words`` (it matched something the analysis here does
+    not see) is left out."""
+    mine = {h["m"]["message_id"] for h in hits}
+    more = [b for b in basis or () if b["m"]["message_id"] not in mine]
+    docs = [{f: str(h["m"].get(f) or "") for f in MESSAGE_FIELDS} for h in [*hits, *more]]
+    scores = rank(words, docs, MESSAGE_FIELDS, analyze=ENGLISH)[: len(hits)]
+    seqs = [int(h["m"].get("seq") or 0) for h in hits]
+    order = sorted(
+        (i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], seqs[i], i)
+    )
+    return [(hits[i], scores[i]) for i in order[:k]]
 
 
 def _by_external_id(messages: list[Message]) -> dict[str, Message]:

@@ -224,9 +224,11 @@ class TopicSearchStore(Store):
             scores = core = rank(words, pool, TEXT_FIELDS, fuzzy=fuzzy)
         else:
             scores, core = rank_many([words, content], pool, TEXT_FIELDS, fuzzy=fuzzy)
-        # a candidate that matched only the namespace clause (boost 0) shares no query word
+        # a candidate that matched only the namespace clause (boost 0) shares no query word;
+        # ties by id (Lucene's order among equals follows its segments, which every tenant's
+        # writes move)
         matched = [i for i in range(len(pool)) if scores[i] > 0]
-        order = sorted(matched, key=lambda i: (-scores[i], i))[:k]
+        order = sorted(matched, key=lambda i: (-scores[i], pool[i]["topic_id"]))[:k]
         return [
             TextRank(pool[i]["topic_id"], scores[i], core[i], partial_topic(namespace, pool[i]))
             for i in order

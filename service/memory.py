@@ -18,6 +18,7 @@ from graph.sleep import SleepStore
 from graph.sleep_queue import SleepRun
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.context_result import RoutedSkill
+from retrieval.embedding import cache_scope
 from sleepwake.conversation import AppendResult, Conversation, IncomingMessage
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
@@ -81,7 +82,8 @@ class ContextService:
         if req.session_id:
             key = f"{req.namespace}/{self.redact(req.session_id)}"
             req = req.model_copy(update={"session_id": key})
-        return self.builder.build(req)
+        with cache_scope(req.namespace):  # its vectors cached for this namespace only
+            return self.builder.build(req)
 
     def route_skills(self, message: str, last_tool_output: str | None) -> list[RoutedSkill]:
         """The skills routed for ``message`` after a tool output (a failed run routes to

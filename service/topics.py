@@ -30,7 +30,7 @@ from graph.models import (
 )
 from graph.redaction import Redactor
 from graph.topics import LinkRequest, Neighbour, TopicStore
-from retrieval.embedding import Embedder, text_hash
+from retrieval.embedding import Embedder, cache_scope, text_hash
 from retrieval.search import SearchResult, TopicSearch
 from service.windows import WindowResolver
 from text.timephrases import TimeWindow
@@ -206,9 +206,10 @@ class TopicService:
         named = self.windows.in_text(namespace, query, now) if window is None else None
         grow = expand if expand is not None else (window or named) is not None
         fetch = k if as_of is None else min(200, k * 5)  # as_of filters after ranking
-        result = self.searcher.run(
-            namespace, query, now, k=fetch, window=window, expand=grow, named=named
-        )
+        with cache_scope(namespace):  # the query's vector cached for this namespace only
+            result = self.searcher.run(
+                namespace, query, now, k=fetch, window=window, expand=grow, named=named
+            )
         if as_of is not None:
             known = [h for h in result.hits if h.topic.time.first_seen_at <= as_of]
             result.hits = known[:k]
@@ -344,7 +345,8 @@ def reembedded(
         return old is None or old.embedding is None or new.semantic_text() != old.semantic_text()
 
     texts = [new.semantic_text() for new, old in changes if stale(new, old)]
-    vectors = iter(embedder.embed(texts) if texts else [])
+    with cache_scope(changes[0][0].namespace if changes else ""):  # one namespace's topics
+        vectors = iter(embedder.embed(texts) if texts else [])
     out: list[tuple[Topic, list[float] | None]] = []
     for new, old in changes:
         if not stale(new, old):

@@ -33,7 +33,7 @@ from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
 from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
-from retrieval.embedding import Embedder, text_hash
+from retrieval.embedding import Embedder, cache_scope, text_hash
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
@@ -201,7 +201,12 @@ class SleepRun:
         self.steps: dict[str, float] = {}
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
-        """The sleep, step by step; a policy sleep that would compact nothing writes nothing."""
+        """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
+        Its texts are embedded for its namespace alone (``cache_scope``)."""
+        with cache_scope(self.namespace):
+            return self._steps(holder, through, release)
+
+    def _steps(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         self.take_slice(through)
         if not self.piece and self.reason != "explicit":
             return self.nothing_to_compact()

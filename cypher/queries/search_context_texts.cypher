@@ -17,12 +17,10 @@ CALL {
     [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
        AND ($message_since IS NULL OR h.m.at >= $message_since)
        AND ($message_until IS NULL OR h.m.at < $message_until)][0..$message_k] AS kept
-  UNWIND (CASE WHEN size(kept) = 0 THEN [null] ELSE kept END) AS h
-  WITH raw, h, h.m AS m
-  RETURN raw AS message_raw, collect(CASE WHEN m IS NULL THEN null ELSE
-    {m: m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}, score: h.score,
-     topics: [(t:Topic)-[:MENTIONED_IN]->(m) WHERE t.archived_at IS NULL
-              | {topic_id: t.topic_id, name: t.name}]} END) AS message_hits
+  RETURN raw AS message_raw,
+    [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
+      at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]
+    AS message_hits
 }
 CALL {
   CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})

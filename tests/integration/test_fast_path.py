@@ -198,6 +198,9 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # the evidence and the topics' full-text candidates: one read (both first pages),
             # the candidates ranked there and not read
             "search_context_texts": 1,
+            # the evidence's best, read whole once the namespace's own BM25 ranked its 400
+            # candidates (graph/messages.py hits_of)
+            "get_message_hits": 1,
             # the vector candidates and the full-text ranking's topics: one read (no
             # get_topics_by_id of its own); a vector query that did not wait for the ranking
             # reads by id only the ranked topics it did not return, and this namespace's five
@@ -303,15 +306,17 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     store's own search, which takes two round trips for them."""
     start = datetime(2026, 1, 1, tzinfo=UTC)
     day = start + timedelta(days=9)
-    # Lucene ranks only the window's UTC day (graph/fulltext.py in_window): its 40 messages
+    # Lucene ranks only the window's UTC day (graph/fulltext.py in_window): its 840 messages
     # before the window's hours outscore the window's two (the word once in a longer text), so
-    # the first 20 rows of the day hold neither, whatever order it gives equal scores; the 200
-    # on the days before are never read
+    # the first 800 rows of the day (twice the candidate pool, graph.messages.MESSAGE_POOL)
+    # hold neither, whatever order it gives equal scores; the 200 on the days before are never
+    # read by the window's search
     loud = "lake lake lake cold"
+    early = 840
     said = [_said(namespace, i, start + timedelta(hours=i), loud) for i in range(200)]
-    said += [_said(namespace, 200 + i, day + timedelta(minutes=10 * i), loud) for i in range(40)]
+    said += [_said(namespace, 200 + i, day + timedelta(seconds=30 * i), loud) for i in range(early)]
     said += [
-        _said(namespace, 240 + i, day + timedelta(hours=12 + i), "the lake was cold and grey")
+        _said(namespace, 200 + early + i, day + timedelta(hours=12 + i), "the lake was cold")
         for i in range(2)
     ]
     MessageStore(driver).append(namespace, said)
@@ -319,15 +324,22 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     counting = CountingDriver(driver)
     store = ContextStore(counting)  # type: ignore[arg-type]
     got = store.search_texts(namespace, TextSearch("lake", 5), TextSearch("lake", 12), window)
-    assert counting.calls == ["search_context_texts_windowed"], counting.calls
+    # and each list's best read whole after the ranking (the evidence's and the window's)
+    assert counting.calls == [
+        "search_context_texts_windowed",
+        "get_message_hits",
+        "get_message_hits",
+    ], counting.calls
     alone = CountingDriver(driver)
     hits = MessageStore(alone).search_text(  # type: ignore[arg-type]
         namespace, window.text, window.k, window.since, window.until
     )
-    assert alone.calls == ["search_messages_fulltext"] * 2, alone.calls  # it did grow
+    # it did grow (two pages), then read the whole conversation's candidates (its statistics),
+    # then its best whole
+    assert alone.calls == ["search_messages_fulltext"] * 3 + ["get_message_hits"], alone.calls
     assert sorted(h.message.message_id for h in got.windowed) == [
-        f"{namespace}-m240",
-        f"{namespace}-m241",
+        f"{namespace}-m1040",
+        f"{namespace}-m1041",
     ]
     assert [(h.message.message_id, h.score) for h in got.windowed] == [
         (h.message.message_id, h.score) for h in hits

@@ -14,7 +14,7 @@ from neo4j import Driver
 from graph.models import EdgeType, Message, TopicEvent
 from graph.sleep import SleepCommit, SleepStore, TopicWrite, _event_rows
 from graph.topics import LinkRequest, TopicStore
-from retrieval.embedding import MiniLMEmbedder
+from retrieval.embedding import MiniLMEmbedder, cache_scope
 from tests.conftest import T0
 from tests.integration.corpus import TOPICS
 from tests.integration.stores import CompactingMessageStore
@@ -96,9 +96,10 @@ def test_buffer_stats_match_the_buffer(driver: Driver, namespace: str) -> None:
 
 def test_cached_vectors_equal_what_the_model_computes(embedder: MiniLMEmbedder) -> None:
     texts = ["Caroline went to the LGBTQ support group.", "Melanie paints sunsets.", "  "]
-    first = embedder.embed(texts)
-    hits = embedder.cache.hits
-    again = embedder.embed(list(reversed(texts)))
+    with cache_scope("cached-vectors"):  # the cache keeps a namespace's texts only
+        first = embedder.embed(texts)
+        hits = embedder.cache.hits
+        again = embedder.embed(list(reversed(texts)))
     assert embedder.cache.hits == hits + 3
     assert again == list(reversed(first))
     raw = embedder._model.encode(texts[:2])  # the runtime returns unit-length float32 rows

@@ -31,13 +31,14 @@ def test_the_sleep_link_statement_has_one_branch_per_edge_type_and_no_other() ->
 def test_vector_cache_returns_the_model_float32_values_and_evicts_the_least_recent() -> None:
     cache = VectorCache(max_items=2)
     a = np.array([0.1, 0.2], dtype=np.float32)
-    cache.put("a", a)
-    cache.put("b", np.array([0.3, 0.4], dtype=np.float32))
-    assert cache.get("a") == a.astype(float).tolist()  # what a fresh embed would return
-    cache.put("c", np.array([0.5, 0.6], dtype=np.float32))  # "b" is now the least recent
-    assert cache.get("b") is None
-    assert cache.get("a") is not None and cache.get("c") is not None
-    assert (cache.hits, cache.misses) == (3, 1)
+    cache.put("ns", "a", a)
+    cache.put("ns", "b", np.array([0.3, 0.4], dtype=np.float32))
+    assert cache.get("ns", "a") == a.astype(float).tolist()  # what a fresh embed would return
+    cache.put("ns", "c", np.array([0.5, 0.6], dtype=np.float32))  # "b" is now the least recent
+    assert cache.get("ns", "b") is None
+    assert cache.get("ns", "a") is not None and cache.get("ns", "c") is not None
+    assert cache.get("other", "a") is None  # another namespace's identical text: a miss
+    assert (cache.hits, cache.misses) == (3, 2)
 
 
 def _unit(rng: np.random.Generator, n: int) -> list[list[float]]:
