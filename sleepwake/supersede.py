@@ -43,7 +43,7 @@ from sleepwake.candidates import MAX_ONE_LINER
 from sleepwake.config import DEFAULT, FormationConfig
 from sleepwake.one_liners import compose_one_liner
 from text.claims import StateClaim, mentions_state, state_claims
-from text.gist import quoted
+from text.gist import one_liner_part, quoted
 
 MAX_CLAIM_CHARS = 400
 SUPERSEDED = "superseded by a later statement"
@@ -201,10 +201,13 @@ def supersede_states(
 
 def _one_liner_now(topic: Topic, facts: list[Fact], formation: FormationConfig) -> str:
     """A topic whose one-liner quotes a fact now closed says what it holds now: composed
-    again from its current facts (kept as it was when none is news)."""
+    again from its current facts (when none is news, its newest current fact; kept as it was
+    when it has none)."""
     current = [f.text for f in facts if f.invalid_at is None]
-    composed = compose_one_liner(topic.name, current, None, formation) if current else ""
-    return composed[:MAX_ONE_LINER] or topic.one_liner
+    if not current:
+        return topic.one_liner
+    composed = compose_one_liner(topic.name, current, None, formation)
+    return (composed or one_liner_part(current[-1]))[:MAX_ONE_LINER]
 
 
 def _stated(topics: Sequence[Topic]) -> list[_Stated]:

@@ -75,7 +75,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(p))
     for kind, p in (
         ("residence", rf"{_SUBJ}(?:'m|'re|'s)? {_ADV}(?:live|lives|reside|resides|(?:am |are |is )?living) in {_PROPER}"),
-        ("residence", rf"{_SUBJ} {_ADV}(?:(?:have|has|'ve) )?{_ADV}(?:moved|relocated)(?: back)? to {_PROPER}"),
+        ("residence", rf"{_SUBJ}(?:'ve| have| has)? {_ADV}(?:moved|relocated)(?: back)? to {_PROPER}"),
         ("residence", rf"{_SUBJ}(?: am|'m| are|'re| is|'s) {_ADV}based (?:in|out of) {_PROPER}"),
         ("residence", rf"\b(?P<subj>[Mm]y|[Oo]ur) new (?:place|home|house|apartment|flat|condo) (?:is )?in {_PROPER}"),
         ("role", rf"{_SUBJ} {_ADV}(?:work|works) as {_A}{_ROLE}{_WORKPLACE}"),
@@ -188,9 +188,9 @@ _ASKS = (
     ("school", re.compile(r"\bwhere (?:do|does|did) (?P<who>I|[A-Z]\w{1,30}) (?:go to school|study|attend)\b|\bwhat (?:school|university|college) (?:do|does|did) (?P<who2>I|[A-Z]\w{1,30})\b", re.I)),
 )  # fmt: skip
 _PAST = re.compile(
-    r"\b(?:before|previously|used to|formerly|former|old|earlier|originally|at first|"
+    r"\b(?:before|previously|previous|used to|formerly|former|old|earlier|originally|at first|"
     r"in (?:january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|\d{4})|last (?:year|month)|back then|did)\b",
+    r"december|\d{4})|last (?:year|month)|back then|did|was|were)\b",
     re.I,
 )
 
