@@ -34,7 +34,7 @@ from graph.mapping import (
 )
 from graph.models import Subject, Topic, TopicEvent, WakeCheck, WakePacket, WakeState, edge_type
 from graph.redaction import Redactor
-from graph.topics import STATE_TOPICS_MAX, LinkRequest, check_vector
+from graph.topics import STATE_FETCH, STATE_TOPICS_MAX, LinkRequest, check_vector
 
 EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
 
@@ -231,7 +231,8 @@ class SleepStore(Store):
         ``limit`` (the ``topic_states`` index: a few topics, however many the namespace has)."""
         if not tokens:
             return []
-        params = {"namespace": namespace, "lucene": state_query(namespace, tokens), "limit": limit}
+        lucene = state_query(namespace, tokens)
+        params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
         records = self._run(query("find_state_topics"), params, read=True)
         return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
 

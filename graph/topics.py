@@ -105,6 +105,7 @@ class LinkRequest:
 
 
 STATE_TOPICS_MAX = 50  # topics holding a state a sleep or a question reads (most recent first)
+STATE_FETCH = 1000  # the most the state index hands over before they are ordered
 
 
 class TopicStore(TopicSearchStore):
@@ -246,7 +247,8 @@ class TopicStore(TopicSearchStore):
         ``limit`` (the ``topic_states`` index: a few topics, however many the namespace has)."""
         if not tokens:
             return []
-        params = {"namespace": namespace, "lucene": state_query(namespace, tokens), "limit": limit}
+        lucene = state_query(namespace, tokens)
+        params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
         records = self._run(query("find_state_topics"), params, read=True)
         return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
 

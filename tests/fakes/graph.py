@@ -131,6 +131,7 @@ class FakeGraph:
         recently seen first, at most ``limit``."""
         wanted = set(tokens)
         found = [n for n in self.live_topics(namespace) if wanted & set(n.props["state_keys"])]
+        found.sort(key=lambda n: n.props["topic_id"])
         found.sort(key=lambda n: n.props["last_seen_at"], reverse=True)
         return [(n.props["topic_id"], list(n.props["state_keys"])) for n in found[:limit]]
 
