@@ -66,7 +66,7 @@ ROLE_WORDS = (
 )  # fmt: skip
 _ROLE_WORD = "|".join(sorted(ROLE_WORDS, key=len, reverse=True))
 _PRE_ROLE = r"(?!(?:of|for|and|at|with|in|to|fan|the|huge|big)\b)[\w-]{1,25} "
-_ROLE = rf"(?P<role>(?:{_PRE_ROLE}){{0,3}}?(?:{_ROLE_WORD})s?)\b"
+_ROLE = rf"(?P<role>(?:{_PRE_ROLE}){{0,3}}?(?:{_ROLE_WORD})s?(?: (?:{_ROLE_WORD})s?)?)\b"
 _A = r"(?:a|an) "
 _WORKPLACE = rf"(?: (?:at|for|with) {_ORG})?"
 

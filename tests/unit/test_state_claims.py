@@ -42,6 +42,7 @@ def claims(text: str) -> dict[tuple[str, str, str], str]:
         ("I work as a nurse at Mass General.", "role", "nurse"),
         ("I'm now a product manager at a health-tech startup.", "role", "product manager"),
         ("I'm a registered nurse.", "role", "registered nurse"),
+        ("It paid off now that I'm an assistant manager.", "role", "assistant manager"),
         ("I started a new job as a data analyst at Spotify.", "role", "data analyst"),
         ("I got promoted to senior engineer!", "role", "senior engineer"),
         ("I joined Acme Corp as a designer.", "role", "designer"),
