@@ -27,6 +27,9 @@ from text.claims import state_claims, state_token
 from text.timephrases import TimeWindow
 
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+CORRECTED = (
+    "corrected by the user"  # service/facts.py: a mistake put right, not a state that changed
+)
 
 
 def expand(
@@ -187,9 +190,13 @@ def _add_states(
             said = fact.at or fact.starts_at
             if when is not None and said is not None and said > when:
                 continue  # not yet said as of the request
-            if fact.source_message_ids and any(c.key == key for c in state_claims(fact.text)):
-                held = fact.valid_at(when) if when is not None else fact.invalid_at is None
-                (now if held else past).append((fact, topic.topic_id))
+            if not fact.source_message_ids or all(c.key != key for c in state_claims(fact.text)):
+                continue
+            held = fact.valid_at(when) if when is not None else fact.invalid_at is None
+            if held:
+                now.append((fact, topic.topic_id))
+            elif fact.superseded_by and fact.invalid_reason != CORRECTED:
+                past.append((fact, topic.topic_id))  # a state that changed, not a mistake
     if not now and not past:
         return
     now.sort(key=lambda x: x[0].starts_at or _EPOCH, reverse=True)
@@ -199,7 +206,8 @@ def _add_states(
     best = max((c.score for c in candidates), default=0.0)
     shown: set[str] = set()
     for rank, (fact, tid) in enumerate(ordered[: run.cfg.state_snippets]):
-        snip = _state_snippet(run.cfg, fact, tid, top + 1.0 + len(ordered) - rank)
+        ended = fact.invalid_at if (fact, tid) in past else None
+        snip = _state_snippet(run.cfg, fact, tid, ended, top + 1.0 + len(ordered) - rank)
         snippets.pop(snip.message_id, None)  # the fact, marked, stands for its message
         snippets[snip.message_id] = snip
         if tid not in shown:
@@ -207,11 +215,14 @@ def _add_states(
             _lead(candidates, tid, best + 1.0 + len(ordered) - rank)
 
 
-def _state_snippet(cfg: ContextConfig, fact: Fact, topic_id: str, score: float) -> Snippet:
+def _state_snippet(
+    cfg: ContextConfig, fact: Fact, topic_id: str, ended: datetime | None, score: float
+) -> Snippet:
+    """A state's fact as a snippet; one that ``ended`` says until when it held."""
     speaker, _, text = fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
     text = text[: cfg.fact_chars]
-    if fact.invalid_at is not None:
-        text += f" (until {day(fact.invalid_at)})"
+    if ended is not None:
+        text += f" (until {day(ended)})"
     return Snippet(
         message_id=fact.source_message_ids[0],
         source_id=fact.source_message_ids[0],

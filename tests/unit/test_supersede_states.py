@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graph.errors import VersionConflict
-from graph.mapping import topic_props
+from graph.mapping import topic_props, update_props
 from graph.models import Fact, Topic, TopicTime
 from retrieval.context_result import ContextRequest
 from sleepwake.policy import SleepPolicy
@@ -210,3 +210,35 @@ def test_without_a_later_state_nothing_is_marked_past() -> None:
     replay(m, [JAN])
     shown = facts_shown(context(m, "Where do I live now?"))
     assert "i live in boston" in shown[0] and "(until" not in shown[0], shown
+
+
+def test_as_of_a_date_now_is_what_held_then() -> None:
+    m = wire(SleepPolicy(tail_turns=0))
+    replay(m, [JAN, MAR, JUN])
+    request = ContextRequest(namespace=m.namespace, message="Where do I live now?",
+                             now=JUN + timedelta(hours=5), as_of=JAN + timedelta(days=30),
+                             explicit=True, budget=1000)  # fmt: skip
+    shown = facts_shown(m.context.build(request).context_text)
+    assert "i live in boston" in shown[0] and "(until" not in shown[0], shown
+    assert not [line for line in shown if "denver" in line], shown  # not said yet
+
+
+def test_a_corrected_mistake_is_not_shown_as_a_past_state() -> None:
+    m = wire(SleepPolicy(tail_turns=0))
+    replay(m, [JAN])
+    tid, wrong = next((t, f) for t, f in all_facts(m) if "I live in Boston" in f.text)
+    right = Fact(text="I live in Cambridge.", at=JAN + timedelta(days=1),
+                 source_message_ids=wrong.source_message_ids)  # fmt: skip
+    stored = m.topics.get(m.namespace, [tid])[0]
+    facts = [
+        f.model_copy(update={"invalid_at": right.at, "superseded_by": right.fact_id,
+                             "invalid_reason": "corrected by the user"}) if f == wrong else f
+        for f in stored.facts
+    ] + [right]  # fmt: skip
+    # as the user's correction writes it (service/facts.py), on the fake's node
+    m.stores.graph.topics[tid].props.update(
+        update_props(stored.model_copy(update={"facts": facts}))
+    )
+    shown = facts_shown(context(m, "Where do I live now?"))
+    assert "i live in cambridge" in shown[0], shown
+    assert not [line for line in shown if "(until" in line], shown
