@@ -25,6 +25,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 MAX_TEXT_CHARS = 1200
 MAX_SENTENCE_CHARS = 300
@@ -121,7 +122,16 @@ class StateClaim:
 
 def state_claims(text: str) -> list[StateClaim]:
     """The state claims ``text`` makes, in order, one per key (the first wins)."""
-    text = text[:MAX_TEXT_CHARS].replace("\u2019", "'")
+    return list(_claims(text[:MAX_TEXT_CHARS]))
+
+
+@lru_cache(maxsize=8192)
+def _claims(text: str) -> tuple[StateClaim, ...]:
+    """``state_claims`` of a capped text, kept per text: every write of a topic reads its
+    facts' claims again (``graph.mapping.topic_props``), and most facts are written many times."""
+    if not mentions_state(text):
+        return ()
+    text = text.replace("\u2019", "'")
     speaker, body = "", text
     head = _SPEAKER.match(text)
     if head is not None and head.group(1).lower() not in _NOT_NAMES:
@@ -130,7 +140,7 @@ def state_claims(text: str) -> list[StateClaim]:
     for sentence in _SENTENCE_END.split(body):
         for kind, owner, value in _sentence_claims(sentence.strip()[:MAX_SENTENCE_CHARS]):
             found.setdefault((speaker, owner, kind), value)
-    return [StateClaim(key, value) for key, value in found.items()]
+    return tuple(StateClaim(key, value) for key, value in found.items())
 
 
 def _sentence_claims(sentence: str) -> list[tuple[str, str, str]]:
@@ -227,18 +237,25 @@ def _asker(who: str) -> str:
 
 # --- index tokens ------------------------------------------------------------------------------
 
-_MENTIONS_STATE = re.compile(
-    r"\b(?:live|lives|living|reside|resides|moved|relocated|based|place|home|house|apartment|"
-    r"flat|condo|work|works|job|role|position|promoted|left|joined|manager|boss|supervisor|"
-    r"report|wife|husband|partner|girlfriend|boyfriend|fianc\w*|dating|married|engaged|car|"
-    r"drive|studying|enrolled|student|attend|attends|go|goes|I'm|am)\b",
-    re.I,
+# a word every pattern needs one of (a verb or noun of a state, a job word, a school word)
+_STATE_WORDS = (
+    frozenset(
+        """live lives living reside resides moved relocated based place home house apartment flat
+    condo work works job role position promoted left joined manager boss supervisor report wife
+    husband partner girlfriend boyfriend fiance fiancee fiancé fiancée dating married engaged
+    car drive studying enrolled student attend attends university college school academy
+    institute polytechnic conservatory worker""".split()
+    )
+    | {w for role in ROLE_WORDS for w in role.split()}
+    | {f"{role}s" for role in ROLE_WORDS}
 )
+_WORDS = re.compile(r"[a-zé]+")
 
 
 def mentions_state(text: str) -> bool:
-    """A cheap test before ``state_claims``: False when ``text`` can claim no state."""
-    return _MENTIONS_STATE.search(text[:MAX_TEXT_CHARS]) is not None
+    """A cheap test before ``state_claims``: False when ``text`` has none of the words every
+    pattern needs (a set lookup per word: most statements claim no state)."""
+    return not _STATE_WORDS.isdisjoint(_WORDS.findall(text[:MAX_TEXT_CHARS].lower()))
 
 
 def state_token(key: tuple[str, str, str], past: bool = False) -> str:
