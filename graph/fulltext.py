@@ -261,3 +261,14 @@ MAX_NAMES = 50  # phrases looked up per message at most (TopicStore.known_names 
 def wanted_names(names: Sequence[str]) -> list[str]:
     """The phrases a known-name lookup asks about: stripped, lower-cased, distinct, sorted."""
     return sorted({n.strip().lower() for n in names if n.strip()})[:MAX_NAMES]
+
+
+def state_query(namespace: str, tokens: Sequence[str]) -> str:
+    """A Lucene query of ``topic_states`` (keyword-analysed) for the topics of ``namespace``
+    holding any of the state ``tokens`` (``text.claims.state_token``: ``[sp][0-9a-f]{20}``,
+    nothing to escape; anything else is refused)."""
+    for token in tokens:
+        if not re.fullmatch(r"[sp][0-9a-f]{20}", token):
+            raise ValueError(f"not a state token: {token[:40]!r}")
+    wanted = " OR ".join(f"state_keys:{t}" for t in tokens) or "state_keys:__none__"
+    return in_namespace(namespace, wanted)

@@ -39,6 +39,7 @@ from graph.models import (
 )
 from graph.redaction import Redactor
 from graph.validation import MAX_JSON_DEPTH, within_json_limits
+from text.claims import state_tokens
 
 _FACTS = TypeAdapter(list[Fact])
 _LOOPS = TypeAdapter(list[OpenLoop])
@@ -81,6 +82,12 @@ def topic_props(topic: Topic) -> dict[str, Any]:
         "facts_json": _FACTS.dump_json(topic.facts, exclude_none=True).decode(),
         "numbers_json": _NUMBERS.dump_json(topic.numbers, exclude_none=True).decode(),
         "number_keys": [n.key for n in topic.numbers],
+        # the states of a life its facts claim, now ("s...") and once ("p..."): topic_states
+        # finds the topics holding a key across the namespace (text.claims, sleepwake.supersede)
+        "state_keys": state_tokens(
+            (f.text for f in topic.facts if f.invalid_at is None),
+            (f.text for f in topic.facts if f.superseded_by is not None),
+        ),
         "open_loops": [o.text for o in topic.open_loops],
         "open_loops_json": _LOOPS.dump_json(topic.open_loops).decode(),
         "aliases": aliases,

@@ -118,6 +118,12 @@ class TopicStoreProtocol(Protocol):
         """Whole topics by id, in the order asked; unknown ids are left out."""
         ...
 
+    def state_topics(
+        self, namespace: str, tokens: Sequence[str], limit: int = 50
+    ) -> list[tuple[str, list[str]]]:
+        """(topic_id, state tokens) of the live topics holding any of the state ``tokens``."""
+        ...
+
     def summaries(
         self, namespace: str, topic_ids: Sequence[str], full_ids: Sequence[str] = ()
     ) -> list[tuple[Topic, list[str]]]:
@@ -320,6 +326,12 @@ class SleepStoreProtocol(Protocol):
 
     def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
         """Whole topics by id (the ones a sleep will rewrite)."""
+        ...
+
+    def state_topics(
+        self, namespace: str, tokens: Sequence[str], limit: int = 50
+    ) -> list[tuple[str, list[str]]]:
+        """(topic_id, state tokens) of the live topics holding any of the state ``tokens``."""
         ...
 
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:

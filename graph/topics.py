@@ -21,6 +21,7 @@ from graph.db import iso
 from graph.errors import NotFound, ValidationFailed, VersionConflict
 from graph.fulltext import (
     name_query,
+    state_query,
     wanted_names,
 )
 from graph.index_share import ShareCache
@@ -101,6 +102,10 @@ class LinkRequest:
     to_id: str
     type: EdgeType
     delta: float = 1.0
+
+
+STATE_TOPICS_MAX = 50  # topics holding a state a sleep or a question reads (most recent first)
+STATE_FETCH = 1000  # the most the state index hands over before they are ordered
 
 
 class TopicStore(TopicSearchStore):
@@ -234,6 +239,19 @@ class TopicStore(TopicSearchStore):
         return int(records[0]["version"])
 
     # -- reads ---------------------------------------------------------------------------------
+    def state_topics(
+        self, namespace: str, tokens: Sequence[str], limit: int = STATE_TOPICS_MAX
+    ) -> list[tuple[str, list[str]]]:
+        """(topic_id, its state tokens) of the live topics of ``namespace`` holding any of the
+        state ``tokens`` (``text.claims.state_token``), most recently seen first, at most
+        ``limit`` (the ``topic_states`` index: a few topics, however many the namespace has)."""
+        if not tokens:
+            return []
+        lucene = state_query(namespace, tokens)
+        params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
+        records = self._run(query("find_state_topics"), params, read=True)
+        return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
+
     def get(self, namespace: str, topic_ids: Sequence[str]) -> list[Topic]:
         """Topics by id, in the order asked; ids missing from the namespace are left out."""
         records = self._run(

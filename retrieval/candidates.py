@@ -9,9 +9,10 @@ snippets and hide superseded statements from the evidence).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
 
-from graph.models import Message, Topic
+from graph.models import Fact, Message, Topic
 from graph.protocols import MessageStoreProtocol, TopicStoreProtocol
 from graph.topics import TopicBrief
 from retrieval.classify import ConsultSignals
@@ -19,10 +20,16 @@ from retrieval.config import ContextConfig
 from retrieval.context_state import RunView
 from retrieval.facts import fact_relevance, rank_facts
 from retrieval.gather import Gathered
-from retrieval.packer import Candidate, Snippet
+from retrieval.packer import Candidate, Snippet, day
 from retrieval.search import TopicHit
 from retrieval.snippets import best_sentences, overlap, sentences
+from text.claims import state_claims, state_token
 from text.timephrases import TimeWindow
+
+_EPOCH = datetime.min.replace(tzinfo=UTC)
+CORRECTED = (
+    "corrected by the user"  # service/facts.py: a mistake put right, not a state that changed
+)
 
 
 def expand(
@@ -32,7 +39,9 @@ def expand(
     cfg, window = run.cfg, run.plan.window
     strength = _topic_strength(got.topic_hits)
     best = [h.topic.topic_id for h in got.topic_hits[: cfg.fact_topics]]
-    read_topics(run.builder.topics, run.req.namespace, got, best, cfg)
+    states = _state_topics(run)
+    best += [tid for tid in states if tid not in best]
+    read_topics(run.builder.topics, run.req.namespace, got, best, cfg, extra=states)
     stored = [got.whole[tid] for tid in best if tid in got.whole]
     full = [t.view(run.req.as_of) for t in stored]
     snippets, evidence_topics = _evidence_snippets(
@@ -46,6 +55,8 @@ def expand(
     candidates = [
         _topic_candidate(h.topic, strength.get(h.topic.topic_id, 0.0), h) for h in got.topic_hits
     ]
+    if states:
+        _add_states(run, [got.whole[t] for t in states if t in got.whole], snippets, candidates)
     known = {c.record_id for c in candidates}
     ranked = sorted(evidence_topics.items(), key=lambda kv: -kv[1][1])
     ranked = ranked[: cfg.evidence_topics]
@@ -95,13 +106,19 @@ def _evidence_snippets(
 
 
 def read_topics(
-    store: TopicStoreProtocol, namespace: str, got: Gathered, best: list[str], cfg: ContextConfig
+    store: TopicStoreProtocol,
+    namespace: str,
+    got: Gathered,
+    best: list[str],
+    cfg: ContextConfig,
+    extra: Sequence[str] = (),
 ) -> None:
     """One read of every topic a context may show: the search's hits as summaries (a hit
     scored from its full-text row alone gets its light record), the topics only the
     matching messages reached as briefs (title, dates, one-liner: all a context shows of
     them), each with its one-liner's sources, and the ``best`` whole (their facts make
-    fact snippets and hide superseded statements)."""
+    fact snippets and hide superseded statements); ``extra``: topics no search found that the
+    context shows (those holding the state a question asks about)."""
     by_evidence: dict[str, float] = {}
     for hit in got.evidence:
         for tid, _ in hit.topics:
@@ -109,6 +126,7 @@ def read_topics(
     reached = sorted(by_evidence, key=lambda t: -by_evidence[t])
     # twice the evidence topics kept: a few are dropped later (all their text superseded)
     ids = [h.topic.topic_id for h in got.topic_hits]
+    ids += [tid for tid in extra if tid not in ids]
     hit_ids = set(ids)
     briefs = [t for t in reached[: 2 * cfg.evidence_topics] if t not in hit_ids]
     found, got.cited = store.cited_summaries(
@@ -144,6 +162,95 @@ def _replace_partial(got: Gathered) -> None:
             found_hit.topic = read
         kept.append(found_hit)
     got.topic_hits = kept
+
+
+def _state_topics(run: RunView) -> list[str]:
+    """The topics holding (or once holding) the state the message asks about, most recently
+    seen first (none when it asks about no state)."""
+    ask = run.msg.state_question
+    if ask is None or not run.cfg.state_topics:
+        return []
+    key = (ask.speaker, ask.owner, ask.kind)
+    tokens = [state_token(key), state_token(key, past=True)]
+    rows = run.builder.topics.state_topics(run.req.namespace, tokens, run.cfg.state_topics)
+    return [tid for tid, _ in rows]
+
+
+def _add_states(
+    run: RunView, topics: list[Topic], snippets: dict[str, Snippet], candidates: list[Candidate]
+) -> None:
+    """A question about a state ("Where do I live now?") is answered by the facts that claim
+    it: the one holding it now first, the ones it replaced after it, each marked as past with
+    its validity ("(until 3 Mar 2026)"); a question about the past ("Where did I live
+    before?") gets them the other way round. They lead the context: above every other
+    snippet, their topics above every other candidate."""
+    ask = run.msg.state_question
+    assert ask is not None
+    key, when = (ask.speaker, ask.owner, ask.kind), run.req.as_of
+    now: list[tuple[Fact, str]] = []
+    past: list[tuple[Fact, str]] = []
+    for topic in topics:
+        for fact in topic.facts:
+            said = fact.at or fact.starts_at
+            if when is not None and said is not None and said > when:
+                continue  # not yet said as of the request
+            if not fact.source_message_ids or all(c.key != key for c in state_claims(fact.text)):
+                continue
+            held = fact.valid_at(when) if when is not None else fact.invalid_at is None
+            if held:
+                now.append((fact, topic.topic_id))
+            elif fact.superseded_by and fact.invalid_reason != CORRECTED:
+                past.append((fact, topic.topic_id))  # a state that changed, not a mistake
+    if not now and not past:
+        return
+    now.sort(key=lambda x: x[0].starts_at or _EPOCH, reverse=True)
+    past.sort(key=lambda x: x[0].starts_at or _EPOCH, reverse=True)
+    ordered = [*past, *now] if ask.past else [*now, *past]
+    top = max((s.score for s in snippets.values()), default=0.0)
+    best = max((c.score for c in candidates), default=0.0)
+    shown: set[str] = set()
+    for rank, (fact, tid) in enumerate(ordered[: run.cfg.state_snippets]):
+        ended = fact.invalid_at if (fact, tid) in past else None
+        snip = _state_snippet(run.cfg, fact, tid, ended, top + 1.0 + len(ordered) - rank)
+        snippets.pop(snip.message_id, None)  # the fact, marked, stands for its message
+        snippets[snip.message_id] = snip
+        if tid not in shown:
+            shown.add(tid)
+            _lead(candidates, tid, best + 1.0 + len(ordered) - rank)
+
+
+def _state_snippet(
+    cfg: ContextConfig, fact: Fact, topic_id: str, ended: datetime | None, score: float
+) -> Snippet:
+    """A state's fact as a snippet; one that ``ended`` says until when it held."""
+    speaker, _, text = fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
+    text = text[: cfg.fact_chars]
+    if ended is not None:
+        text += f" (until {day(ended)})"
+    return Snippet(
+        message_id=fact.source_message_ids[0],
+        source_id=fact.source_message_ids[0],
+        at=fact.at,
+        speaker=speaker,
+        text=text,
+        score=score,
+        record_ids=[topic_id],
+    )
+
+
+def _lead(candidates: list[Candidate], topic_id: str, score: float) -> None:
+    """The topic of a state's fact leads the candidates (added when no search found it)."""
+    for c in candidates:
+        if c.record_id == topic_id:
+            c.score = max(c.score, score)
+            c.components["state"] = 1.0
+            return
+    candidates.append(Candidate(
+        record_id=topic_id, kind="topic", title=topic_id, score=score,
+        reason_label="current_state",
+        reason_summary="holds the state the request asks about",
+        components={"state": 1.0},
+    ))  # fmt: skip
 
 
 def _snippet(

@@ -91,6 +91,12 @@ class ContextConfig(BaseModel):
     evidence_topics: int = Field(default=25, ge=0, description="topics reached via messages")
     fact_topics: int = Field(default=5, ge=0, description="best topics whose facts are read")
     fact_snippets: int = Field(default=5, ge=0, description="fact snippets per topic")
+    state_topics: int = Field(
+        default=8, ge=0, description="a question about a state: topics holding it read"
+    )
+    state_snippets: int = Field(
+        default=4, ge=0, description="a question about a state: its facts shown (now first)"
+    )
     topic_boost: float = Field(default=0.5, ge=0, description="x(1 + boost x topic strength)")
     evidence_topic_factor: float = Field(
         default=0.5, ge=0, description="score of a topic reached only through its messages"

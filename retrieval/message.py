@@ -22,6 +22,7 @@ from functools import cached_property
 
 from retrieval import intent
 from retrieval.snippets import terms
+from text.claims import StateQuestion, state_question
 from text.cues import MEMORY_CUE
 from text.english import drop_names, name_candidates, noun_phrases, time_spans, timed_names
 from text.timephrases import SleepHistory, TimeWindow, find_windows
@@ -89,6 +90,12 @@ class ParsedMessage:
     def asks_decision(self) -> bool:
         """Whether it asks what was decided or chosen."""
         return intent.asks_decision(self.text)
+
+    @cached_property
+    def state_question(self) -> StateQuestion | None:
+        """The state of a life it asks about ("Where do I live now?"), or None
+        (``text.claims.state_question``)."""
+        return state_question(self.text)
 
     @cached_property
     def fingerprint(self) -> str:

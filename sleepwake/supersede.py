@@ -14,8 +14,20 @@ value supersedes nothing. Typed numbers follow the same rule on ``(key, unit)`` 
 user stated under a specific key (generic keys such as ``cost`` or ``duration``, which only name
 a unit, are never superseded: "$5 coffee" does not replace "$650 flight").
 
-Questions and conditionals assert nothing and make no claim. Supersession is per topic (a
-statement filed under two topics is judged in each).
+Questions and conditionals assert nothing and make no claim. Preferences and quantities are
+superseded per topic (a statement filed under two topics is judged in each).
+
+**States of a life** (``text.claims``: where a person lives, their job and employer, manager,
+partner, car, school; owner by owner, "I" apart from "my sister") are superseded across the
+topics of a namespace (``supersede_states``): a fact stating where the user lives is filed under
+whatever the turn was about ("99% Invisible", a podcast tip beside it), and the move to Denver
+under another topic, so the sleep reads the topics holding a current claim of each key its new
+facts claim (``SleepStore.state_topics``) and closes the earlier fact wherever it is filed, in
+the same commit. A fact claims all the states it states ("I live in Boston and I work as a
+nurse"): a later change of any of them closes it (the conjunction is no longer true; the fact
+stays, with its validity, and is shown as past). A repeated value closes nothing, and every
+fact that held the old value is closed, not only the latest ("I live in Boston" then "still in
+Boston" then "moved to Denver" closes both); moving back is a new, current fact.
 """
 
 from __future__ import annotations
@@ -26,7 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from graph.models import Fact, TypedNumber
+from graph.models import Fact, Topic, TypedNumber
+from sleepwake.candidates import MAX_ONE_LINER
+from sleepwake.config import DEFAULT, FormationConfig
+from sleepwake.one_liners import compose_one_liner
+from text.claims import StateClaim, mentions_state, state_claims
+from text.gist import one_liner_part, quoted
 
 MAX_CLAIM_CHARS = 400
 SUPERSEDED = "superseded by a later statement"
@@ -121,6 +138,101 @@ def supersede(facts: Sequence[Fact], fresh: Sequence[Fact] = ()) -> list[Fact]:
                     }
                 )
     return out
+
+
+def state_keys(facts: Sequence[Fact]) -> set[tuple[str, str, str]]:
+    """The state keys the currently valid ``facts`` claim."""
+    return {
+        c.key
+        for f in facts
+        if f.invalid_at is None and mentions_state(f.text)
+        for c in state_claims(f.text)
+    }
+
+
+@dataclass(frozen=True)
+class _Stated:
+    """A currently valid, dated fact of a topic with the states it claims."""
+
+    start: datetime
+    order: int
+    topic_id: str
+    index: int
+    fact: Fact
+    claims: tuple[StateClaim, ...]
+
+
+def supersede_states(
+    topics: Sequence[Topic], formation: FormationConfig = DEFAULT.formation
+) -> dict[str, Topic]:
+    """Close every currently valid fact of ``topics`` whose state a later fact (of any of them)
+    changed: ``invalid_at`` = the later fact's start, ``superseded_by`` = its id; a one-liner
+    quoting a closed fact is composed again from the current ones. Returns the topics that
+    changed, by id (new objects; ``topics`` are not mutated)."""
+    stated = _stated(topics)
+    open_by_key: dict[tuple[str, str, str], list[tuple[_Stated, str]]] = {}
+    closed: dict[tuple[str, int], Fact] = {}
+    for item in stated:
+        for claim in item.claims:
+            still = []
+            for earlier, value in open_by_key.get(claim.key, []):
+                place = (earlier.topic_id, earlier.index)
+                if place in closed:
+                    continue
+                if value != claim.value and earlier.start < item.start:
+                    closed[place] = _closed(earlier.fact, item.fact)
+                    continue
+                still.append((earlier, value))
+            open_by_key[claim.key] = still
+        if (item.topic_id, item.index) not in closed:
+            for claim in item.claims:
+                open_by_key.setdefault(claim.key, []).append((item, claim.value))
+    changed: dict[str, Topic] = {}
+    for topic in topics:
+        ends = {i: f for (tid, i), f in closed.items() if tid == topic.topic_id}
+        if ends:
+            facts = [ends.get(i, f) for i, f in enumerate(topic.facts)]
+            update: dict[str, object] = {"facts": facts}
+            if any(quoted(f.text, topic.one_liner) for f in ends.values()):
+                update["one_liner"] = _one_liner_now(topic, facts, formation)
+            changed[topic.topic_id] = topic.model_copy(update=update)
+    return changed
+
+
+def _one_liner_now(topic: Topic, facts: list[Fact], formation: FormationConfig) -> str:
+    """A topic whose one-liner quotes a fact now closed says what it holds now: composed
+    again from its current facts (when none is news, its newest current fact; kept as it was
+    when it has none)."""
+    current = [f.text for f in facts if f.invalid_at is None]
+    if not current:
+        return topic.one_liner
+    composed = compose_one_liner(topic.name, current, None, formation)
+    return (composed or one_liner_part(current[-1]))[:MAX_ONE_LINER]
+
+
+def _stated(topics: Sequence[Topic]) -> list[_Stated]:
+    """The currently valid, dated facts of ``topics`` that claim a state, in time order."""
+    out = []
+    for order, topic in enumerate(topics):
+        for i, fact in enumerate(topic.facts):
+            start = fact.starts_at
+            if fact.invalid_at is not None or start is None or not mentions_state(fact.text):
+                continue
+            claims = tuple(state_claims(fact.text))
+            if claims:
+                out.append(_Stated(start, order, topic.topic_id, i, fact, claims))
+    out.sort(key=lambda s: (s.start, s.order, s.index))
+    return out
+
+
+def _closed(fact: Fact, later: Fact) -> Fact:
+    return fact.model_copy(
+        update={
+            "invalid_at": later.starts_at,
+            "superseded_by": later.fact_id,
+            "invalid_reason": SUPERSEDED,
+        }
+    )
 
 
 def supersede_numbers(

@@ -124,6 +124,17 @@ class FakeGraph:
         found = (self.topics.get(tid) for tid in topic_ids)
         return [n for n in found if n is not None and n.props["namespace"] == namespace]
 
+    def state_topics(
+        self, namespace: str, tokens: Sequence[str], limit: int
+    ) -> list[tuple[str, list[str]]]:
+        """``find_state_topics.cypher``: live topics holding any of ``tokens``, the most
+        recently seen first, at most ``limit``."""
+        wanted = set(tokens)
+        found = [n for n in self.live_topics(namespace) if wanted & set(n.props["state_keys"])]
+        found.sort(key=lambda n: n.props["topic_id"])
+        found.sort(key=lambda n: n.props["last_seen_at"], reverse=True)
+        return [(n.props["topic_id"], list(n.props["state_keys"])) for n in found[:limit]]
+
     def live_topics(self, namespace: str) -> list[TopicNode]:
         """The namespace's live topics in creation order."""
         return [n for n in self.topics.values() if n.live(namespace)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -115,6 +116,13 @@ class FakeSleepStore:
     def get_topics(self, namespace: str, topic_ids: list[str]) -> list[Topic]:
         """Whole topics by id (the ones a sleep will rewrite)."""
         return FakeTopicStore(self.graph).get(namespace, topic_ids) if topic_ids else []
+
+    def state_topics(
+        self, namespace: str, tokens: Sequence[str], limit: int = 50
+    ) -> list[tuple[str, list[str]]]:
+        """(topic_id, state tokens) of the live topics holding any of ``tokens``."""
+        with self.graph.lock:
+            return self.graph.state_topics(namespace, tokens, limit)
 
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
         """The stored vectors of some topics, by id (a topic without one is left out)."""

@@ -139,6 +139,13 @@ class FakeTopicStore:
             return int(props["version"])
 
     # -- reads ---------------------------------------------------------------------------------
+    def state_topics(
+        self, namespace: str, tokens: Sequence[str], limit: int = 50
+    ) -> list[tuple[str, list[str]]]:
+        """(topic_id, state tokens) of the live topics holding any of ``tokens``."""
+        with self.graph.lock:
+            return self.graph.state_topics(namespace, tokens, limit)
+
     def get(self, namespace: str, topic_ids: Sequence[str]) -> list[Topic]:
         """Topics by id, in the order asked (each once); unknown ids are left out."""
         nodes = self.graph.topic_nodes(namespace, list(dict.fromkeys(topic_ids)))

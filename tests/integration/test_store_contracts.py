@@ -45,6 +45,7 @@ from sleepwake.wake import resume_plan
 from tests.conftest import T0
 from tests.fakes import FakeStores, HashEmbedder
 from tests.integration.stores import CompactingMessageStore
+from text.claims import state_token
 
 EMBED = HashEmbedder()
 
@@ -771,6 +772,36 @@ def stored_vectors_by_id_within_the_namespace(s: Side, ns: str, other: str) -> A
     }
 
 
+def topics_holding_a_state_within_the_namespace(s: Side, ns: str, other: str) -> Any:
+    """``state_topics``: the topics whose facts hold a state now (``s``) or once (``p``), the
+    most recently seen first, in the caller's namespace only, archived ones left out."""
+
+    def fact(text: str, days: int, **extra: Any) -> dict[str, Any]:
+        return {"text": text, "at": T0 + timedelta(days=days), "source_message_ids": ["m"],
+                **extra}  # fmt: skip
+
+    closed = fact("I live in Boston.", 0, invalid_at=T0 + timedelta(days=5), superseded_by="f-x")
+    seed_topics(s, ns, [
+        topic(ns, "podcast", "Podcast", days=0, facts=[closed, fact("Try 99% Invisible.", 0)]),
+        topic(ns, "move", "Move", days=6, facts=[fact("I moved to Denver.", 6)]),
+        topic(ns, "sister", "Sister", days=7, facts=[fact("My sister moved to Denver.", 7)]),
+        topic(ns, "gone", "Gone", days=8, facts=[fact("I moved to Austin.", 8)]),
+    ])  # fmt: skip
+    seed_topics(s, other, [topic(other, "move", "Move", facts=[fact("I moved to Denver.", 1)])])
+    s.topics.archive(ns, f"{ns}-gone", T0 + timedelta(days=9))
+    key = ("", "self", "residence")
+    now, once = state_token(key), state_token(key, past=True)
+    return {
+        "now": s.topics.state_topics(ns, [now]),
+        "now_and_once": s.sleep.state_topics(ns, [now, once]),
+        "sister": [
+            t for t, _ in s.topics.state_topics(ns, [state_token(("", "sister", "residence"))])
+        ],
+        "limited": [t for t, _ in s.topics.state_topics(ns, [now, once], limit=1)],
+        "none": s.topics.state_topics(ns, []),
+    }
+
+
 def a_commit_gives_its_lease_back_only_when_it_commits(s: Side, ns: str, other: str) -> Any:
     s.messages.append(ns, [message(ns, i, f"first new turn {i}") for i in range(3)])
     seed_topics(s, ns, [topic(ns, "old", "Old Topic", "was here", days=-20)])
@@ -1130,6 +1161,7 @@ SCENARIOS: list[Scenario] = [
     match_pool_nearest_and_named,
     sleep_reads_are_the_pool_and_the_top_topics,
     stored_vectors_by_id_within_the_namespace,
+    topics_holding_a_state_within_the_namespace,
     a_commit_writes_everything_or_nothing,
     a_commit_gives_its_lease_back_only_when_it_commits,
     participants_are_found_by_name,
