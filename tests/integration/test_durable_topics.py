@@ -2,7 +2,7 @@
 
 A subject two friends keep coming back to over months (his dogs) is one topic that every sleep
 grows, with an event per session it came back in, whatever the words of the day ("my puppy",
-"the dogs", "Max and Luna"); no topic name carries a date stamp or a running number; and a
+"the dogs", "Max and Luna"); each person of the chat has a topic of their news; no topic name carries a date stamp or a running number; and a
 wedding and a marathon said before sixteen turns of small talk stay topics of their own.
 """
 
@@ -92,8 +92,11 @@ def test_a_subject_over_months_is_one_topic_that_every_sleep_grows(
 
     texts = {t.topic_id: [f.text for f in t.facts] for t in topics}
 
+    people = [t for t in topics if t.name in ("James", "John")]
+    subjects = [t for t in topics if t not in people]
+
     def one(*words: str) -> str:
-        found = [t.topic_id for t in topics if holds(texts[t.topic_id], *words)]
+        found = [t.topic_id for t in subjects if holds(texts[t.topic_id], *words)]
         assert len(found) == 1, (words, names)
         return found[0]
 
@@ -113,6 +116,12 @@ def test_a_subject_over_months_is_one_topic_that_every_sleep_grows(
         assert not holds(texts[tid], "lisbon") and not holds(texts[tid], "manager"), texts[tid]
     assert one("lisbon", "brother") not in (max_, luna)
     assert one("bank", "manager") not in (max_, luna)
+    # each of them has a topic of their own, their news across the months (sleepwake/people.py)
+    james = next(t for t in people if t.name == "James")
+    assert holds(texts[james.topic_id], "adopted", "max"), texts[james.topic_id]
+    assert holds(texts[james.topic_id], "adopted", "luna"), texts[james.topic_id]
+    assert james.time.last_seen_at - james.time.first_seen_at > timedelta(days=120)
+    assert all(f.startswith("James: ") for f in texts[james.topic_id])  # only his own news
 
 
 SMALL_TALK = [
