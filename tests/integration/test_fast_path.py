@@ -207,6 +207,9 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # topics are all among its candidates (tests/unit/test_topic_search_unit.py covers
             # the read by id)
             "search_topics_vector": 1,
+            # the messages' passages by meaning, with the same query vector (evidence by
+            # meaning, retrieval/gather.py): one read
+            "search_passages_vector": 1,
             "get_topic_summaries": 1,  # every candidate, the best ones whole
             # citations by external id: read with the summaries (no get_message_source_ids)
             "mark_topics_used": 1,
