@@ -464,8 +464,8 @@ def number_variants(key: str) -> set[str]:
 def distinct_label(cand: Candidate, taken: set[str]) -> str | None:
     """A name for a new topic whose own name a live topic already has (``taken``: their
     ``name_identity``), as a person would tell the two apart: a free alias of the same kind
-    ("birthday party" for a second "party"), else another phrase the topic goes by, else the
-    name with what sets it apart, the thing its facts name most ("painting (sunset)"). Never a
+    ("birthday party" for a second "party"), else the name with another phrase it goes by
+    ("party (rooftop bar)"), else with the thing its facts name most ("painting (sunset)"). Never a
     date or a running number: "Apr 2022 game", "Apr 2022 game 2" told a reader nothing and
     hid one subject under eight names. None when the name is free."""
     if name_identity(cand.name) not in taken:
@@ -476,14 +476,10 @@ def distinct_label(cand: Candidate, taken: set[str]) -> str | None:
         for alias in cand.alias_keys
     ]
     same_kind = [a for a in aliases if normalise_key(a).split()[-1:] == [head]]
-    for label in [*same_kind, *(a for a in aliases if len(a.split()) >= 2)]:
-        if name_identity(label) not in taken:
-            return label
-    for word in _setting_apart(cand):
-        label = f"{cand.name} ({word})"
-        if name_identity(label) not in taken:
-            return label
-    return None
+    apart = [a for a in aliases if len(a.split()) >= 2 and a not in same_kind]
+    labels = [*same_kind, *(f"{cand.name} ({a})" for a in apart)]
+    labels += [f"{cand.name} ({word})" for word in _setting_apart(cand)]
+    return next((label for label in labels if name_identity(label) not in taken), None)
 
 
 def _setting_apart(cand: Candidate) -> list[str]:
