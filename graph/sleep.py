@@ -20,7 +20,7 @@ from graph.clock import ensure_utc
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import AlreadyRunning, LeaseLost, VersionConflict
-from graph.fulltext import name_query, state_query
+from graph.fulltext import name_query
 from graph.mapping import (
     redact_event,
     redact_subject,
@@ -34,7 +34,7 @@ from graph.mapping import (
 )
 from graph.models import Subject, Topic, TopicEvent, WakeCheck, WakePacket, WakeState, edge_type
 from graph.redaction import Redactor
-from graph.topics import STATE_FETCH, STATE_TOPICS_MAX, LinkRequest, check_vector
+from graph.topics import STATE_TOPICS_MAX, LinkRequest, check_vector, read_state_topics
 
 EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
 
@@ -226,15 +226,11 @@ class SleepStore(Store):
     def state_topics(
         self, namespace: str, tokens: Sequence[str], limit: int = STATE_TOPICS_MAX
     ) -> list[tuple[str, list[str]]]:
-        """(topic_id, its state tokens) of the live topics of ``namespace`` holding any of the
-        state ``tokens`` (``text.claims.state_token``), most recently seen first, at most
-        ``limit`` (the ``topic_states`` index: a few topics, however many the namespace has)."""
-        if not tokens:
-            return []
-        lucene = state_query(namespace, tokens)
-        params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
-        records = self._run(query("find_state_topics"), params, read=True)
-        return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
+        """The live topics of ``namespace`` holding any of the state ``tokens``
+        (``read_state_topics``)."""
+        return read_state_topics(
+            lambda text, params: self._run(text, params, read=True), namespace, tokens, limit
+        )
 
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
         """The stored vectors of some topics, by id (a topic without one is left out)."""

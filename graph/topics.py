@@ -108,6 +108,24 @@ STATE_TOPICS_MAX = 50  # topics holding a state a sleep or a question reads (mos
 STATE_FETCH = 1000  # the most the state index hands over before they are ordered
 
 
+def read_state_topics(
+    run: Callable[[str, dict[str, Any]], list[Any]],
+    namespace: str,
+    tokens: Sequence[str],
+    limit: int = STATE_TOPICS_MAX,
+) -> list[tuple[str, list[str]]]:
+    """(topic_id, its state tokens) of the live topics of ``namespace`` holding any of the
+    state ``tokens`` (``text.claims.state_token``), most recently seen first, at most ``limit``
+    (the ``topic_states`` index: a few topics, however many the namespace has). ``run`` reads
+    one query (the topic store's and the sleep store's read)."""
+    if not tokens:
+        return []
+    lucene = state_query(namespace, tokens)
+    params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
+    records = run(query("find_state_topics"), params)
+    return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
+
+
 class TopicStore(TopicSearchStore):
     """Create, read, update (versioned), link, search and archive topics."""
 
@@ -242,15 +260,11 @@ class TopicStore(TopicSearchStore):
     def state_topics(
         self, namespace: str, tokens: Sequence[str], limit: int = STATE_TOPICS_MAX
     ) -> list[tuple[str, list[str]]]:
-        """(topic_id, its state tokens) of the live topics of ``namespace`` holding any of the
-        state ``tokens`` (``text.claims.state_token``), most recently seen first, at most
-        ``limit`` (the ``topic_states`` index: a few topics, however many the namespace has)."""
-        if not tokens:
-            return []
-        lucene = state_query(namespace, tokens)
-        params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
-        records = self._run(query("find_state_topics"), params, read=True)
-        return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
+        """The live topics of ``namespace`` holding any of the state ``tokens``
+        (``read_state_topics``)."""
+        return read_state_topics(
+            lambda text, params: self._run(text, params, read=True), namespace, tokens, limit
+        )
 
     def get(self, namespace: str, topic_ids: Sequence[str]) -> list[Topic]:
         """Topics by id, in the order asked; ids missing from the namespace are left out."""

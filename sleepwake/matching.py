@@ -88,10 +88,9 @@ def shared_entities(cand: Candidate, topic: PoolTopic) -> int:
     return sum(1 for e in cand.co_entities if e and re.search(rf"\b{re.escape(e)}\b", topic.text))
 
 
-def entity_score(cand: Candidate, topic: PoolTopic, w: MergeConfig) -> float:
-    if not cand.co_entities:
-        return 0.0
-    return w.entity * shared_entities(cand, topic) / len(cand.co_entities)
+def entity_score(shared: int, cand: Candidate, w: MergeConfig) -> float:
+    """The entity part for ``shared`` of the candidate's people and things in the topic."""
+    return w.entity * shared / len(cand.co_entities) if cand.co_entities else 0.0
 
 
 def days_outside(when: datetime, start: datetime, end: datetime) -> float:
@@ -172,7 +171,8 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
         emb = embedding_score(cosine, w)
         return MatchScore(topic.topic_id, alias, emb, 0.0, 0.0, not own, 0, own)
     alias = candidate_alias_score(cand, topic.names, w)
-    entity = entity_score(cand, topic, w)
+    shared = shared_entities(cand, topic)
+    entity = entity_score(shared, cand, w)
     time_part, vetoed = 0.0, False
     if cand.time_hint is not None:
         gap = days_outside(cand.time_hint, topic.first_seen_at, topic.last_seen_at)
@@ -192,7 +192,7 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     # ... or by the people and things it names: Max the dog, adopted in May, graduated in June
     same_things = entity >= w.entity / 2 and cosine >= max(w.entity_cosine, bar)
     # two of them at once (Max and Luna, the dogs) is the same subject at a lower cosine
-    both = shared_entities(cand, topic) >= 2 and cosine >= max(w.entities_cosine, bar - 0.1)
+    both = shared >= 2 and cosine >= max(w.entities_cosine, bar - 0.1)
     same_things = same_things or both
     subject = (named or same_things) and not vetoed
     vetoed = vetoed or (cosine < bar and not same_day and not subject)
