@@ -258,7 +258,7 @@ class SleepRun:
     @traced("sleep.embed")
     def embed(self) -> None:
         """Step 3: one vector per candidate (composed in a chat with an assistant)."""
-        self.chat = with_assistant(self.piece)
+        self.chat = with_assistant(self.piece, self.config.formation.chat_answer_chars)
         blend_chars = self.config.utility.blend_chars
         embedder = self.sleeper.embedder
         self.vectors = candidate_vectors(embedder, self.cands, self.chat, blend_chars)
