@@ -110,6 +110,12 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
             router, prefix="/v1", dependencies=[Depends(authenticate)], responses=V1_ERRORS
         )
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
+    _add_middleware(app, settings, metrics)
+    return app
+
+
+def _add_middleware(app: FastAPI, settings: Settings, metrics: Metrics) -> None:
+    """The middleware around every request, innermost first (the last added runs first)."""
     # inside the body limit: the budget starts once the body is in, not while a client uploads
     app.add_middleware(DeadlineMiddleware, budget=settings.api_deadline_seconds)
     uploads = dict.fromkeys(transfer.IMPORT_PATHS, settings.api_max_import_bytes)
@@ -124,7 +130,6 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     if telemetry.setup(settings) or tracing.active():  # OTEL_* set: a span per request
         app.add_middleware(TracingMiddleware)  # added last = outermost
-    return app
 
 
 def worker_app() -> FastAPI:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -30,6 +31,9 @@ from api.settings import Settings
 from api.terminal import markup, progress
 from graph.errors import SheriffError
 from graph.server import LocalNeo4j
+
+if TYPE_CHECKING:
+    from api.container import Container
 
 app = typer.Typer(no_args_is_help=True, help="Sheriff Claw: time-aware graph memory for agents.")
 neo4j_app = typer.Typer(no_args_is_help=True, help="The local Neo4j server (no Docker needed).")
@@ -169,11 +173,8 @@ def up(
     """The main job: Neo4j up, schema applied, API on 127.0.0.1:8000 served by N worker
     processes (each loads the embedding model before it takes requests), and a sleep worker
     in a thread of this process (appends queue sleeps; the worker runs them)."""
-    import threading
-
     from api.container import Container
     from api.serve import serve, worker_count
-    from api.telemetry import setup as setup_tracing
 
     settings = _settings()
     if port is not None:
@@ -193,14 +194,7 @@ def up(
         # the worker also writes new messages' passages, so it runs with inline sleeps too (it
         # then finds no sleep queued: the appends sleep themselves)
         if not no_worker:
-            setup_tracing(settings)  # this process's sleep worker (the API workers: their own)
-            sleeper = container.sleep_worker()
-            threading.Thread(
-                target=sleeper.run_forever,
-                args=(stop, settings.sleep_poll_seconds),
-                name="sleep-worker",
-                daemon=True,
-            ).start()
+            _start_sleep_worker(container, settings, stop)
         else:  # the API workers build their own driver and model
             container.close()
             container = None
@@ -215,6 +209,20 @@ def up(
             container.close()
         if server is not None and started and not keep_neo4j:
             server.stop()
+
+
+def _start_sleep_worker(container: Container, settings: Settings, stop: threading.Event) -> None:
+    """This process's sleep worker, in a daemon thread until ``stop`` is set."""
+    from api.telemetry import setup as setup_tracing
+
+    setup_tracing(settings)  # this process's sleep worker (the API workers: their own)
+    sleeper = container.sleep_worker()
+    threading.Thread(
+        target=sleeper.run_forever,
+        args=(stop, settings.sleep_poll_seconds),
+        name="sleep-worker",
+        daemon=True,
+    ).start()
 
 
 @app.command()

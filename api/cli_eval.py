@@ -98,7 +98,8 @@ def eval_longmemeval(
     question a fresh namespace on a local server, the haystack appended with the production
     sleep policy, contexts at each budget, beside the flat baselines (BM25, MiniLM, their
     reciprocal rank fusion, over sentences)."""
-    from api.eval_longmemeval import evaluate, load_questions, load_reuse, render
+    from api.eval_longmemeval import evaluate, load_reuse, render
+    from api.longmemeval_data import load_questions
 
     container = _container()
     try:

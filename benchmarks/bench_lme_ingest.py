@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from api.container import Container
-from api.eval_longmemeval import Question, load_questions
+from api.longmemeval_data import Question, load_questions
 from api.settings import Settings
 from graph.db import drop_namespace
 from sleepwake.conversation import IncomingMessage

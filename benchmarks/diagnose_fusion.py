@@ -19,7 +19,8 @@ import argparse
 from pathlib import Path
 
 from api.container import Container
-from api.eval_longmemeval import Question, load_questions, load_reuse
+from api.eval_longmemeval import load_reuse
+from api.longmemeval_data import Question, load_questions
 from api.settings import Settings
 from retrieval.context import ContextRequest
 

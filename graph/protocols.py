@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePacket, WakeState
 
 if TYPE_CHECKING:
+    from graph.append_plan import AppendState, BufferStats
     from graph.context import ContextStart, ContextTexts, TextSearch
-    from graph.messages import AppendState, BufferStats, MessageHit
+    from graph.messages import MessageHit
     from graph.passages import MessagePassages, PendingMessage
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
@@ -58,7 +59,7 @@ class MessageStoreProtocol(Protocol):
     ) -> list[Message]:
         """Append in order, in one transaction; every message asked for is returned (a repeat
         as the one stored), carrying its ``seq``. Idempotent by ``external_id`` and in time
-        order: the one append rule, ``graph.messages.plan_append``."""
+        order: the one append rule, ``graph.append_plan.plan_append``."""
         ...
 
     def by_external_id(self, namespace: str, external_ids: Sequence[str]) -> dict[str, Message]:

@@ -18,7 +18,6 @@ from neo4j import ManagedTransaction, Record
 
 from graph.clock import ensure_utc
 from graph.cypher import query
-from graph.db import Store
 from graph.errors import AlreadyRunning, LeaseLost, VersionConflict
 from graph.fulltext import name_query
 from graph.mapping import (
@@ -34,7 +33,7 @@ from graph.mapping import (
 )
 from graph.models import Subject, Topic, TopicEvent, WakeCheck, WakePacket, WakeState, edge_type
 from graph.redaction import Redactor
-from graph.topics import STATE_TOPICS_MAX, LinkRequest, check_vector, read_state_topics
+from graph.topics import LinkRequest, StateTopicReads, check_vector
 
 EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
 
@@ -167,7 +166,7 @@ def _scores(records: list[Record]) -> list[tuple[str, float, datetime]]:
     ]
 
 
-class SleepStore(Store):
+class SleepStore(StateTopicReads):
     def acquire_lease(
         self, namespace: str, holder: str, now: datetime, expires_at: datetime
     ) -> None:
@@ -222,15 +221,6 @@ class SleepStore(Store):
         """Whole topics by id (the ones a sleep will rewrite)."""
         records = self._read_ids(query("get_topics"), namespace, "topic_ids", topic_ids)
         return [topic_from_props(r["t"], r["related"]) for r in records]
-
-    def state_topics(
-        self, namespace: str, tokens: Sequence[str], limit: int = STATE_TOPICS_MAX
-    ) -> list[tuple[str, list[str]]]:
-        """The live topics of ``namespace`` holding any of the state ``tokens``
-        (``read_state_topics``)."""
-        return read_state_topics(
-            lambda text, params: self._run(text, params, read=True), namespace, tokens, limit
-        )
 
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
         """The stored vectors of some topics, by id (a topic without one is left out)."""

@@ -17,7 +17,7 @@ from neo4j.exceptions import ConstraintError
 
 from graph.clock import ensure_utc
 from graph.cypher import query, query_for_edge
-from graph.db import iso
+from graph.db import Store, iso
 from graph.errors import NotFound, ValidationFailed, VersionConflict
 from graph.fulltext import (
     name_query,
@@ -108,25 +108,25 @@ STATE_TOPICS_MAX = 50  # topics holding a state a sleep or a question reads (mos
 STATE_FETCH = 1000  # the most the state index hands over before they are ordered
 
 
-def read_state_topics(
-    run: Callable[[str, dict[str, Any]], list[Any]],
-    namespace: str,
-    tokens: Sequence[str],
-    limit: int = STATE_TOPICS_MAX,
-) -> list[tuple[str, list[str]]]:
-    """(topic_id, its state tokens) of the live topics of ``namespace`` holding any of the
-    state ``tokens`` (``text.claims.state_token``), most recently seen first, at most ``limit``
-    (the ``topic_states`` index: a few topics, however many the namespace has). ``run`` reads
-    one query (the topic store's and the sleep store's read)."""
-    if not tokens:
-        return []
-    lucene = state_query(namespace, tokens)
-    params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
-    records = run(query("find_state_topics"), params)
-    return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
+class StateTopicReads(Store):
+    """The one read of the topics holding a state, shared by the topic store (a question's
+    read) and the sleep store (a sleep closing the facts a new one supersedes)."""
+
+    def state_topics(
+        self, namespace: str, tokens: Sequence[str], limit: int = STATE_TOPICS_MAX
+    ) -> list[tuple[str, list[str]]]:
+        """(topic_id, its state tokens) of the live topics of ``namespace`` holding any of the
+        state ``tokens`` (``text.claims.state_token``), most recently seen first, at most
+        ``limit`` (the ``topic_states`` index: a few topics, however many the namespace has)."""
+        if not tokens:
+            return []
+        lucene = state_query(namespace, tokens)
+        params = {"namespace": namespace, "lucene": lucene, "fetch": STATE_FETCH, "limit": limit}
+        records = self._run(query("find_state_topics"), params, read=True)
+        return [(r["topic_id"], list(r["state_keys"] or ())) for r in records]
 
 
-class TopicStore(TopicSearchStore):
+class TopicStore(TopicSearchStore, StateTopicReads):
     """Create, read, update (versioned), link, search and archive topics."""
 
     def __init__(
@@ -257,15 +257,6 @@ class TopicStore(TopicSearchStore):
         return int(records[0]["version"])
 
     # -- reads ---------------------------------------------------------------------------------
-    def state_topics(
-        self, namespace: str, tokens: Sequence[str], limit: int = STATE_TOPICS_MAX
-    ) -> list[tuple[str, list[str]]]:
-        """The live topics of ``namespace`` holding any of the state ``tokens``
-        (``read_state_topics``)."""
-        return read_state_topics(
-            lambda text, params: self._run(text, params, read=True), namespace, tokens, limit
-        )
-
     def get(self, namespace: str, topic_ids: Sequence[str]) -> list[Topic]:
         """Topics by id, in the order asked; ids missing from the namespace are left out."""
         records = self._run(

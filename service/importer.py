@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from graph.clock import Clock, SystemClock
 from graph.errors import LeaseLost
@@ -57,6 +56,7 @@ from retrieval.embedding import Embedder, text_hash
 from service.export_format import KINDS
 from service.import_ids import derived_id
 from service.import_pacing import Pacing, Progress, paced_embed, write_batches
+from service.import_plan import ImportPlan, ImportReport, KindCount
 from service.import_validate import (
     ID_FIELD,
     Document,
@@ -71,72 +71,9 @@ from service.import_validate import (
 )
 from service.merge import merge_topic
 
-__all__ = ["Document", "ImportReport", "ImportService", "parse_document", "read_lines"]
+__all__ = ["Document", "ImportService", "parse_document", "read_lines"]
 
 LEASE_TTL = timedelta(minutes=10)  # renewed after every batch
-MAX_REFUSALS_SHOWN = 100
-
-
-class KindCount(BaseModel):
-    created: int = 0
-    merged: int = 0
-    unchanged: int = 0
-    refused: int = 0
-
-
-class Refusal(BaseModel):
-    line: int
-    kind: str
-    id: str
-    reason: str
-
-
-class ImportReport(BaseModel):
-    """What an import wrote (or, with ``dry_run``, would write)."""
-
-    namespace: str
-    dry_run: bool
-    source_namespace: str
-    format_version: int
-    counts: dict[str, KindCount]
-    refused: list[Refusal] = []
-    remapped_ids: int = 0
-    embedded: int = 0
-    vectors_imported: int = 0
-    written: int = 0  # records written (a topic's mentions count as one)
-    batches: int = 0  # the transactions they took
-    duration_ms: float = 0.0
-
-
-@dataclass
-class _Plan:
-    """Everything the import would do, built before anything is written."""
-
-    commit: ImportCommit
-    report: ImportReport
-    ids: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, old) -> new
-    present: set[tuple[str, str]] = field(default_factory=set)  # (kind, new id) in the namespace
-    topics_known: set[str] = field(default_factory=set)  # new topic ids after the import
-    seq_offset: int = 0
-    to_embed: list[Topic] = field(default_factory=list)
-    heartbeat: Callable[[], None] = lambda: None  # renews the import's lease while it works
-
-    def refuse(self, line: int, kind: str, rid: str, reason: str) -> None:
-        self.report.counts[kind].refused += 1
-        if len(self.report.refused) < MAX_REFUSALS_SHOWN:
-            self.report.refused.append(Refusal(line=line, kind=kind, id=rid, reason=reason))
-
-    def map(self, kind: str, old: str | None) -> str | None:
-        """The namespace's id for a reference (ids the file does not hold stay as they are)."""
-        return None if old is None else self.ids.get((kind, old), old)
-
-    def maps(self, kind: str, olds: Sequence[str]) -> list[str]:
-        return [self.ids.get((kind, o), o) for o in olds]
-
-    def known_topics(self, olds: Sequence[str]) -> list[str]:
-        """The namespace's ids of these topics, without those it does not hold (a file cannot
-        point a packet or a run at another namespace's topic)."""
-        return [t for t in self.maps("topic", olds) if t in self.topics_known]
 
 
 class ImportService:
@@ -206,9 +143,9 @@ class ImportService:
         doc: Document,
         embed: bool,
         heartbeat: Callable[[], None] | None = None,
-    ) -> _Plan:
+    ) -> ImportPlan:
         """Decide every record's fate (no writes); ``embed`` computes the vectors too."""
-        plan = _Plan(
+        plan = ImportPlan(
             commit=ImportCommit(namespace=namespace, now=self.clock.now()),
             report=ImportReport(
                 namespace=namespace,
@@ -235,7 +172,7 @@ class ImportService:
         namespace holds ``old_id`` already (``service.import_ids``)."""
         return derived_id(self.id_key, namespace, kind, old_id)
 
-    def _assign_ids(self, namespace: str, doc: Document, plan: _Plan) -> None:
+    def _assign_ids(self, namespace: str, doc: Document, plan: ImportPlan) -> None:
         """Keep the ids the namespace holds, derive the others: what is remapped depends on
         this namespace alone, never on what another one holds."""
         wanted = [
@@ -258,13 +195,13 @@ class ImportService:
                 plan.present.add(("foreign", new))
         plan.report.remapped_ids = len(remap)
 
-    def _foreign(self, plan: _Plan, line: int, kind: str, new: str) -> bool:
+    def _foreign(self, plan: ImportPlan, line: int, kind: str, new: str) -> bool:
         if ("foreign", new) in plan.present:
             plan.refuse(line, kind, new, "the id belongs to another namespace")
             return True
         return False
 
-    def _settled(self, plan: _Plan, line: int, kind: str, new: str) -> bool:
+    def _settled(self, plan: ImportPlan, line: int, kind: str, new: str) -> bool:
         """Whether record ``new`` needs no writing: its id is another namespace's (refused) or
         already stored here (unchanged)."""
         if self._foreign(plan, line, kind, new):
@@ -275,7 +212,7 @@ class ImportService:
         return False
 
     # -- messages ----------------------------------------------------------------------------------
-    def _messages(self, ns: str, items: list[tuple[int, MessageLine]], plan: _Plan) -> None:
+    def _messages(self, ns: str, items: list[tuple[int, MessageLine]], plan: ImportPlan) -> None:
         existing = {m.message_id: m for m in self.messages.get(ns, [
             plan.ids[("message", r.message_id)] for _, r in items])}  # fmt: skip
         xid = {r.message_id: self.redactor.text(x) for _, r in items if (x := r.external_id)}
@@ -301,7 +238,7 @@ class ImportService:
                 fresh.append((line, rec))
         self._new_messages(ns, fresh, plan, next_seq, fresh_namespace=not tail)
 
-    def _same_message(self, plan: _Plan, line: int, stored: Message, rec: MessageLine) -> None:
+    def _same_message(self, plan: ImportPlan, line: int, stored: Message, rec: MessageLine) -> None:
         if stored.content == self.redactor.text(rec.content) and stored.at == rec.at:
             plan.report.counts["message"].unchanged += 1
         else:
@@ -312,7 +249,7 @@ class ImportService:
         self,
         ns: str,
         fresh: list[tuple[int, MessageLine]],
-        plan: _Plan,
+        plan: ImportPlan,
         next_seq: int,
         fresh_namespace: bool,
     ) -> None:
@@ -339,7 +276,7 @@ class ImportService:
         plan.commit.next_seq = top + 1
 
     # -- topics ------------------------------------------------------------------------------------
-    def _topics(self, ns: str, doc: Document, plan: _Plan, embed: bool) -> None:
+    def _topics(self, ns: str, doc: Document, plan: ImportPlan, embed: bool) -> None:
         items = doc.records["topic"]
         stored = {t.topic_id: t for t in self.topics.get(ns, [
             plan.ids[("topic", r.topic_id)] for _, r in items
@@ -368,7 +305,7 @@ class ImportService:
                 plan.report.counts["topic"].created += 1
         self._embed_new(plan, embed)
 
-    def _topic_model(self, ns: str, rec: TopicLine, plan: _Plan, line: int) -> Topic | None:
+    def _topic_model(self, ns: str, rec: TopicLine, plan: ImportPlan, line: int) -> Topic | None:
         data = rec.model_dump(exclude={"kind", "mentioned_in", "vector", "skill_refs",
                                        "artifact_refs"}, exclude_none=True)  # fmt: skip
         data.update(
@@ -387,7 +324,7 @@ class ImportService:
             plan.refuse(line, "topic", data["topic_id"], describe_errors("topic", exc))
             return None
 
-    def _merge(self, plan: _Plan, stored: Topic, incoming: Topic) -> None:
+    def _merge(self, plan: ImportPlan, stored: Topic, incoming: Topic) -> None:
         merged = merge_topic(stored, incoming)
         if merged is None:
             plan.report.counts["topic"].unchanged += 1
@@ -395,7 +332,7 @@ class ImportService:
         plan.commit.merged_topics.append(TopicRewrite(merged, None, stored.version))
         plan.report.counts["topic"].merged += 1
 
-    def _embed_new(self, plan: _Plan, embed: bool) -> None:
+    def _embed_new(self, plan: ImportPlan, embed: bool) -> None:
         """New topics without a usable vector in the file: embed their semantic text."""
         todo = plan.to_embed
         vectors: list[list[float] | None] = (
@@ -420,7 +357,7 @@ class ImportService:
             and doc.header.embedding.dimensions == self.embedder.dimensions
         )
 
-    def _events(self, doc: Document, plan: _Plan) -> None:
+    def _events(self, doc: Document, plan: ImportPlan) -> None:
         usable = self._vectors_usable(doc)
         for line, rec in doc.records["event"]:
             new = plan.ids[("event", rec.event_id)]
@@ -442,7 +379,7 @@ class ImportService:
             plan.commit.events.append((event, vector))
             plan.report.counts["event"].created += 1
 
-    def _edges(self, ns: str, items: list[tuple[int, EdgeLine]], plan: _Plan) -> None:
+    def _edges(self, ns: str, items: list[tuple[int, EdgeLine]], plan: ImportPlan) -> None:
         stored_ids = sorted(t for k, t in plan.present if k == "topic")
         existing = {(e.from_topic_id, e.to_topic_id, e.type): e
                     for e in self.store.edges_among(ns, stored_ids)}  # fmt: skip
@@ -467,7 +404,7 @@ class ImportService:
             else:
                 counts.merged += 1
 
-    def _packets(self, items: list[tuple[int, WakePacketLine]], plan: _Plan) -> None:
+    def _packets(self, items: list[tuple[int, WakePacketLine]], plan: ImportPlan) -> None:
         for line, rec in items:
             new = plan.ids[("wake_packet", rec.packet_id)]
             if self._settled(plan, line, "wake_packet", new):
@@ -487,7 +424,7 @@ class ImportService:
             plan.commit.wake_packets.append(packet)
             plan.report.counts["wake_packet"].created += 1
 
-    def _runs(self, items: list[tuple[int, SkillRunLine]], plan: _Plan) -> None:
+    def _runs(self, items: list[tuple[int, SkillRunLine]], plan: ImportPlan) -> None:
         for line, rec in items:
             new = plan.ids[("skill_run", rec.run_id)]
             if self._settled(plan, line, "skill_run", new):

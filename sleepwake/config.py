@@ -185,6 +185,13 @@ class FormationConfig(BaseModel):
         description="a named speaker's best first-person news of a slice filed under their "
         "own topic (sleepwake/people.py); 0: no topics of people",
     )
+    chat_answer_chars: int = Field(
+        default=500,
+        ge=1,
+        description="a slice holding an answer longer than this is a chat with an assistant "
+        "(asides, answers weighed, composed vectors: sleepwake/side_topics.py); a quick "
+        "'Noted.' among a person's own notes does not make one",
+    )
 
     # -- segmentation (sleepwake/segments.py) --
     # between people a long turn often says what it is about after 200 characters (LoCoMo

@@ -20,9 +20,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from graph.append_plan import AppendState
 from graph.clock import Clock, ensure_utc
 from graph.errors import AlreadyRunning, ValidationFailed
-from graph.messages import AppendState
 from graph.models import Message, describe_errors
 from graph.protocols import MessageStoreProtocol
 from graph.validation import check_time
@@ -155,7 +155,7 @@ class Conversation:
         message is a ``Conflict``. New messages may not be older than the conversation's newest
         (``Conflict`` naming ``<where>.<i>.at``), except those whose time the server chose (no
         ``at``, or ``movable``: an agent's turn), which move forward to it instead. The store
-        decides all this under the conversation's lock (``graph.messages.plan_append``)."""
+        decides all this under the conversation's lock (``graph.append_plan.plan_append``)."""
         models = self.validate(namespace, items)
         server_time = {
             m.message_id for m, item in zip(models, items, strict=True) if movable or not item.at
@@ -175,7 +175,7 @@ class Conversation:
         where: str,
     ) -> AppendResult:
         """Store the batch whole, in one transaction, by the store's append rule
-        (``graph.messages.plan_append``: a crash or a lost database keeps all of it or none, so
+        (``graph.append_plan.plan_append``: a crash or a lost database keeps all of it or none, so
         the client's retry is clean), then run the sleep policy over the messages it wrote from
         ``view`` (the buffer before the batch; None: no policy)."""
         run = _PolicyRun(view)

@@ -75,7 +75,7 @@ def form_topics(
     people = {m.speaker for m in piece if m.role == "user" and m.speaker}
     structural = structural_keys(cands, extractions, users, among_people=len(people) > 1)
     gather_phrases(episodes, cands, structural, said, users)
-    chat = with_assistant(piece)
+    chat = with_assistant(piece, cfg.chat_answer_chars)
     if chat:
         weigh_by_answers(episodes, by_key, cfg)
     choose_heads(episodes, by_key, embed, cfg)

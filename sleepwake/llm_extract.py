@@ -155,6 +155,15 @@ class ExtractionStats:
     input_tokens: int = 0
     output_tokens: int = 0
 
+    def report(self) -> dict[str, Any]:
+        """What a sleep's summary says of its extraction (``SleepSummary.extraction``)."""
+        mode = "llm" if not self.fallbacks else "llm+fallback"
+        return {
+            "mode": mode, "chunks": self.chunks, "fallbacks": self.fallbacks,
+            "retries": self.retries, "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }  # fmt: skip
+
 
 @dataclass
 class _ChunkResult:

@@ -128,7 +128,7 @@ def full(facts: int, adding: int, w: MergeConfig) -> bool:
     about any of them and then fills the budget alone, while the topic that answers, ranked
     second, shows nothing. Those topics grew by taking in what was said under other names
     ("dairy-free recipe", "recipe", "dairy-free vanilla"); past ``max_facts`` such a newcomer
-    makes a topic of its own (named apart, ``sleepwake.candidates.distinct_label``, when its
+    makes a topic of its own (named apart, ``sleepwake.names_apart.distinct_label``, when its
     name is taken), while the subject called by the topic's own name (``named_as``: "pottery
     class", then "advanced pottery class", in three sessions) still merges."""
     return facts > 0 and facts + adding > w.max_facts

@@ -16,9 +16,10 @@ import numpy as np
 
 from graph.models import Message, Topic, TopicEvent
 from graph.sleep import MatchFields, PoolHit
-from sleepwake.candidates import Candidate, distinct_label, name_identity, number_variants
+from sleepwake.candidates import Candidate
 from sleepwake.config import DEFAULT, MergeConfig, SleepConfig
 from sleepwake.matching import PoolTopic, alias_score, best_match, score
+from sleepwake.names_apart import distinct_label, name_identity, number_variants
 from sleepwake.normalise import merge_candidate, new_topic, stable_id
 from sleepwake.side_topics import fold_side_topics
 

@@ -24,13 +24,14 @@ from sleepwake.config import DEFAULT
 from sleepwake.policy import ANSWER_ROLES
 
 REMARK_FACTS = DEFAULT.extraction.side_remark_facts
-LONG_ANSWER_CHARS = 500  # a chat-assistant slice holds an answer this long
+CHAT_ANSWER_CHARS = DEFAULT.formation.chat_answer_chars
 
 
-def with_assistant(piece: Sequence[Message]) -> bool:
-    """Whether the slice is (part of) a chat with an assistant: it holds a long answer (a
-    quick "Noted." among a person's own notes does not make one)."""
-    return any(m.role in ANSWER_ROLES and len(m.content) > LONG_ANSWER_CHARS for m in piece)
+def with_assistant(piece: Sequence[Message], long_answer: int = CHAT_ANSWER_CHARS) -> bool:
+    """Whether the slice is (part of) a chat with an assistant: it holds an answer longer than
+    ``long_answer`` (``chat_answer_chars``; a quick "Noted." among a person's own notes does
+    not make one)."""
+    return any(m.role in ANSWER_ROLES and len(m.content) > long_answer for m in piece)
 
 
 def is_remark(cand: Candidate, facts: int = REMARK_FACTS) -> bool:

@@ -21,7 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, PrivateAttr
@@ -38,6 +38,7 @@ from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction
+from sleepwake.lease import Heartbeat
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.merge_plan import Work, choose_targets, fold, fold_remarks, match_rows, slice_id_of
 from sleepwake.packet import edges, subject_rows, wake_packet
@@ -252,18 +253,12 @@ class SleepRun:
         if extractor is None or not self.piece:
             return {}, {"mode": "deterministic"}
         found, stats = extractor.extract_many(self.piece)
-        mode = "llm" if not stats.fallbacks else "llm+fallback"
-        report = {
-            "mode": mode, "chunks": stats.chunks, "fallbacks": stats.fallbacks,
-            "retries": stats.retries, "input_tokens": stats.input_tokens,
-            "output_tokens": stats.output_tokens,
-        }  # fmt: skip
-        return found, report
+        return found, stats.report()
 
     @traced("sleep.embed")
     def embed(self) -> None:
         """Step 3: one vector per candidate (composed in a chat with an assistant)."""
-        self.chat = with_assistant(self.piece)
+        self.chat = with_assistant(self.piece, self.config.formation.chat_answer_chars)
         blend_chars = self.config.utility.blend_chars
         embedder = self.sleeper.embedder
         self.vectors = candidate_vectors(embedder, self.cands, self.chat, blend_chars)
@@ -482,44 +477,3 @@ def _decay(cfg: TiersConfig) -> DecayParams:
         cfg.hot_utility,
         cfg.warm_utility,
     )
-
-
-class Heartbeat:
-    """Renews a sleep's lease every third of its time to live, in a daemon thread, while the
-    sleep runs; ``lost`` turns true when a renewal finds the lease gone (taken over)."""
-
-    def __init__(
-        self, store: SleepStoreProtocol, namespace: str, holder: str, clock: Clock, ttl: timedelta
-    ) -> None:
-        self.store, self.namespace, self.holder = store, namespace, holder
-        self.clock, self.ttl = clock, ttl
-        self.lost = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"lease-{namespace}", daemon=True)
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
-        self._thread.join(timeout=5)
-
-    def stop(self) -> None:
-        """No more renewals (the sleep is over, or gave its lease back in its commit)."""
-        self._stop.set()
-
-    def _beat(self) -> None:
-        interval = max(self.ttl.total_seconds() / 3, 0.05)
-        while not self._stop.wait(interval):
-            try:
-                renewed = self.store.renew_lease(
-                    self.namespace, self.holder, self.clock.now() + self.ttl
-                )
-            except Exception:  # Neo4j away for a moment: try again at the next beat
-                log.warning("lease heartbeat of %s failed", self.namespace, exc_info=True)
-                continue
-            if not renewed and not self._stop.is_set():
-                log.warning("sleep of %s lost its lease", self.namespace)
-                self.lost = True
-                return

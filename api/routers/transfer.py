@@ -24,7 +24,8 @@ from api.routers.common import NOT_RETRY_SAFE, errors
 from api.uploads import ImportStatus, in_background, progress_of, spool_body, spooled
 from service.chatgpt import ChatGPTReport, read_history
 from service.import_pacing import iter_lines
-from service.importer import ImportReport, parse_document
+from service.import_plan import ImportReport
+from service.importer import parse_document
 
 router = APIRouter(tags=["export and import"])
 

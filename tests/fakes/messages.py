@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
+from graph.append_plan import AppendState, BufferStats, plan_append
 from graph.clock import ensure_utc
 from graph.errors import ValidationFailed
 from graph.fulltext import wanted_names
 from graph.mapping import speaker_key
-from graph.messages import AppendState, BufferStats, MessageHit, plan_append
+from graph.messages import MessageHit
 from graph.models import Message
 from tests.fakes.graph import FakeGraph, content_words, english_terms, term_score
 

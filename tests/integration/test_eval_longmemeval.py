@@ -7,7 +7,8 @@ from pathlib import Path
 from neo4j import Driver
 
 from api.container import Container
-from api.eval_longmemeval import evaluate, to_question
+from api.eval_longmemeval import evaluate
+from api.longmemeval_data import to_question
 from api.settings import Settings
 from graph.db import drop_namespace
 from retrieval.embedding import MiniLMEmbedder

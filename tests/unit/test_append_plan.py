@@ -1,4 +1,4 @@
-"""How an append is decided (graph/messages.plan_append, no I/O): idempotent by external_id,
+"""How an append is decided (graph/append_plan.plan_append, no I/O): idempotent by external_id,
 in time order, server-stamped times moved forward instead of refused."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from graph.append_plan import plan_append
 from graph.errors import Conflict
-from graph.messages import plan_append
 from graph.models import Message
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

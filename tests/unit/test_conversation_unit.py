@@ -12,8 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from api.settings import Settings
+from graph.append_plan import BufferStats
 from graph.errors import ValidationFailed
-from graph.messages import BufferStats
 from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
 from tests.fakes.pipelines import T0, Memory, wire

@@ -8,18 +8,12 @@ import numpy as np
 
 from graph.models import Fact, Message
 from sleepwake import episodes, heads, segments
-from sleepwake.candidates import (
-    Candidate,
-    build_candidates,
-    distinct_label,
-    happened_at,
-    name_identity,
-    number_variants,
-)
+from sleepwake.candidates import Candidate, build_candidates, happened_at
 from sleepwake.config import DEFAULT, FormationConfig
 from sleepwake.episodes import form_topics
 from sleepwake.extract import extract, subject_phrases
 from sleepwake.heads import PhraseStats, eligible, is_said_to_listener, phrase_score
+from sleepwake.names_apart import distinct_label, name_identity, number_variants
 from sleepwake.one_liners import (
     compose_one_liner,
     is_reaction,

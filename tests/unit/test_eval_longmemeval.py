@@ -17,12 +17,10 @@ from api.eval_longmemeval import (
     bm25_sources,
     describe_context,
     fused_order,
-    load_questions,
     load_reuse,
     packed_sources,
-    parse_date,
-    to_question,
 )
+from api.longmemeval_data import load_questions, parse_date, to_question
 from graph.errors import ValidationFailed
 
 

@@ -3,7 +3,9 @@
 Every ``import`` of the product's packages is read with ``ast`` (including imports under
 ``TYPE_CHECKING`` and inside functions: a deferred import is still a dependency). A package may
 import its own modules and the packages of lower layers only; packages of one layer do not import
-each other; and no two modules import each other, directly or round a longer circle.
+each other; and no two modules import each other, directly or round a longer circle. The same
+scan keeps the rooms small: no product module over 500 lines, no function over 60 (decorators
+and nested functions counted).
 """
 
 from __future__ import annotations
@@ -132,3 +134,46 @@ def test_pure_layers_import_no_driver_where_they_should_not(package: str) -> Non
             )
             offenders += [f"{name} imports {m}" for m in mods if m.split(".")[0] in banned]
     assert not offenders, "\n".join(offenders)
+
+
+# -- sizes: rooms a reader takes in at once (issue #29) ------------------------------------------
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 60
+
+
+def _long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int, int]]:
+    """(name, first line, lines) of every function or method of ``source``, nested ones too,
+    longer than ``limit`` lines, counted from its first decorator to its last line."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            lines = (node.end_lineno or node.lineno) - start + 1
+            if lines > limit:
+                found.append((node.name, node.lineno, lines))
+    return found
+
+
+def test_the_length_check_sees_nested_functions_and_decorators() -> None:
+    inner = "\n".join(f"        x{i} = {i}" for i in range(58))
+    source = f"@decorated\ndef outer():\n    def inner():\n{inner}\n    return inner\n"
+    assert _long_functions(source) == [("outer", 2, 62)]  # inner: 59 lines, outer: 62
+    assert _long_functions(source, limit=58) == [("outer", 2, 62), ("inner", 3, 59)]
+
+
+def test_no_product_module_is_longer_than_the_limit() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}: {n} lines"
+        for _, path in _modules()
+        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split by job):\n" + "\n".join(long)
+
+
+def test_no_product_function_is_longer_than_the_limit() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}:{line} {name}: {n} lines"
+        for _, path in _modules()
+        for name, line, n in _long_functions(path.read_text())
+    ]
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
