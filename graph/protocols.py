@@ -22,7 +22,7 @@ from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePa
 if TYPE_CHECKING:
     from graph.context import ContextStart, ContextTexts, TextSearch
     from graph.messages import AppendState, BufferStats, MessageHit
-    from graph.passages import MessagePassages, PendingMessage
+    from graph.passages import BackfillStep, MessagePassages, PendingMessage
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
     from graph.suppression import Retention, SessionState, SessionTurn
@@ -33,6 +33,8 @@ class PassageStoreProtocol(Protocol):
     """The passages of messages with their vectors (``graph.passages.PassageStore``)."""
 
     def pending(self, namespace: str | None, limit: int) -> list[PendingMessage]: ...
+
+    def backfill(self, namespace: str | None, limit: int) -> BackfillStep | None: ...
 
     def write(self, messages: Sequence[MessagePassages]) -> int: ...
 
