@@ -197,7 +197,7 @@ def up(
             sleeper = container.sleep_worker()
             threading.Thread(
                 target=sleeper.run_forever,
-                args=(stop, settings.sleep_poll_seconds),
+                args=(stop, settings.sleep_poll_seconds, settings.sleep_worker_niceness),
                 name="sleep-worker",
                 daemon=True,
             ).start()
