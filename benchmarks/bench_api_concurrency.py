@@ -610,12 +610,16 @@ def index_passages(embedder: Any, driver: Driver, database: str, ns: str) -> Non
     """Write every pending passage of ``ns`` before anything is measured, as the server's
     sleep worker would have long before a real tenant's question: otherwise that worker (in
     ``sheriff up``'s parent) embeds the seeded conversation while the requests are timed, and
-    the evidence found by meaning changes from one request to the next."""
+    the evidence found by meaning changes from one request to the next. The same for the walk
+    of the passage backfill (migration 021)."""
     from graph.passages import PassageStore
     from retrieval.passage_index import PassageIndexer
 
     started = time.perf_counter()
-    done = PassageIndexer(PassageStore(driver, database), embedder).run(ns)
+    indexer, done = PassageIndexer(PassageStore(driver, database), embedder), 0
+    # the backfill's walk of the namespace too (a store migrated to 021 while holding it)
+    while (written := indexer.run(ns)) or indexer.backfill_once(ns):
+        done += written
     records, _, _ = driver.execute_query(
         "MATCH (p:Passage {namespace: $ns}) RETURN count(p) AS n", ns=ns, database_=database
     )
