@@ -117,6 +117,10 @@ def neo4j_logs(lines: int = 40) -> None:
     terminal.echo(_server(_settings()).log_excerpt(lines))
 
 
+# how long `sheriff up` waits on stopping for its sleep worker to end the batch or sleep it is in
+WORKER_STOP_S = 10.0
+
+
 @app.command()
 def migrate() -> None:
     """Apply the schema migrations in cypher/schema (idempotent)."""
@@ -182,6 +186,7 @@ def up(
     server = _server(settings) if settings.uses_managed_server else None
     started = False
     container = None
+    background: threading.Thread | None = None
     stop = threading.Event()
     try:
         if server is not None:
@@ -195,12 +200,13 @@ def up(
         if not no_worker:
             setup_tracing(settings)  # this process's sleep worker (the API workers: their own)
             sleeper = container.sleep_worker()
-            threading.Thread(
+            background = threading.Thread(
                 target=sleeper.run_forever,
                 args=(stop, settings.sleep_poll_seconds, settings.sleep_worker_niceness),
                 name="sleep-worker",
                 daemon=True,
-            ).start()
+            )
+            background.start()
         else:  # the API workers build their own driver and model
             container.close()
             container = None
@@ -211,6 +217,11 @@ def up(
         _fail(exc)
     finally:
         stop.set()
+        if background is not None:
+            # the worker ends its batch first: a thread still inside the model's runtime when
+            # the interpreter exits aborts the process ("terminate called"), and a batch of
+            # passages or a sleep's transaction left half-way is redone by the next worker
+            background.join(WORKER_STOP_S)
         if container is not None:
             container.close()
         if server is not None and started and not keep_neo4j:
