@@ -6,8 +6,9 @@ in one batch with the product's embedder and writes them (``graph.passages.Passa
 The sleep worker runs it whenever no sleep is due (``sleepwake.worker.SleepWorker``); a
 message waiting for it is still found by its words. When nothing is pending the worker takes
 one step of the backfill (``backfill_once``): messages stored before passages existed are
-marked pending a batch at a time, one namespace after another, and written the same way. The text cut is the text as stored
-(redacted), read back from Neo4j, so a passage holds nothing its message does not.
+marked pending a batch at a time, one namespace after another, and written the same way. The
+text cut is the text as stored (redacted), read back from Neo4j, so a passage holds nothing
+its message does not.
 """
 
 from __future__ import annotations
