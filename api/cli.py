@@ -121,6 +121,10 @@ def neo4j_logs(lines: int = 40) -> None:
     terminal.echo(_server(_settings()).log_excerpt(lines))
 
 
+# how long `sheriff up` waits on stopping for its sleep worker to end the batch or sleep it is in
+WORKER_STOP_S = 10.0
+
+
 @app.command()
 def migrate() -> None:
     """Apply the schema migrations in cypher/schema (idempotent)."""
@@ -183,6 +187,7 @@ def up(
     server = _server(settings) if settings.uses_managed_server else None
     started = False
     container = None
+    background: threading.Thread | None = None
     stop = threading.Event()
     try:
         if server is not None:
@@ -194,7 +199,7 @@ def up(
         # the worker also writes new messages' passages, so it runs with inline sleeps too (it
         # then finds no sleep queued: the appends sleep themselves)
         if not no_worker:
-            _start_sleep_worker(container, settings, stop)
+            background = _start_sleep_worker(container, settings, stop)
         else:  # the API workers build their own driver and model
             container.close()
             container = None
@@ -205,24 +210,34 @@ def up(
         _fail(exc)
     finally:
         stop.set()
+        if background is not None:
+            # the worker ends its batch first: a thread still inside the model's runtime when
+            # the interpreter exits aborts the process ("terminate called"), and a batch of
+            # passages or a sleep's transaction left half-way is redone by the next worker
+            background.join(WORKER_STOP_S)
         if container is not None:
             container.close()
         if server is not None and started and not keep_neo4j:
             server.stop()
 
 
-def _start_sleep_worker(container: Container, settings: Settings, stop: threading.Event) -> None:
-    """This process's sleep worker, in a daemon thread until ``stop`` is set."""
+def _start_sleep_worker(
+    container: Container, settings: Settings, stop: threading.Event
+) -> threading.Thread:
+    """This process's sleep worker, in a daemon thread (at ``sleep_worker_niceness``) until
+    ``stop`` is set."""
     from api.telemetry import setup as setup_tracing
 
     setup_tracing(settings)  # this process's sleep worker (the API workers: their own)
     sleeper = container.sleep_worker()
-    threading.Thread(
+    background = threading.Thread(
         target=sleeper.run_forever,
-        args=(stop, settings.sleep_poll_seconds),
+        args=(stop, settings.sleep_poll_seconds, settings.sleep_worker_niceness),
         name="sleep-worker",
         daemon=True,
-    ).start()
+    )
+    background.start()
+    return background
 
 
 @app.command()

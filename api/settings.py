@@ -172,6 +172,13 @@ class Settings(BaseSettings):
     sleep_poll_seconds: float = Field(
         default=1.0, gt=0, description="how often an idle sleep worker looks for due sleeps"
     )
+    sleep_worker_niceness: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="how much lower the CPU priority of sheriff up's sleep worker thread is "
+        "(its sleeps, passages and backfill yield to the API workers' requests)",
+    )
     sleep_max_attempts: int = Field(
         default=5, ge=1, description="tries of a failing sleep before it is recorded as failed"
     )

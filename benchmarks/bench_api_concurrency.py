@@ -61,6 +61,9 @@ one-liner, an assistant acknowledgement and a user follow-up at the topic's last
 messages in time order), each topic ``MENTIONED_IN`` its three messages, facts citing them,
 ~3 RELATES_TO edges per topic and a TopicEvent for ~10% of them, so light retrieval's message
 evidence and deep retrieval's window, events and 1-hop expansion all have work to do.
+The messages' passages (evidence by meaning) are written in this process before the floor
+(``index_passages``): the seeded messages are appended, so they wait for a sleep worker, and
+``sheriff up``'s would otherwise embed 30,000 of them while the requests are timed.
 """
 
 from __future__ import annotations
@@ -603,6 +606,27 @@ def floor_embedder(settings: Settings, driver: Driver) -> Any:
     return embedder
 
 
+def index_passages(embedder: Any, driver: Driver, database: str, ns: str) -> None:
+    """Write every pending passage of ``ns`` before anything is measured, as the server's
+    sleep worker would have long before a real tenant's question: otherwise that worker (in
+    ``sheriff up``'s parent) embeds the seeded conversation while the requests are timed, and
+    the evidence found by meaning changes from one request to the next. The same for the walk
+    of the passage backfill (migration 021)."""
+    from graph.passages import PassageStore
+    from retrieval.passage_index import PassageIndexer
+
+    started = time.perf_counter()
+    indexer, done = PassageIndexer(PassageStore(driver, database), embedder), 0
+    # the backfill's walk of the namespace too (a store migrated to 021 while holding it)
+    while (written := indexer.run(ns)) or indexer.backfill_once(ns):
+        done += written
+    records, _, _ = driver.execute_query(
+        "MATCH (p:Passage {namespace: $ns}) RETURN count(p) AS n", ns=ns, database_=database
+    )
+    print(f"data: {done:,} pending messages' passages written in "
+          f"{time.perf_counter() - started:.0f} s; {records[0]['n']:,} passages")  # fmt: skip
+
+
 def measure_floor(
     embedder: Any, settings: Settings, driver: Driver, ns: str, texts: list[tuple[str, str]],
     label: str = "floor",
@@ -1029,6 +1053,7 @@ def main() -> None:
                 soak(args, key, neo4j_pid, log, log_path)
                 return
             embedder = floor_embedder(settings, driver)
+            index_passages(embedder, driver, database, ns)
             floor = measure_floor(
                 embedder, settings, driver, ns, request_texts(random.Random(3), args.floor)
             )

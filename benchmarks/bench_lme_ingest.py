@@ -8,7 +8,9 @@
 In process (no HTTP), against the Neo4j the settings name: the haystack's sessions are
 appended in date order with ``Conversation.append`` (production policy), the sleeps run inside
 the appends (``--mode inline``, what ``sheriff eval longmemeval`` does) or queued and run by a
-sleep worker before the next session (``--mode background``). Prints messages/s, sleeps,
+sleep worker before the next session (``--mode background``); after each session the new
+messages' passages are written with their vectors (``PassageIndexer.run``, timed on their own
+as ``passages_s``). Prints messages/s, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
 calls, texts, characters, word pieces and repeated texts by caller, the Cypher statements run (by query file) and the
@@ -151,6 +153,7 @@ def ingest(
     steps: Counter[str] = Counter()
     sleeps = messages = 0
     append_cpu = 0.0  # Neo4j's CPU during the appends (the rest: sleeps and their queue)
+    passages_msgs, passages_s, passages_cpu = 0, 0.0, 0.0  # the passage indexer's share
     # inline, the sleeps run inside the appends and nothing is queued: no worker (what `sheriff
     # eval longmemeval` runs), so its queue polls are not counted as the product's round trips
     inline = container.settings.sleep_mode == "inline"
@@ -172,6 +175,13 @@ def ingest(
         while worker is not None and (run := worker.run_once()) is not None:
             sleeps += 1
             steps.update(run.step_ms or {})
+        # the new messages' passages and vectors, as the sleep worker (and `sheriff eval
+        # longmemeval`'s settle) writes them before the next session
+        mark = time.perf_counter()
+        before = process_cpu(neo4j_pid)
+        passages_msgs += container.passage_indexer.run(ns)
+        passages_s += time.perf_counter() - mark
+        passages_cpu += process_cpu(neo4j_pid) - before
     seconds = time.perf_counter() - started
     cpu, server_cpu = time.process_time() - cpu, process_cpu(neo4j_pid) - server_cpu
     topics = container.topics.list_live(ns)
@@ -185,6 +195,9 @@ def ingest(
         # what one dedicated core running both would give, whatever the machine's load
         "msg_per_cpu_s": round(messages / max(cpu + server_cpu, 1e-9), 2),
         "sleeps": sleeps,
+        "passages_s": round(passages_s, 1),
+        "passages_messages": passages_msgs,
+        "neo4j_cpu_passages_s": round(passages_cpu, 1),
         "topics": len(topics),
         "topics_per_100": round(100 * len(topics) / max(messages, 1), 1),
         "steps_s": {k: round(v / 1000, 2) for k, v in steps.most_common()},

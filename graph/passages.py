@@ -12,6 +12,12 @@ it, so a search asks the index for ``FETCH_FACTOR`` times the rows it needs and 
 namespace's; when another namespace crowds them out it scans its own passages exactly (at most
 ``SCAN_MAX`` of them) or asks the index again for ``FETCH_MORE`` times the rows
 (``search_passages_vector.cypher``; the same plan as topics, ``graph.topic_search``).
+
+Backfill: messages stored before passages existed were never marked pending. Migration 021
+gives every conversation then stored a cursor; ``backfill`` walks one namespace a step (the one
+with the fewest steps so far), marking the next batch's messages without passages pending, so
+the indexer writes them as it writes new ones: resumable (the cursor is stored with each
+step), idempotent (a message with passages is skipped), bounded (one batch a transaction).
 """
 
 from __future__ import annotations
@@ -57,6 +63,18 @@ class MessagePassages:
     vectors: list[list[float]]
 
 
+@dataclass(frozen=True)
+class BackfillStep:
+    """One step of the passage backfill (``PassageStore.backfill``): the namespace walked, the
+    messages read past its cursor, how many of them were marked pending, whether the walk is
+    over."""
+
+    namespace: str
+    walked: int
+    marked: int
+    finished: bool
+
+
 class PassageStore(Store):
     def pending(self, namespace: str | None, limit: int) -> list[PendingMessage]:
         """Up to ``limit`` messages without their passages yet, oldest first, of ``namespace``
@@ -68,6 +86,19 @@ class PassageStore(Store):
             PendingMessage(r["namespace"], r["message_id"], r["role"], r["content"] or "")
             for r in rows
         ]
+
+    def backfill(self, namespace: str | None, limit: int) -> BackfillStep | None:
+        """One step of the backfill of messages stored before passages existed
+        (``cypher/schema/021_passage_backfill.cypher``): the next ``limit`` messages of the
+        namespace whose walk has had the fewest steps (or of ``namespace``) marked pending when
+        they have no passages; None when no walk is left."""
+        rows = self._run(
+            query("mark_passage_backfill"), {"namespace": namespace, "limit": max(1, limit)}
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return BackfillStep(r["namespace"], int(r["walked"]), int(r["marked"]), bool(r["finished"]))
 
     def write(self, messages: Sequence[MessagePassages]) -> int:
         """Write the passages of ``messages`` (replacing older ones) in one transaction; a

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from graph.append_plan import AppendState, BufferStats
     from graph.context import ContextStart, ContextTexts, TextSearch
     from graph.messages import MessageHit
-    from graph.passages import MessagePassages, PendingMessage
+    from graph.passages import BackfillStep, MessagePassages, PendingMessage
     from graph.sleep import PoolHit, SleepCommit, SleepReads
     from graph.sleep_queue import Claim, SleepRun
     from graph.suppression import Retention, SessionState, SessionTurn
@@ -34,6 +34,8 @@ class PassageStoreProtocol(Protocol):
     """The passages of messages with their vectors (``graph.passages.PassageStore``)."""
 
     def pending(self, namespace: str | None, limit: int) -> list[PendingMessage]: ...
+
+    def backfill(self, namespace: str | None, limit: int) -> BackfillStep | None: ...
 
     def write(self, messages: Sequence[MessagePassages]) -> int: ...
 

@@ -4,8 +4,11 @@ An append marks each message ``passages_pending`` (so it stays fast: no embeddin
 ``PassageIndexer.run`` cuts the pending messages into passages (``text.passages``), embeds them
 in one batch with the product's embedder and writes them (``graph.passages.PassageStore``).
 The sleep worker runs it whenever no sleep is due (``sleepwake.worker.SleepWorker``); a
-message waiting for it is still found by its words. The text cut is the text as stored
-(redacted), read back from Neo4j, so a passage holds nothing its message does not.
+message waiting for it is still found by its words. When nothing is pending the worker takes
+one step of the backfill (``backfill_once``): messages stored before passages existed are
+marked pending a batch at a time, one namespace after another, and written the same way. The
+text cut is the text as stored (redacted), read back from Neo4j, so a passage holds nothing
+its message does not.
 """
 
 from __future__ import annotations
@@ -53,6 +56,18 @@ class PassageIndexer:
             start += len(ts)
         self.store.write(out)
         return len(pending)
+
+    def backfill_once(self, namespace: str | None = None) -> int:
+        """One step of the backfill of messages stored before passages existed: the next batch
+        of one namespace's old messages marked pending (``PassageStore.backfill``), which the
+        next ``run_once`` writes; how many messages the step walked (0: no walk is left)."""
+        step = self.store.backfill(namespace, self.batch)
+        if step is None:
+            return 0
+        if step.finished:
+            log.info("passage backfill of %s finished", step.namespace)
+        # a walk's last step may read nothing (its messages ended on a batch's edge): still a step
+        return max(step.walked, 1)
 
     def run(self, namespace: str | None = None, limit: int | None = None) -> int:
         """Batches until nothing is pending (or ``limit`` messages were handled); how many."""

@@ -14,6 +14,7 @@ over, recording the dead attempt as abandoned.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import uuid
@@ -133,15 +134,27 @@ class SleepWorker:
 
     def index_passages(self) -> int:
         """One batch of new messages' passages written (``retrieval.passage_index``), of this
-        worker's namespace or any; how many messages (0: none pending, or no indexer)."""
+        worker's namespace or any, or else one step of the backfill of older messages; how
+        many messages (0: none pending, no walk left, or no indexer)."""
         if self.passages is None:
             return 0
-        return self.passages.run_once(self.namespace)
+        written = self.passages.run_once(self.namespace)
+        if written:
+            return written
+        # nothing new is pending: one bounded step of the backfill of older messages (they are
+        # written by the next call, so new messages always go first)
+        return self.passages.backfill_once(self.namespace)
 
-    def run_forever(self, stop: threading.Event, poll_seconds: float = 1.0) -> None:
-        """Drain the queue until ``stop`` is set, writing new messages' passages whenever no
-        sleep is due; poll every ``poll_seconds`` when idle. An error reaching Neo4j is logged
-        and retried at the next poll (the worker keeps on)."""
+    def run_forever(
+        self, stop: threading.Event, poll_seconds: float = 1.0, niceness: int = 0
+    ) -> None:
+        """Drain the queue until ``stop`` is set, writing new messages' passages (and the
+        backfill of older ones) whenever no sleep is due; poll every ``poll_seconds`` when
+        idle. An error reaching Neo4j is logged and retried at the next poll (the worker keeps
+        on). ``niceness``: this thread's CPU priority lowered by that much first (a worker
+        beside API processes: its embeddings yield to their requests; Linux nices threads one
+        by one, and the model, loaded lazily, computes in the calling thread)."""
+        lower_priority(niceness)
         log.info("sleep worker %s started", self.worker_id)
         while not stop.is_set():
             try:
@@ -154,6 +167,18 @@ class SleepWorker:
             if not busy:
                 stop.wait(poll_seconds)
         log.info("sleep worker %s stopped", self.worker_id)
+
+
+def lower_priority(niceness: int) -> None:
+    """Lower the calling thread's CPU priority by ``niceness`` (no-op at 0, or where the
+    platform refuses: the work then runs at normal priority)."""
+    if niceness <= 0 or not hasattr(os, "setpriority"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
+    except OSError:
+        log.info("cannot lower the sleep worker's priority; it runs at normal priority")
 
 
 def _reason(reason: str) -> SleepReason:

@@ -17,6 +17,7 @@ from graph.db import drop_namespace
 from graph.models import Message
 from retrieval.context_result import ContextRequest
 from retrieval.embedding import MiniLMEmbedder
+from retrieval.passage_index import PassageIndexer
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 QUESTION = "What kind of pet do I own?"
@@ -125,3 +126,71 @@ def test_passages_are_made_from_the_redacted_text(
         "MATCH (p:Passage {namespace: $ns}) RETURN p.text AS text", ns=ns
     )
     assert rows and all(secret not in r["text"] for r in rows)
+
+
+def _as_before_passages(driver: Driver, ns: str) -> None:
+    """``ns`` as a store written before passages existed: no message pending, and the cursor
+    migration 021 gave every conversation it found."""
+    driver.execute_query(
+        "MATCH (m:Message {namespace: $ns}) REMOVE m.passages_pending "
+        "WITH DISTINCT m.namespace AS ns MATCH (c:Conversation {namespace: ns}) "
+        "SET c.passages_backfill_after = -1, c.passages_backfill_turns = 0",
+        ns=ns,
+    )
+
+
+def _cursor(driver: Driver, ns: str) -> int | None:
+    rows, _, _ = driver.execute_query(
+        "MATCH (c:Conversation {namespace: $ns}) RETURN c.passages_backfill_after AS after", ns=ns
+    )
+    return rows[0]["after"]
+
+
+def test_messages_stored_before_passages_are_backfilled_and_found_by_meaning(
+    container: Container, driver: Driver, embedder: MiniLMEmbedder, spaces: tuple[str, str]
+) -> None:
+    ns, other = spaces
+    stored = _append(container, ns, [*FILLER, ANSWER])
+    _append(container, other, FILLER[:1])
+    container.passage_indexer.run(other)  # the neighbour's passages are written already
+    _as_before_passages(driver, ns)
+    answer = stored[-1]
+    assert container.passage_indexer.run(ns) == 0  # nothing pending: the old ones are missed
+    assert answer.message_id not in _context(container, ns)[1]
+    # bounded steps of two messages; the cursor is stored with each, so a new indexer (a
+    # restarted worker) goes on where the last one stopped
+    assert PassageIndexer(container.passages, embedder, batch=2).backfill_once(ns) == 2
+    assert _cursor(driver, ns) == stored[1].seq
+    assert _passages(driver, ns) == []  # marked pending, written by the indexer's next run
+    steps = 0
+    while True:
+        indexer = PassageIndexer(container.passages, embedder, batch=2)
+        if not (indexer.run_once(ns) or indexer.backfill_once(ns)):
+            break
+        steps += 1
+    assert steps >= 3 and _cursor(driver, ns) is None  # the walk is over
+    assert sorted(set(_passages(driver, ns))) == sorted(m.message_id for m in stored)
+    text, cited = _context(container, ns)
+    assert answer.message_id in cited and "beagle Rex" in text
+    # idempotent: nothing is walked or written again
+    before = sorted(_passages(driver, ns))
+    assert container.passage_indexer.backfill_once(ns) == 0
+    assert container.passage_indexer.run(ns) == 0
+    assert sorted(_passages(driver, ns)) == before
+    # forget covers a backfilled message's passages like any other's
+    container.services.forget.messages_by_id(ns, [answer.message_id])
+    assert answer.message_id not in _passages(driver, ns)
+
+
+def test_a_walk_marks_only_messages_without_passages(
+    container: Container, driver: Driver, embedder: MiniLMEmbedder, spaces: tuple[str, str]
+) -> None:
+    ns, _ = spaces
+    stored = _append(container, ns, FILLER)
+    container.passage_indexer.run(ns)
+    written = sorted(_passages(driver, ns))
+    _as_before_passages(driver, ns)  # a conversation with a cursor whose passages exist
+    step = container.passages.backfill(ns, 100)
+    assert step is not None and step.walked == len(stored) and step.marked == 0
+    assert step.finished and _cursor(driver, ns) is None
+    assert container.passage_indexer.run(ns) == 0 and sorted(_passages(driver, ns)) == written

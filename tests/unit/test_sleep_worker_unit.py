@@ -163,3 +163,22 @@ def test_the_worker_writes_pending_passages_only_when_no_sleep_is_due() -> None:
     worker.run_forever(stop, poll_seconds=0)
     assert store.left == [] and len(store.written) == 3  # two batches, then idle once
     assert calls == [1]
+
+
+def test_new_messages_go_before_the_backfill_and_each_namespace_is_walked() -> None:
+    m, _ = setup()
+    new = [PendingMessage(m.namespace, "new", "user", "Falcon ships today.")]
+    old = [PendingMessage(ns, f"{ns}-{i}", "user", "An old note.")
+           for ns in ("old-a", "old-b") for i in range(3)]  # fmt: skip
+    store = FakePassages(new, old)
+    worker = SleepWorker(m.stores.queue, m.sleeper, m.clock, None, "w", random.Random(7),
+                         passages=PassageIndexer(store, HashEmbedder(), batch=2))  # fmt: skip
+    assert worker.index_passages() == 1
+    assert [w.message_id for w in store.written] == ["new"]  # the new message first
+    assert worker.index_passages() == 2  # nothing new: one backfill step marks two old ones
+    assert len(store.written) == 1 and len(store.left) == 2
+    while worker.index_passages():
+        pass
+    written = [w.message_id for w in store.written]
+    assert sorted(written) == sorted(["new", *(p.message_id for p in old)])
+    assert store.old == [] and store.left == []
