@@ -40,6 +40,7 @@ Phrase = Annotated[str | None, Query(max_length=200)]
 PAGE = 50
 NEIGHBOURS = 20
 TIMELINE_EVENTS = 500
+SLEEP_RUNS = 200  # the most GET /v1/sleep-runs gives at once
 
 
 def _inspect(request: Request) -> InspectService:
@@ -77,16 +78,21 @@ def timeline(
     signed: SignedDep,
     topics: TopicsDep,
     windows: WindowsDep,
+    sleepwake: SleepWakeDep,
     now: NowDep,
     window: Phrase = None,
 ) -> HTMLResponse:
-    """Topic events in a window (the same read as ``GET /v1/timeline``), grouped by sleep."""
+    """Topic events in a window (the same read as ``GET /v1/timeline``), grouped by the sleep
+    that wrote them (the namespace's recorded sleeps, ``GET /v1/sleep-runs``)."""
     ns = signed.namespace
     resolved = windows.request(ns, window, None, None, now) if window else None
     found = topics.timeline(ns, resolved, TIMELINE_EVENTS)
+    slept = [
+        r.slept_at for r in sleepwake.runs(ns, SLEEP_RUNS) if r.slept_at and r.outcome == "done"
+    ]
     return page(request, "timeline.html", signed=signed, window=window or "",
                 resolved=public(resolved), truncated=found.truncated,
-                groups=sleep_groups(found.events, found.names))  # fmt: skip
+                groups=sleep_groups(found.events, found.names, slept))  # fmt: skip
 
 
 @router.get("/topics/{topic_id}")

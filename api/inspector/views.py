@@ -6,6 +6,7 @@ every choice (a fact's state, a sleep's group, a node's place, a score part's or
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -66,9 +67,10 @@ def fact_views(facts: Sequence[Fact], now: datetime) -> list[FactView]:
 
 @dataclass(frozen=True)
 class SleepGroup:
-    """The events one sleep wrote (events of a sleep share its time), with their topics."""
+    """The events one sleep wrote, with their topics' names; ``at`` None: events written
+    after the last sleep (by the API: a topic created, a fact corrected)."""
 
-    at: datetime
+    at: datetime | None
     events: list[tuple[TopicEvent, str]]  # (event, topic name)
 
     @property
@@ -76,13 +78,21 @@ class SleepGroup:
         return len({e.topic_id for e, _ in self.events})
 
 
-def sleep_groups(events: Sequence[TopicEvent], names: Mapping[str, str]) -> list[SleepGroup]:
-    """Events grouped by the sleep that wrote them, newest sleep first; a topic whose name is
-    unknown (forgotten since) shows its id."""
-    groups: dict[datetime, list[tuple[TopicEvent, str]]] = {}
-    for e in events:
-        groups.setdefault(e.at, []).append((e, names.get(e.topic_id, e.topic_id)))
-    return [SleepGroup(at, groups[at]) for at in sorted(groups, reverse=True)]
+def sleep_groups(
+    events: Sequence[TopicEvent], names: Mapping[str, str], sleeps: Sequence[datetime]
+) -> list[SleepGroup]:
+    """Events grouped by the sleep that wrote them, newest first. An event is dated by the
+    newest message it came from, so it belongs to the first sleep at or after its date
+    (``sleeps``: the dates the namespace slept at); later events form the group of ``None``.
+    A topic whose name is unknown (forgotten since) shows its id."""
+    ordered = sorted(set(sleeps))
+    groups: dict[datetime | None, list[tuple[TopicEvent, str]]] = {}
+    for e in sorted(events, key=lambda e: e.at):
+        at = ordered[bisect_left(ordered, e.at)] if ordered and e.at <= ordered[-1] else None
+        groups.setdefault(at, []).append((e, names.get(e.topic_id, e.topic_id)))
+    newest = sorted((k for k in groups if k is not None), reverse=True)
+    keys: list[datetime | None] = [*([None] if None in groups else []), *newest]
+    return [SleepGroup(at, groups[at]) for at in keys]
 
 
 @dataclass(frozen=True)
@@ -192,13 +202,28 @@ def trace_rows(trace: Sequence[Mapping[str, Any]]) -> list[TraceRow]:
 class StepRow:
     step: str
     ms: float
-    share: float  # of the run's summed step time, 0..1
+    share: float  # of the run's summed top-level step time, 0..1
+    part: bool  # a part of the step above it ("commit.events" of "commit")
 
 
 def step_rows(step_ms: Mapping[str, float]) -> list[StepRow]:
-    """A sleep run's steps in the order they ran (the record keeps it), with their share."""
-    total = sum(max(v, 0.0) for v in step_ms.values()) or 1.0
-    return [StepRow(k, round(v, 1), max(v, 0.0) / total) for k, v in step_ms.items()]
+    """A sleep run's step durations, the longest step first, each followed by its parts
+    (``step.part``, longest first); shares are of the summed top-level steps."""
+    tops = {k: v for k, v in step_ms.items() if "." not in k}
+    total = sum(max(v, 0.0) for v in tops.values()) or 1.0
+    rows: list[StepRow] = []
+    parents = sorted(tops, key=lambda k: -tops[k])
+    orphans = [k for k in step_ms if "." in k and k.split(".", 1)[0] not in tops]
+    for parent in [*parents, *sorted(set(k.split(".", 1)[0] for k in orphans))]:
+        if parent in tops:
+            rows.append(
+                StepRow(parent, round(tops[parent], 1), max(tops[parent], 0.0) / total, False)
+            )
+        parts = [k for k in step_ms if k.startswith(parent + ".")]
+        for k in sorted(parts, key=lambda k: -step_ms[k]):
+            v = step_ms[k]
+            rows.append(StepRow(k, round(v, 1), max(v, 0.0) / total, True))
+    return rows
 
 
 @dataclass(frozen=True)
