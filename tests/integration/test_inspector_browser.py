@@ -93,7 +93,11 @@ def tenants(server: LiveServer, driver: Driver) -> Iterator[tuple[Tenant, Tenant
     try:
         with a.rest(server) as client:
             _replay(client, [(DAY1, DAY1_TURNS), (DAY3, DAY3_TURNS)])
-            client.post("/v1/topics", json={"name": f"{SCRIPT} notes"}).raise_for_status()
+            notes = client.post("/v1/topics", json={"name": f"{SCRIPT} notes"}).json()
+            party = client.get("/v1/topics/search", params={"query": "surprise party"}).json()
+            link = {"to": notes["topic_id"], "type": "RELATES_TO", "weight": 1.0}
+            added = client.post(f"/v1/topics/{party['hits'][0]['topic_id']}/links", json=link)
+            added.raise_for_status()
         with b.rest(server) as client:
             _replay(client, [(DAY1, OTHER_TURNS)])
         yield a, b
@@ -148,6 +152,9 @@ def test_find_a_topic_open_it_and_follow_a_fact_to_its_message(
     assert all("party" in r.lower() for r in rows.all_inner_texts())
     rows.first.get_by_role("link").click()
     expect(page.get_by_test_id("topic-name")).to_contain_text("party")
+    expect(page.get_by_test_id("graph")).to_contain_text("<script>alert(1)</scrip…")
+    related = page.get_by_test_id("related").filter(has_text=f"{SCRIPT} notes")
+    expect(related).to_contain_text("RELATES_TO →")
     fact = page.get_by_test_id("fact").filter(has_text="Rosa's Kitchen").first
     expect(fact).to_be_visible()
     fact.get_by_test_id("source").first.click()
