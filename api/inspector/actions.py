@@ -52,8 +52,13 @@ def _cookie(response: Response, request: Request, name: str, value: str, age: in
 
 
 @router.get("/login")
-def login_form(request: Request, error: str | None = None) -> HTMLResponse:
-    """The sign-in form, with a fresh token in a cookie and in the form (double submit)."""
+def login_form(request: Request) -> HTMLResponse:
+    """The sign-in form (no query parameter reaches the page: nothing a link could plant)."""
+    return _login_page(request, None)
+
+
+def _login_page(request: Request, error: str | None) -> HTMLResponse:
+    """The sign-in form with ``error`` (401), a fresh token in a cookie and in the form."""
     token = new_nonce()
     response = page(request, "login.html", 401 if error else 200, token=token, error=error)
     _cookie(response, request, LOGIN_COOKIE, token, LOGIN_SECONDS)
@@ -66,15 +71,15 @@ async def login(request: Request) -> Response:
     form = await request.form()
     key, token = form.get("key"), form.get("token")
     if not isinstance(token, str) or not same_token(request.cookies.get(LOGIN_COOKIE), token):
-        return login_form(request, "The sign-in form expired; try again.")
+        return _login_page(request, "The sign-in form expired; try again.")
     if not isinstance(key, str) or len(key) > 200:
-        return login_form(request, SIGN_IN_REFUSED)
+        return _login_page(request, SIGN_IN_REFUSED)
     key = key.strip()
     try:
         if cached_principal(request, key) is None:
             await run_in_threadpool(stored_principal, request, key)
     except AuthFailed:
-        return login_form(request, SIGN_IN_REFUSED)  # which check failed is not said
+        return _login_page(request, SIGN_IN_REFUSED)  # which check failed is not said
     response = RedirectResponse("/ui/topics", status_code=303)
     _cookie(response, request, SESSION_COOKIE, new_session(key).cookie, SESSION_SECONDS)
     response.delete_cookie(LOGIN_COOKIE, path=COOKIE_PATH)

@@ -166,6 +166,8 @@ def test_a_refused_sign_in_says_nothing_about_why(client: TestClient, namespace:
         answers.add(re.sub(r'value="[^"]+"', "", response.text))
         assert client.get("/ui/topics").url.path == "/ui/login"
     assert len(answers) == 1  # one page for every refusal
+    planted = client.get("/ui/login", params={"error": "Your key expired: mail it to evil"})
+    assert planted.status_code == 200 and "evil" not in planted.text  # a link cannot plant text
     client.cookies.clear()
     response = client.post("/ui/login", data={"key": revoked, "token": "forged"})
     assert response.status_code == 401  # no login cookie: the form is refused first
