@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 from starlette.routing import Route
 
-from api import errors, telemetry
+from api import errors, inspector, telemetry
 from api.admission import ContextGate
 from api.auth import api_keys_for
 from api.container import Container
@@ -110,6 +110,7 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
             router, prefix="/v1", dependencies=[Depends(authenticate)], responses=V1_ERRORS
         )
     app.router.routes.append(Route(MCP_PATH, endpoint=mcp, include_in_schema=False))
+    inspector.mount(app)  # the web inspector at /ui: routes only (docs/inspector.md)
     _add_middleware(app, settings, metrics)
     return app
 

@@ -24,6 +24,7 @@ from graph.context import ContextStore
 from graph.db import Store, connect
 from graph.events import EventStore
 from graph.forget import ForgetStore
+from graph.inspector import InspectorStore
 from graph.messages import MessageStore
 from graph.migrations import MigrationReport, apply_migrations
 from graph.passages import PassageStore
@@ -46,6 +47,7 @@ from service.forget import ForgetReport, ForgetService
 from service.import_ids import server_key
 from service.import_pacing import Pacing
 from service.importer import ImportService
+from service.inspect import InspectService
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.services import Services
 from service.skills import NamespaceSkills
@@ -347,6 +349,9 @@ class Container:
             importer=self.importer,
             chatgpt=self.chatgpt,
             clock=self.clock,
+            inspect=InspectService(
+                InspectorStore(self.driver, self.settings.neo4j_database), self.messages
+            ),
         )
 
     @cached_property

@@ -10,6 +10,7 @@ from service.export import ExportService
 from service.facts import FactService
 from service.forget import ForgetService
 from service.importer import ImportService
+from service.inspect import InspectService
 from service.memory import ContextService, ConversationService, SleepWakeService
 from service.skills import NamespaceSkills
 from service.topics import TopicService
@@ -33,3 +34,4 @@ class Services:
     importer: ImportService
     chatgpt: ChatGPTImporter
     clock: Clock
+    inspect: InspectService  # the web inspector's paged reads (api/inspector/)

@@ -23,6 +23,7 @@ from api.app import create_app
 from api.auth import ApiKeys
 from api.container import Container
 from api.settings import Settings
+from graph.clock import Clock
 from retrieval.embedding import Embedder
 from skills.config import SkillSettings
 
@@ -61,12 +62,17 @@ def free_port() -> int:
 
 @contextmanager
 def live_server(
-    settings: Settings, embedder: Embedder, workspace: Path, **overrides: Any
+    settings: Settings,
+    embedder: Embedder,
+    workspace: Path,
+    clock: Clock | None = None,
+    **overrides: Any,
 ) -> Iterator[LiveServer]:
-    """uvicorn serving ``create_app`` over a real Container; stopped (and the container
-    closed) on exit. ``overrides`` patch Settings."""
+    """uvicorn serving ``create_app`` over a real Container (with ``clock``, else the system's);
+    stopped (and the container closed) on exit. ``overrides`` patch Settings."""
     container = Container(
         settings.model_copy(update=overrides),
+        clock,
         skill_settings=SkillSettings(workspaces_dir=workspace),
         embedder=embedder,
     )
