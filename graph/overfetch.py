@@ -23,6 +23,13 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 MAX_FETCH = 10_000
+# A namespace with at most this many nodes of a label (topics, passages, skills) is scored
+# exactly in Cypher and never asks the shared vector index (its query counts the namespace
+# first, a seek of its namespace index stopping one past this): the exact top k, reading only
+# its own nodes, so no neighbour changes its answer or its cost. Larger namespaces keep the
+# over-fetched index. Set from the crossover measured by benchmarks/bench_neighbourhood.py
+# --crossover (docs/performance.md, "Vector search confined before ranking").
+EXACT_VECTOR_MAX = 2000
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ text as stored, i.e. redacted: a passage never holds what the message does not. 
 message is found by its words alone. Deleting a message deletes its passages
 (``delete_messages.cypher``), and so does deleting its namespace.
 
-Search: one vector index holds every namespace's passages and Neo4j 5.26 cannot filter inside
-it, so a search asks the index for ``FETCH_FACTOR`` times the rows it needs and keeps its
+Search: a namespace of at most ``EXACT_VECTOR_MAX`` passages is scored exactly, its own passages
+only, without the shared index (the same answer and cost beside any neighbour). One vector index
+holds every namespace's passages and Neo4j 5.26 cannot filter inside it, so a larger namespace's
+search asks the index for ``FETCH_FACTOR`` times the rows it needs and keeps its
 namespace's; when another namespace crowds them out it scans its own passages exactly (at most
 ``SCAN_MAX`` of them) or asks the index again for ``FETCH_MORE`` times the rows
 (``search_passages_vector.cypher``; the same plan as topics, ``graph.topic_search``).
@@ -32,7 +34,7 @@ from graph.cypher import query
 from graph.db import Store, iso
 from graph.mapping import message_from_props
 from graph.messages import MessageHit
-from graph.overfetch import MAX_FETCH
+from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH
 from graph.topic_search import check_vector
 
 MIN_FETCH = 100  # rows asked of the index at least
@@ -140,6 +142,7 @@ class PassageStore(Store):
             "fetch": fetch,
             "fetch_more": min(fetch * FETCH_MORE, MAX_FETCH),
             "scan_max": SCAN_MAX,
+            "exact_max": EXACT_VECTOR_MAX,
         }
         records = self._run(query("search_passages_vector"), params, read=True)
         hits: dict[str, MessageHit] = {}

@@ -22,7 +22,7 @@ from graph.cypher import query
 from graph.db import Store
 from graph.mapping import as_datetime
 from graph.models import Namespace, Skill, UtcDatetime, new_id
-from graph.overfetch import MAX_FETCH, Page, Plan
+from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH, Page, Plan
 from graph.overfetch import overfetch as run_overfetch
 from graph.redaction import Redactor
 from graph.skill_vectors import (
@@ -183,19 +183,25 @@ class SkillStore(Store):
         stamp: SkillStamp | None = None,
     ) -> list[ScoredSkill]:
         """Nearest skills by embedding. Under a ``stamp`` of this namespace (read in the
-        request's first query) from the cached vectors; else the index over-fetched and
-        filtered by namespace, and an exact scan of the namespace when that leaves fewer than
-        ``k`` while the index had more."""
+        request's first query) from the cached vectors; else a namespace of at most
+        ``EXACT_VECTOR_MAX`` skill nodes scored exactly in Cypher (the shared index not asked),
+        a larger one from the index over-fetched and filtered by namespace, and an exact scan
+        of the namespace when that leaves fewer than ``k`` while the index had more."""
         vec = check_vector(vector)
         cached = self._cached(namespace, stamp)
         if cached is not None:
             return nearest(cached, vec, k)
         params = {"vector": vec, "k": k, "namespace": namespace}
+        scanned = False
 
         def page(fetch: int) -> Page[Any]:
+            nonlocal scanned
             records = self._run(
-                query("search_skills_vector"), {**params, "fetch": fetch}, read=True
+                query("search_skills_vector"),
+                {**params, "fetch": fetch, "exact_max": EXACT_VECTOR_MAX},
+                read=True,
             )
+            scanned = bool(records[0]["scanned"])
             return Page(int(records[0]["raw"]), records[0]["hits"])
 
         def exact() -> list[Any]:
@@ -203,7 +209,7 @@ class SkillStore(Store):
 
         plan = Plan(first=min(max(k * overfetch, 50), MAX_FETCH), grow=1)
         found = run_overfetch(k, plan, page, exact)
-        label = "vector" if found.source == "index" else "vector-scan"
+        label = "vector" if found.source == "index" and not scanned else "vector-scan"
         return [ScoredSkill(skill_from_props(h["s"]), float(h["score"]), label) for h in found.hits]
 
     def find_by_tags(

@@ -1,5 +1,6 @@
-"""Topic search in Neo4j: full text ranked by the namespace's own BM25, vectors over-fetched
-from the shared index and filtered to the namespace, and the by-id reads that finish a ranking.
+"""Topic search in Neo4j: full text ranked by the namespace's own BM25, vectors scored exactly
+over the namespace's own topics (a small namespace) or over-fetched from the shared index and
+filtered to the namespace (a large one), and the by-id reads that finish a ranking.
 ``graph.topics.TopicStore`` has these methods (``TopicSearchStore`` is its base); every one is
 scoped to one namespace.
 """
@@ -20,7 +21,7 @@ from graph.index_share import Share, ShareCache, first_fetch
 from graph.lexical import rank, rank_many
 from graph.mapping import topic_from_props
 from graph.models import EMBEDDING_DIMENSIONS, Topic
-from graph.overfetch import MAX_FETCH, Page, PagedQuery, Plan, seeded
+from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH, Page, PagedQuery, Plan, seeded
 from graph.overfetch import overfetch as run_overfetch
 
 # Vector search: rows asked of the index at least (a query of 20 or 100 costs about the same on
@@ -259,7 +260,10 @@ class TopicSearchStore(Store):
         overfetch: int = 5,
         light: bool = False,
     ) -> list[ScoredTopic]:
-        """Nearest topics by embedding, in one round trip: the vector index over-fetched and
+        """Nearest topics by embedding, in one round trip. A namespace of at most
+        ``EXACT_VECTOR_MAX`` topics is scored exactly (its live topics in the window; the
+        shared index is not asked, so no other tenant changes the answer or its cost). A
+        larger one: the vector index over-fetched and
         filtered to the namespace, the live topics and the window (``WINDOW_OVERFETCH`` times
         more rows when a window is given: it keeps only a share of the namespace). When the
         filters keep ``k``, those are the window's nearest (every topic the index did not
@@ -304,6 +308,7 @@ class TopicSearchStore(Store):
             "fetch_more": min(fetch * FETCH_MORE, MAX_FETCH),
             "scan_since": iso(window["since"] or BEFORE_ALL),
             "scan_max": SCAN_MAX,
+            "exact_max": EXACT_VECTOR_MAX,
             "topic_ids": list(topic_ids),
         }
         records = self._run(query("search_topics_vector"), params, read=True)

@@ -1,10 +1,14 @@
-// Nearest topics of one namespace: the vector index, over-fetched, then filtered to the
-// namespace and time window (5.26 has no in-index filtering, so filters run after the index).
+// Nearest topics of one namespace. A namespace of at most $exact_max topics (counted here, a
+// seek of its namespace index that stops at $exact_max + 1) never touches the shared vector
+// index: its topics in the window are scored exactly, so the answer, and what the query reads,
+// are the same beside any neighbour (docs/security.md, "Vector search confined before
+// ranking"). A larger one asks the vector index, over-fetched, then filtered to the namespace
+// and time window (5.26 has no in-index filtering, so filters run after the index).
 // When the filters kept fewer than $k while the index had more (another namespace crowds the
 // index, or the window is narrow): if the namespace has at most $scan_max topics in the window,
 // an exact scan of them (range seek on (namespace, last_seen_at); it cannot miss); else the
 // index again with $fetch_more rows, and the exact scan only if that is short too. All in one
-// round trip; each fallback sits inside a CASE so it runs only when taken (a CALL subquery's
+// round trip; each branch sits inside a CASE so it runs only when taken (a CALL subquery's
 // MATCH was planned ahead of its condition and seeked the whole namespace on every call: 100k
 // index rows per search at 100k topics). Kept topics are scored exactly either way, so a score
 // does not depend on which path found the topic (the index's own score drifts by ~1e-4).
@@ -12,7 +16,8 @@
 //         $since: datetime | null, $until: datetime | null (every time as ISO text, read with
 //         datetime(): graph/db.py iso),
 //         $scan_since: datetime ($since, or a date before every topic: the scan's range seek),
-//         $scan_max: int (largest window scored exactly instead of asking the index again)
+//         $scan_max: int (largest window scored exactly instead of asking the index again),
+//         $exact_max: int (largest namespace scored exactly without the index; -1: never)
 // $light: true reads only the fields a search result shows (those topic_from_props reads,
 // without facts and events; not the lower-cased and full-text copies, created/updated times or
 // the vector; times as ISO text, parsed by graph/mapping.py: no driver temporal decoding,
@@ -20,22 +25,28 @@
 // $topic_ids: list<string> (may be empty): topics read by id besides, as get_topics_by_id
 // reads them with the same $light (the full-text ranking's, so that a light search reads
 // its vector and full-text records in one round trip, docs/performance.md)
-// returns: raw (hits of the last index call), scanned (the exact scan answered),
+// returns: raw (hits of the last index call; 0 when none ran), scanned (an exact scan answered),
 //          hits: list<{t: map, score: float}>, best first; score = (1 + cos) / 2,
 //          topics: list<map>, the topics of $topic_ids in the order asked, but those in hits
 //          (ids not in the namespace are left out)
-CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
-WITH collect(node) AS found
-WITH size(found) AS raw,
+WITH size(COLLECT {
+  MATCH (t:Topic) WHERE t.namespace = $namespace RETURN 1 AS one LIMIT $exact_max + 1
+}) <= $exact_max AS exact
+WITH exact, CASE WHEN exact THEN [] ELSE COLLECT {
+  CALL db.index.vector.queryNodes('topic_embedding', $fetch, $vector) YIELD node
+  RETURN node
+} END AS found
+WITH exact, size(found) AS raw,
   [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
      AND ($since IS NULL OR n.last_seen_at >= datetime($since))
      AND ($until IS NULL OR n.first_seen_at < datetime($until))][0..$k] AS kept
-WITH raw, kept, size(kept) < $k AND raw >= $fetch AS short
-WITH raw, kept, short, CASE WHEN short THEN size(COLLECT {
+WITH exact, raw, kept, NOT exact AND size(kept) < $k AND raw >= $fetch AS short
+WITH exact, raw, kept, short, CASE WHEN short THEN size(COLLECT {
   MATCH (t:Topic) WHERE t.namespace = $namespace AND t.last_seen_at >= datetime($scan_since)
   RETURN 1 AS one LIMIT $scan_max + 1
 }) ELSE 0 END AS window_size
-WITH raw, kept, short AND window_size > $scan_max AS again, short AND window_size <= $scan_max AS scan
+WITH exact, raw, kept, short AND window_size > $scan_max AS again,
+  exact OR (short AND window_size <= $scan_max) AS scan
 WITH kept, again, scan, CASE WHEN again THEN COLLECT {
   CALL db.index.vector.queryNodes('topic_embedding', $fetch_more, $vector) YIELD node
   RETURN node

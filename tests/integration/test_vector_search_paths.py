@@ -1,6 +1,8 @@
-"""TopicStore.search_vector's three ways to an answer give the same, exact hits.
+"""TopicStore.search_vector's four ways to an answer give the same, exact hits.
 
-``search_topics_vector`` answers from the vector index when the namespace and window filters
+``search_topics_vector`` scores a namespace of at most ``EXACT_VECTOR_MAX`` topics exactly
+without asking the shared index (the first test); the others set it to -1 to reach the index
+paths with few topics. It answers from the vector index when the namespace and window filters
 keep ``k`` of the rows it over-fetched; when they keep fewer it scores the window exactly (at
 most ``SCAN_MAX`` topics in it) or asks the index again for ``FETCH_MORE`` times the rows. The
 vectors here lie around a random direction, far from any text embedding another namespace keeps
@@ -72,6 +74,64 @@ def exact_top(
     return sorted(ids, key=lambda i: -float(by_id[i] @ q))[:k]
 
 
+def _spy_raw(store: TopicStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
+    """(raw, scanned) of every vector query ``store`` runs from now on."""
+    seen: list[tuple[int, bool]] = []
+    run = store._run
+
+    def spy(text: str, params: dict[str, Any], **kw: Any) -> list[Any]:
+        rows = run(text, params, **kw)
+        if "exact_max" in params:
+            seen.append((int(rows[0]["raw"]), bool(rows[0]["scanned"])))
+        return rows
+
+    monkeypatch.setattr(store, "_run", spy)
+    return seen
+
+
+def test_a_small_namespace_is_scored_exactly_without_the_shared_index(
+    seeded: tuple[TopicStore, list[float], dict[str, np.ndarray]],
+    namespace: str,
+    driver: Driver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """210 topics (<= EXACT_VECTOR_MAX): the index is not asked (raw 0), with and without a
+    window, and the hits are the exact top k; 400 topics of another namespace nearer the query
+    than any of these change neither the hits, their scores nor the rows read."""
+    store, query, by_id = seeded
+    assert graph.topic_search.EXACT_VECTOR_MAX >= NEAR + FAR
+    seen = _spy_raw(store, monkeypatch)
+    alone = store.search_vector(namespace, query, k=5)
+    windowed = store.search_vector(namespace, query, k=5, since=WINDOW_START)
+    assert [h.topic.topic_id for h in alone] == exact_top(by_id, query, list(by_id), 5)
+    in_window = list(by_id)[NEAR:]
+    assert [h.topic.topic_id for h in windowed] == exact_top(by_id, query, in_window, 5)
+    assert seen == [(0, True), (0, True)]
+    assert {h.source for h in alone + windowed} == {"vector-scan"}
+    gen = np.random.default_rng(5)
+    crowd = f"{namespace}-crowd"
+    near = [unit(np.asarray(query) + 0.01 * unit(gen.normal(size=EMBEDDING_DIMENSIONS)))
+            for _ in range(400)]  # fmt: skip
+    others = [
+        parse(Topic, {"namespace": crowd, "name": f"C{i}", "one_liner": f"crowd {i}",
+                      "time": {"first_seen_at": T0, "last_seen_at": T0}})
+        for i in range(len(near))
+    ]  # fmt: skip
+    TopicStore(driver).create(others, [v.tolist() for v in near], T0)
+    try:
+        again = store.search_vector(namespace, query, k=5)
+        again_windowed = store.search_vector(namespace, query, k=5, since=WINDOW_START)
+        assert [(h.topic.topic_id, h.score) for h in again] == [
+            (h.topic.topic_id, h.score) for h in alone
+        ]
+        assert [(h.topic.topic_id, h.score) for h in again_windowed] == [
+            (h.topic.topic_id, h.score) for h in windowed
+        ]
+        assert seen[2:] == [(0, True), (0, True)]
+    finally:
+        driver.execute_query("MATCH (t:Topic {namespace: $ns}) DETACH DELETE t", ns=crowd)
+
+
 @pytest.mark.parametrize(
     ("scan_max", "source"),
     [(2000, "vector-scan"), (3, "vector")],  # window of 10: scored exactly / index asked again
@@ -85,6 +145,7 @@ def test_a_window_the_first_index_call_misses_is_answered_exactly(
 ) -> None:
     store, query, by_id = seeded
     monkeypatch.setattr(graph.topic_search, "SCAN_MAX", scan_max)
+    monkeypatch.setattr(graph.topic_search, "EXACT_VECTOR_MAX", -1)
     in_window = list(by_id)[NEAR:]
     hits = store.search_vector(namespace, query, k=5, since=WINDOW_START, overfetch=1)
     assert [h.topic.topic_id for h in hits] == exact_top(by_id, query, in_window, 5)
@@ -93,9 +154,12 @@ def test_a_window_the_first_index_call_misses_is_answered_exactly(
 
 
 def test_without_a_window_the_index_answers(
-    seeded: tuple[TopicStore, list[float], dict[str, np.ndarray]], namespace: str
+    seeded: tuple[TopicStore, list[float], dict[str, np.ndarray]],
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     store, query, by_id = seeded
+    monkeypatch.setattr(graph.topic_search, "EXACT_VECTOR_MAX", -1)
     hits = store.search_vector(namespace, query, k=5)
     assert [h.topic.topic_id for h in hits] == exact_top(by_id, query, list(by_id), 5)
     assert {h.source for h in hits} == {"vector"}
@@ -111,6 +175,7 @@ def test_a_crowded_namespace_learns_its_share_and_asks_the_index_once(
     counts are learnt then); the next asks once, for enough rows at the namespace's share, and
     answers the same exact hits."""
     monkeypatch.setattr(graph.topic_search, "SCAN_MAX", 10)  # 40 topics: too many to scan here
+    monkeypatch.setattr(graph.topic_search, "EXACT_VECTOR_MAX", -1)
     gen = np.random.default_rng(11)
     axis = unit(gen.normal(size=EMBEDDING_DIMENSIONS))
     crowd = f"{namespace}-crowd"

@@ -113,7 +113,10 @@ def test_a_crowded_tenant_that_learnt_its_share_still_sees_only_its_own_topics(
     """The share of the vector index a crowded namespace learns (graph/index_share.py) sizes
     its later fetches only: bob's results stay his, exact and unchanged, and the counts (which
     include alice's topics) never reach a result."""
-    monkeypatch.setattr(graph.topic_search, "SCAN_MAX", 3)  # bob's 4 topics take the crowded path
+    # bob's 4 topics take the crowded path of a large namespace (by default they are scored
+    # exactly without the index: tests/integration/test_vector_search_paths.py)
+    monkeypatch.setattr(graph.topic_search, "SCAN_MAX", 3)
+    monkeypatch.setattr(graph.topic_search, "EXACT_VECTOR_MAX", -1)
     store, bob, alice = TopicStore(driver), namespace, other_namespace
     seed_bob(store, embedder, bob)
     [query] = embedder.embed(["zanzibar merger plan"])

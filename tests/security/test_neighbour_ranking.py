@@ -13,6 +13,14 @@ three of another tenant's messages with a made-up word moved a score ratio from 
 0.2818, and 400 messages of one word changed which of a tenant's messages a 70-token context
 held. Skills are installed by the operator (docs/skills.md), not written by a tenant: alice's
 skill search is read before and after all the same.
+
+Vector search is covered twice: both tenants' messages get their passages (as the sleep worker
+writes them) and bob also writes, through the stores, 600 topics and 600 passages whose vectors
+lie right beside the vectors of alice's questions, nearer them than anything of hers; her
+answers stay the same. And the vector queries themselves, profiled: the topic and passage
+searches of a small namespace read the same rows (Neo4j's db hits) and return the same hits
+and scores before and after bob's crowd, i.e. they never ask the shared index (before the
+change the index answered bob's rows first and the namespace was scanned only as a fallback).
 """
 
 from __future__ import annotations
@@ -21,8 +29,19 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 from fastapi.testclient import TestClient
+from neo4j import Driver
 
+from graph.cypher import query as cypher
+from graph.db import iso
+from graph.messages import MessageStore
+from graph.models import Message, Topic, parse
+from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH
+from graph.passages import MessagePassages, PassageStore
+from graph.topics import TopicStore
+from retrieval.embedding import MiniLMEmbedder
+from retrieval.passage_index import PassageIndexer
 from tests.integration.api_support import bearer, new_key
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -108,8 +127,49 @@ def _bob_writes(client: TestClient, bob: dict[str, str]) -> None:
         _post(client, "/v1/topics", body, bob)
 
 
+CROWD = 600  # bob's topics and passages beside alice's questions, each
+
+
+def _near(vectors: list[list[float]], n: int, seed: int) -> list[list[float]]:
+    """``n`` unit vectors, each within cosine ~0.999 of one of ``vectors`` (in turn)."""
+    gen = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        v = np.asarray(vectors[i % len(vectors)])
+        noise = gen.normal(size=v.shape)
+        w = v + 0.04 * noise / np.linalg.norm(noise)
+        out.append((w / np.linalg.norm(w)).tolist())
+    return out
+
+
+def _bob_crowds(driver: Driver, embedder: MiniLMEmbedder, bob: str) -> None:
+    """Bob's topics and passages with vectors right beside alice's questions' (written through
+    the stores: the API embeds a text, and no text of bob's lands nearer than these)."""
+    asked = embedder.embed([a["message"] for a in ASKED])
+    topics = [
+        parse(Topic, {"namespace": bob, "name": f"Crowd {i}", "one_liner": "near alice",
+                      "time": {"first_seen_at": T0, "last_seen_at": T0}})
+        for i in range(CROWD)
+    ]  # fmt: skip
+    TopicStore(driver).create(topics, _near(asked, CROWD, 1), T0)
+    said = [
+        {"role": "user", "content": f"crowd {i}", "at": T0 + timedelta(days=10, minutes=i)}
+        for i in range(CROWD)
+    ]
+    written = MessageStore(driver).append(bob, [Message(namespace=bob, **m) for m in said])
+    vectors = _near(asked, CROWD, 2)
+    PassageStore(driver).write([
+        MessagePassages(bob, m.message_id, m.content, [m.content], [v])
+        for m, v in zip(written, vectors, strict=True)
+    ])  # fmt: skip
+
+
 def test_what_bob_writes_changes_nothing_alice_reads(
-    client: TestClient, namespace: str, other_namespace: str
+    client: TestClient,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    namespace: str,
+    other_namespace: str,
 ) -> None:
     alice = bearer(new_key(client, namespace))
     bob = bearer(new_key(client, other_namespace))
@@ -118,6 +178,9 @@ def test_what_bob_writes_changes_nothing_alice_reads(
     for name, one_liner in ALICE_TOPICS:
         topic = {"name": name, "one_liner": one_liner, "first_seen_at": T0.isoformat()}
         _post(client, "/v1/topics", topic, alice)
+    indexer = PassageIndexer(PassageStore(driver), embedder)
+    indexer.run(namespace)  # whatever the app's worker has not written yet
+    assert _passages(driver, namespace) >= len(ALICE_SAID)  # found by meaning too
     _observe(client, alice)  # her own first reads mark her topics used: read once before
     before = _observe(client, alice)
     assert before == _observe(client, alice)  # nothing of hers moves between two reads
@@ -126,6 +189,69 @@ def test_what_bob_writes_changes_nothing_alice_reads(
     assert "Quibbleton" in before and "Rosa" in before
 
     _bob_writes(client, bob)
+    indexer.run(other_namespace)  # bob's messages get their passages too
+    _bob_crowds(driver, embedder, other_namespace)
+    assert _passages(driver, other_namespace) > 2000 + CROWD
 
     after = _observe(client, alice)
+    assert after == before
+
+
+def _passages(driver: Driver, namespace: str) -> int:
+    records, _, _ = driver.execute_query(
+        "MATCH (p:Passage {namespace: $ns}) RETURN count(p) AS n", ns=namespace
+    )
+    return int(records[0]["n"])
+
+
+def _profiled(driver: Driver, name: str, params: dict[str, Any]) -> tuple[Any, int]:
+    """The query's records and the db hits of its whole plan (PROFILE)."""
+    with driver.session() as session:
+        result = session.run("PROFILE " + cypher(name), params)
+        records = [r.data() for r in result]
+        profile = result.consume().profile
+
+    def hits(plan: Any) -> int:
+        return int(plan.get("dbHits", 0)) + sum(hits(c) for c in plan.get("children", []))
+
+    return records, hits(profile)
+
+
+def test_a_small_namespace_s_vector_searches_read_the_same_rows_beside_a_crowd(
+    driver: Driver, embedder: MiniLMEmbedder, namespace: str, other_namespace: str
+) -> None:
+    """Alice's topic and passage searches (the stores' own queries and parameters) read the
+    same db hits and answer the same hits and scores before and after bob's crowd of vectors
+    beside her question: they are confined to her namespace before ranking."""
+    alice, bob = namespace, other_namespace
+    topics = [
+        parse(Topic, {"namespace": alice, "name": name, "one_liner": line,
+                      "time": {"first_seen_at": T0, "last_seen_at": T0}})
+        for name, line in ALICE_TOPICS
+    ]  # fmt: skip
+    TopicStore(driver).create(topics, embedder.embed([t.semantic_text() for t in topics]), T0)
+    MessageStore(driver).append(alice, [
+        Message(namespace=alice, role=role, content=text, at=T0 + timedelta(minutes=i))
+        for i, (role, text) in enumerate(ALICE_SAID)
+    ])  # fmt: skip
+    PassageIndexer(PassageStore(driver), embedder).run(alice)
+    [vector] = embedder.embed([ASKED[0]["message"]])
+    common = {"vector": vector, "k": 8, "namespace": alice, "fetch": 50, "fetch_more": 500,
+              "scan_max": 2000, "exact_max": EXACT_VECTOR_MAX}  # fmt: skip
+    assert common["fetch_more"] <= MAX_FETCH
+    searches = {
+        "search_topics_vector": common | {
+            "since": None, "until": None, "scan_since": iso(T0 - timedelta(days=1)),
+            "light": True, "topic_ids": []},
+        "search_topics_vector ": common | {  # windowed
+            "since": iso(T0 - timedelta(hours=1)), "until": iso(T0 + timedelta(days=1)),
+            "scan_since": iso(T0 - timedelta(hours=1)), "light": True, "topic_ids": []},
+        "search_passages_vector": common | {"until": None},
+    }  # fmt: skip
+    before = {n: _profiled(driver, n.strip(), p) for n, p in searches.items()}
+    for name, (records, _) in before.items():
+        assert records[0]["raw"] == 0 and records[0]["scanned"], name
+        assert records[0]["hits"], name
+    _bob_crowds(driver, embedder, bob)
+    after = {n: _profiled(driver, n.strip(), p) for n, p in searches.items()}
     assert after == before
