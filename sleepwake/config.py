@@ -166,6 +166,12 @@ class MergeConfig(BaseModel):
         description="current facts a person's topic keeps, by salience and recency (its facts "
         "are copies: each stays in its subject's topic)",
     )
+    theme_kept_facts: int = Field(
+        default=20,
+        ge=1,
+        description="current facts a theme's topic keeps, by salience and recency (copies: "
+        "each stays in its episode's topic; sleepwake/themes.py)",
+    )
     alias_share: float = Field(
         default=0.8,
         ge=0,
@@ -184,6 +190,17 @@ class FormationConfig(BaseModel):
         ge=0,
         description="a named speaker's best first-person news of a slice filed under their "
         "own topic (sleepwake/people.py); 0: no topics of people",
+    )
+    theme_facts: int = Field(
+        default=3,
+        ge=0,
+        description="a speaker's facts about a theme of a slice filed under the theme's topic "
+        "(sleepwake/themes.py); 0: no topics of themes",
+    )
+    theme_min_facts: int = Field(
+        default=2,
+        ge=1,
+        description="an episode's theme is a noun at least this many of its owner's facts name",
     )
 
     # -- segmentation (sleepwake/segments.py) --

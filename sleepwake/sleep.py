@@ -34,18 +34,27 @@ from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
-from sleepwake.candidates import SliceCandidates, build_candidates
+from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction
 from sleepwake.llm_extract import ResponsesExtractor
-from sleepwake.merge_plan import Work, choose_targets, fold, fold_remarks, match_rows, slice_id_of
+from sleepwake.merge_plan import (
+    Target,
+    Work,
+    choose_targets,
+    fold,
+    fold_remarks,
+    match_rows,
+    slice_id_of,
+)
 from sleepwake.packet import edges, subject_rows, wake_packet
 from sleepwake.people import speakers_of, with_people
 from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.supersede import state_keys, supersede_states
+from sleepwake.themes import keep_recurring, seed, with_themes
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
 from text.claims import state_token
 
@@ -244,6 +253,7 @@ class SleepRun:
             cands = form_topics(self.piece, cands, cands.extractions, embed, tz, formation)
         if self.config.formation.person_facts:
             cands = with_people(self.piece, cands, self.config.formation)
+        cands = with_themes(self.piece, cands, self.config.formation)
         self.cands = cands
         self._done("extract")
 
@@ -290,12 +300,16 @@ class SleepRun:
     @traced("sleep.normalise")
     def normalise(self) -> None:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
-        candidates, vectors, merge = self.cands.candidates, self.vectors, self.config.merge
-        sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
-        people = speakers_of(self.piece)
-        targets, pool = choose_targets(
-            self.namespace, self.slice_id, candidates, sims, self.reads.hits, merge, people
+        candidates, vectors, hits, seeds = keep_recurring(
+            self.cands.candidates, self.vectors, self.reads.hits
         )
+        self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
+        sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
+        people = speakers_of(self.piece) | set(seeds)  # their topics take only their own
+        targets, pool = choose_targets(
+            self.namespace, self.slice_id, candidates, sims, hits, merge, people
+        )
+        self.seed_themes(candidates, targets, seeds)
         chosen = (candidates, vectors, targets)
         if self.chat:
             chosen = fold_remarks(candidates, vectors, targets, sims, pool, self.config)
@@ -308,6 +322,22 @@ class SleepRun:
         self.work.top = self.reads.top
         self.close_changed_states()
         self._done("normalise")
+
+    def seed_themes(
+        self, candidates: list[Candidate], targets: list[Target], seeds: dict[str, list[str]]
+    ) -> None:
+        """Step 6: a theme's new topic starts with what earlier topics said of it
+        (``sleepwake.themes.seed``)."""
+        new = [c for c, (_, made) in zip(candidates, targets, strict=True) if c.theme and made]
+        wanted = sorted({tid for c in new for tid in seeds.get(c.key, [])})
+        if not wanted:
+            return
+        earlier = {t.topic_id: t for t in self.sleeper.store.get_topics(self.namespace, wanted)}
+        keep, formation = self.config.merge.theme_kept_facts, self.config.formation
+        for cand in new:
+            seed(
+                cand, [earlier[t] for t in seeds.get(cand.key, []) if t in earlier], keep, formation
+            )
 
     def close_changed_states(self) -> None:
         """Step 6, last: a state of a life the slice's facts claim (where someone lives, their
