@@ -54,7 +54,7 @@ from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.supersede import state_keys, supersede_states
-from sleepwake.themes import keep_recurring, seed, with_themes
+from sleepwake.themes import keep_recurring, part_of, seed, with_themes
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
 from text.claims import state_token
 
@@ -210,6 +210,7 @@ class SleepRun:
         self.namespace, self.now, self.reason, self.beat = namespace, now, reason, beat
         self.started = self.mark = time.perf_counter()
         self.steps: dict[str, float] = {}
+        self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -369,6 +370,7 @@ class SleepRun:
     def link(self) -> None:
         """Step 7: edges between the sleep's topics."""
         self.links = edges(self.cands, self.subjects, self.work, self.config)
+        self.links += part_of(self.cands.candidates, self.work.by_key, self.seeded)
         self._done("edges")
 
     @traced("sleep.wake_packet")

@@ -23,8 +23,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from graph.models import Fact, Message, Topic
+from graph.models import EdgeType, Fact, Message, Topic
 from graph.sleep import PoolHit
+from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import FormationConfig
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
@@ -296,3 +297,22 @@ def keep_recurring(
     new_idx = {old: new for new, old in enumerate(kept)}
     renumbered = [replace(h, idx=new_idx[h.idx]) for h in hits if h.idx in new_idx]
     return [candidates[i] for i in kept], [vectors[i] for i in kept], renumbered, seeds
+
+
+def part_of(
+    candidates: Sequence[Candidate], by_key: dict[str, str], seeded: dict[str, list[str]]
+) -> list[LinkRequest]:
+    """PART_OF from each episode's topic to its theme's topic (when the theme has one), and
+    from the earlier topics a new theme topic was ``seed``-ed from."""
+    pairs: dict[tuple[str, str], None] = {}
+    for cand in candidates:
+        if cand.theme or cand.person or cand.key not in by_key:
+            continue
+        for name in cand.theme_names:
+            theme_id = by_key.get(normalise_key(name))
+            if theme_id and theme_id != by_key[cand.key]:
+                pairs[(by_key[cand.key], theme_id)] = None
+    for key, earlier in seeded.items():
+        if key in by_key:
+            pairs.update({(tid, by_key[key]): None for tid in earlier if tid != by_key[key]})
+    return [LinkRequest(a, b, EdgeType.PART_OF, 1.0) for a, b in pairs]

@@ -46,7 +46,7 @@ BOWL = [
 
 
 def test_an_episode_is_about_what_its_owner_keeps_naming() -> None:
-    """"bowl" led the talk; what Melanie's facts keep naming is pottery. Caroline praised the
+    """ "bowl" led the talk; what Melanie's facts keep naming is pottery. Caroline praised the
     bowl but said nothing of her own about it: she is not its owner."""
     _, bowl = episode("bowl", BOWL)
     themes = episode_themes(bowl, SPEAKERS)
@@ -118,3 +118,20 @@ def test_a_theme_goes_to_its_own_topic_and_nowhere_else() -> None:
     other = PoolTopic("t2", ("bowl", "melanie's pottery"), "", T0, T0)
     assert best_match([score(theme, own, 0.2, W)], W) is not None
     assert best_match([score(theme, other, 0.95, W)], W) is None
+
+
+def test_episodes_are_part_of_their_theme() -> None:
+    from graph.models import EdgeType
+    from sleepwake.themes import part_of
+
+    plate = Candidate(key="plate", label="plate", returns=1)
+    plate.theme_names.append("Melanie's pottery")
+    theme = Candidate(key="melanie's pottery", label="Melanie's pottery", returns=1, theme=True)
+    by_key = {"plate": "t-plate", "melanie's pottery": "t-theme"}
+    links = part_of([plate, theme], by_key, {"melanie's pottery": ["t-bowl"]})
+    assert {(lk.from_id, lk.to_id) for lk in links} == {
+        ("t-plate", "t-theme"),
+        ("t-bowl", "t-theme"),
+    }
+    assert {lk.type for lk in links} == {EdgeType.PART_OF}
+    assert part_of([plate], {"plate": "t-plate"}, {}) == []  # no theme topic, no edge
