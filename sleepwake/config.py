@@ -202,6 +202,9 @@ class FormationConfig(BaseModel):
         ge=1,
         description="an episode's theme is a noun at least this many of its owner's facts name",
     )
+    episode_themes: int = Field(
+        default=2, ge=0, description="themes an episode's topic goes by, per speaker"
+    )
 
     # -- segmentation (sleepwake/segments.py) --
     # between people a long turn often says what it is about after 200 characters (LoCoMo

@@ -131,12 +131,21 @@ def mentions(fact: str, theme: Theme) -> bool:
     return any(root == theme.stem for root, _ in _said(fact))
 
 
-def episode_themes(
-    cand: Candidate, speakers: set[str], cfg: FormationConfig = FORMATION
-) -> list[Theme]:
-    """The theme of each named speaker in an episode candidate: the noun (said in a noun
-    phrase of the episode) that speaker names most there, at least ``cfg.theme_min_facts``
-    times, a word of the topic's name counting once more; ties go to the first said."""
+@dataclass
+class _Counts:
+    """How often each speaker names each subject noun in one episode (their own subjects only:
+    they said it of themselves in a first-person fact there)."""
+
+    times: dict[str, Counter[str]]  # owner -> stem -> mentions
+    said: dict[str, Counter[str]]  # stem -> surface words
+    order: dict[str, int]  # stem -> first said
+    named: set[str]  # stems of the episode's name
+
+    def theme(self, owner: str, root: str) -> Theme:
+        return Theme(owner, root, _singular(self.said[root].most_common(1)[0][0]))
+
+
+def _count(cand: Candidate, speakers: set[str]) -> _Counts:
     nouns = _nouns(unspoken(f.text) for f in cand.facts)
     mine = {  # whose subject it is: someone who said it of themselves ("I made it in ...")
         (speaker_of(f.text), root)
@@ -144,40 +153,53 @@ def episode_themes(
         if FIRST_PERSON.search(unspoken(f.text))
         for root, _ in _said(f.text)
     }
-    named = {stem(w) for w in _WORD.findall(cand.name.lower())}
     people = {stem(s.lower()) for s in speakers}
-    counts: dict[str, Counter[str]] = {}
-    order: dict[str, int] = {}
-    said: dict[str, Counter[str]] = {}
+    counts = _Counts({}, {}, {}, {stem(w) for w in _WORD.findall(cand.name.lower())})
     for fact in cand.facts:
         owner = speaker_of(fact.text)
         if owner not in speakers:
             continue
-        own = counts.setdefault(owner, Counter())
+        own = counts.times.setdefault(owner, Counter())
         for root, word in _said(fact.text):
             if root in nouns and root not in people and (owner, root) in mine:
                 own[root] += 1
-                said.setdefault(root, Counter())[word] += 1
-                order.setdefault(root, len(order))
+                counts.said.setdefault(root, Counter())[word] += 1
+                counts.order.setdefault(root, len(counts.order))
+    return counts
+
+
+def episode_themes(
+    cand: Candidate, speakers: set[str], cfg: FormationConfig = FORMATION
+) -> list[Theme]:
+    """The themes of each named speaker in an episode candidate: the nouns (said in a noun
+    phrase of the episode) that speaker names most there, at least ``cfg.theme_min_facts``
+    times, a word of the topic's name counting once more (ties: the first said), at most
+    ``cfg.episode_themes`` of them."""
+    counts = _count(cand, speakers)
     themes = []
-    for owner, own in sorted(counts.items()):
-        score = {r: n + (r in named) for r, n in own.items()}
+    for owner, own in sorted(counts.times.items()):
+        score = {r: n + (r in counts.named) for r, n in own.items()}
         ranked = sorted(
             (r for r, n in score.items() if n >= cfg.theme_min_facts),
-            key=lambda r: (-score[r], order[r]),
+            key=lambda r: (-score[r], counts.order[r]),
         )
-        if ranked:
-            root = ranked[0]
-            themes.append(Theme(owner, root, _singular(said[root].most_common(1)[0][0])))
+        themes += [counts.theme(owner, root) for root in ranked[: cfg.episode_themes]]
     return themes
+
+
+def said_themes(cand: Candidate, speakers: set[str]) -> list[Theme]:
+    """Every subject noun a named speaker says of themselves in an episode, once: what joins a
+    theme's topic when the theme has one, however briefly it came up."""
+    counts = _count(cand, speakers)
+    return [counts.theme(o, r) for o, own in sorted(counts.times.items()) for r in sorted(own)]
 
 
 def with_themes(
     piece: Sequence[Message], cands: SliceCandidates, cfg: FormationConfig = FORMATION
 ) -> SliceCandidates:
-    """``cands`` with each episode's theme kept as an alias of its topic, and one theme
-    candidate per theme of the slice (``theme=True``; the sleep keeps it only when the theme
-    came up before: ``recurring``)."""
+    """``cands`` with each episode's themes kept as aliases of its topic, and one theme
+    candidate per subject noun a speaker said of themselves in the slice (``theme=True``; the
+    sleep keeps one only when its theme came up before: ``recurring``)."""
     if not cfg.theme_facts:
         return cands
     by_id = {m.message_id: m for m in piece}
@@ -189,16 +211,18 @@ def with_themes(
         for theme in episode_themes(cand, speakers, cfg):
             if theme.label not in cand.theme_names:
                 cand.theme_names.append(theme.label)
+        for theme in said_themes(cand, speakers):
             said = [
                 f
                 for f in cand.facts
                 if speaker_of(f.text) == theme.owner
+                and FIRST_PERSON.search(unspoken(f.text))
                 and mentions(f.text, theme)
                 and all(m in by_id for m in f.source_message_ids)
             ]
             _, facts = found.setdefault(theme.key, (theme, []))
             facts.extend(said)
-    extra = [_theme(theme, facts, by_id, cfg) for theme, facts in found.values()]
+    extra = [_theme(theme, facts, by_id, cfg) for theme, facts in found.values() if facts]
     if not extra:
         return cands
     return SliceCandidates(

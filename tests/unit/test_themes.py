@@ -50,8 +50,10 @@ def test_an_episode_is_about_what_its_owner_keeps_naming() -> None:
     bowl but said nothing of her own about it: she is not its owner."""
     _, bowl = episode("bowl", BOWL)
     themes = episode_themes(bowl, SPEAKERS)
-    assert [t.label for t in themes] == ["Melanie's pottery"]
+    assert [t.label for t in themes] == ["Melanie's pottery", "Melanie's bowl"]
     assert themes[0].key == "melanie's pottery"
+    one = DEFAULT.formation.model_copy(update={"episode_themes": 1})
+    assert [t.label for t in episode_themes(bowl, SPEAKERS, one)] == ["Melanie's pottery"]
 
 
 def test_names_photos_and_adjectives_are_no_theme() -> None:
@@ -67,22 +69,26 @@ def test_names_photos_and_adjectives_are_no_theme() -> None:
 def test_a_theme_is_filed_only_when_it_comes_back() -> None:
     messages, bowl = episode("bowl", BOWL)
     cands = with_themes(messages, SliceCandidates([bowl], [], None, {}))
-    theme = cands.candidates[-1]
-    assert theme.theme and theme.label == "Melanie's pottery"
-    assert bowl.theme_names == ["Melanie's pottery"]  # kept as an alias of the episode's topic
+    themes = {c.label: c for c in cands.candidates[1:]}
+    assert all(c.theme for c in themes.values())
+    # every subject noun Melanie said of herself; Caroline's piano too ("I'm ... learning")
+    assert {"Melanie's pottery", "Melanie's bowl", "Caroline's piano"} <= set(themes)
+    theme = themes["Melanie's pottery"]
+    assert bowl.theme_names == ["Melanie's pottery", "Melanie's bowl"]  # aliases of its topic
     assert all(f.text.startswith("Melanie:") and "otter" in f.text for f in theme.facts)
-    vectors = [[1.0, 0.0], [0.0, 1.0]]
-    # said for the first time: nothing found goes by its name, so it is not filed
+    vectors = [[1.0, 0.0] for _ in cands.candidates]
+    # said for the first time: nothing found goes by its name, so none is filed
     kept, kept_vectors, _, seeds = keep_recurring(cands.candidates, vectors, [])
     assert kept == [bowl] and kept_vectors == [[1.0, 0.0]] and seeds == {}
+    i = cands.candidates.index(theme)
     # a later sleep: the July episode's topic goes by "Melanie's pottery"
     earlier = MatchFields(
         "t-bowl", "bowl", ("Melanie's pottery",), "", (), T0, T0 + timedelta(hours=1)
     )
-    hits = [PoolHit(1, earlier, 0.4), PoolHit(0, earlier, 0.9)]
+    hits = [PoolHit(i, earlier, 0.4), PoolHit(0, earlier, 0.9)]
     kept, _, renumbered, seeds = keep_recurring(cands.candidates, vectors, hits)
-    assert kept == cands.candidates and seeds == {"melanie's pottery": ["t-bowl"]}
-    assert renumbered == hits
+    assert kept == [bowl, theme] and seeds == {"melanie's pottery": ["t-bowl"]}
+    assert renumbered == [PoolHit(1, earlier, 0.4), PoolHit(0, earlier, 0.9)]
 
 
 def test_a_new_theme_topic_starts_with_what_earlier_topics_said_of_it() -> None:
@@ -95,7 +101,8 @@ def test_a_new_theme_topic_starts_with_what_earlier_topics_said_of_it() -> None:
         ],
         at=later,
     )
-    theme = with_themes(messages, SliceCandidates([plate], [], None, {})).candidates[-1]
+    made = with_themes(messages, SliceCandidates([plate], [], None, {})).candidates
+    theme = next(c for c in made if c.label == "Melanie's pottery")
     old_topic = Topic(
         namespace="ns",
         name="bowl",
