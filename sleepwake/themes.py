@@ -54,6 +54,9 @@ _PLAIN = frozenset(
     best favorite favourite""".split()
 )
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
+_NOT_PLURAL = frozenset("trans lgbtq news series species physics lens bus gas yes".split())
+# "your courage": the listener's, not the speaker's subject
+_YOURS = re.compile(r"\byour\s+(?:\w+\s+)?$", re.I)
 # "[shares a photo: a photo of a plate with flowers]": the frame says nothing of the subject
 _CAPTION_FRAME = re.compile(
     r"\[shares? an? (?:photo|picture|image)\s*:?|\ban? (?:photo|photograph|photography|picture|image|close[- ]up) of\b",
@@ -111,14 +114,19 @@ def _subject_word(word: str) -> bool:
 
 
 def _said(fact: str) -> Iterable[tuple[str, str]]:
-    """(stem, surface) of every subject word of a fact, as often as it is said."""
-    for word in _WORD.findall(unspoken(fact).lower()):
-        if _subject_word(word):
+    """(stem, surface) of every subject word of a fact, as often as it is said, but for what
+    is the listener's ("your courage")."""
+    text = unspoken(fact).lower()
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if _subject_word(word) and not _YOURS.search(text[: match.start()]):
             yield stem(word), word
 
 
 def _singular(word: str) -> str:
     """One spelling per theme whatever the number it was said in ("kids" -> "kid")."""
+    if word in _NOT_PLURAL:
+        return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and stem(word[:-1]) == stem(word):
@@ -205,10 +213,12 @@ def with_themes(
     by_id = {m.message_id: m for m in piece}
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     found: dict[str, tuple[Theme, list[Fact]]] = {}
+    about: set[str] = set()  # the keys of the themes an episode of the slice is about
     for cand in cands.candidates:
         if cand.person or cand.theme or cand.returns is None:
             continue
         for theme in episode_themes(cand, speakers, cfg):
+            about.add(theme.key)
             if theme.label not in cand.theme_names:
                 cand.theme_names.append(theme.label)
         for theme in said_themes(cand, speakers):
@@ -222,7 +232,11 @@ def with_themes(
             ]
             _, facts = found.setdefault(theme.key, (theme, []))
             facts.extend(said)
-    extra = [_theme(theme, facts, by_id, cfg) for theme, facts in found.values() if facts]
+    extra = [
+        _theme(theme, facts, by_id, cfg, "episode" if theme.key in about else "said")
+        for theme, facts in found.values()
+        if facts
+    ]
     if not extra:
         return cands
     return SliceCandidates(
@@ -240,22 +254,16 @@ def _weight(fact: Fact, cfg: FormationConfig) -> float:
 
 
 def _theme(
-    theme: Theme, facts: list[Fact], by_id: dict[str, Message], cfg: FormationConfig
+    theme: Theme, facts: list[Fact], by_id: dict[str, Message], cfg: FormationConfig, kind: str
 ) -> Candidate:
     picks = sorted(facts, key=lambda f: -_weight(f, cfg))[: cfg.theme_facts]
-    cand = Candidate(key=theme.key, label=theme.label, returns=1, theme=True)
+    cand = Candidate(key=theme.key, label=theme.label, returns=1, theme=kind)
     for fact in sorted(picks, key=_when):
         cand.add_fact(fact)
         for mid in fact.source_message_ids:
             cand.seen_in(by_id[mid])
     cand.summary = picks[0].text if picks else None
     return cand
-
-
-def recurring(cand: Candidate, names_found: Iterable[tuple[str, ...]]) -> bool:
-    """Whether a theme candidate came up before: a topic found for it (``names_found``, each
-    found topic's lower-cased name and aliases) is its topic, or goes by its name."""
-    return any(cand.key in names for names in names_found)
 
 
 def seed(cand: Candidate, earlier: Sequence[Topic], keep: int, cfg: FormationConfig) -> None:
@@ -297,9 +305,12 @@ def _when(fact: Fact) -> float:
 def keep_recurring(
     candidates: list[Candidate], vectors: list[list[float]], hits: list[PoolHit]
 ) -> tuple[list[Candidate], list[list[float]], list[PoolHit], dict[str, list[str]]]:
-    """The slice's candidates without the themes said for the first time (``recurring``),
+    """The slice's candidates without the themes that have no topic yet and do not make one,
     their vectors and pool hits renumbered, and for each theme kept the earlier topics that go
-    by its name without being its topic (what a new theme topic is ``seed``-ed from)."""
+    by its name without being its topic (what a new theme topic is ``seed``-ed from). A theme
+    makes a topic when an episode of the slice is about it (``theme == "episode"``) and the
+    topic of an earlier one was too (it goes by the theme's name); a theme only mentioned
+    joins its topic when there is one."""
     names: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
     for hit in hits:
         f = hit.fields
@@ -312,10 +323,13 @@ def keep_recurring(
             kept.append(i)
             continue
         found = names.get(i, [])
-        if not recurring(cand, [n for _, n in found]):
+        own = any(n[0] == cand.key for _, n in found)  # its topic exists: it joins it
+        earlier = [tid for tid, n in found if cand.key in n[1:] and n[0] != cand.key]
+        # a new theme topic: an episode of the slice is about it, and one before was too
+        if not own and not (cand.theme == "episode" and earlier):
             continue
         kept.append(i)
-        seeds[cand.key] = [tid for tid, n in found if cand.key in n[1:] and n[0] != cand.key]
+        seeds[cand.key] = [] if own else earlier
     if len(kept) == len(candidates):
         return candidates, vectors, hits, seeds
     new_idx = {old: new for new, old in enumerate(kept)}

@@ -10,6 +10,7 @@ from graph.sleep import MatchFields, PoolHit
 from sleepwake.candidates import Candidate, SliceCandidates
 from sleepwake.config import DEFAULT, MergeConfig
 from sleepwake.matching import PoolTopic, best_match, score
+from text.tokens import stem
 from sleepwake.themes import Theme, episode_themes, keep_recurring, mentions, seed, with_themes
 
 T0 = datetime(2023, 7, 3, 13, 0, tzinfo=UTC)
@@ -57,6 +58,9 @@ def test_an_episode_is_about_what_its_owner_keeps_naming() -> None:
 
 
 def test_names_photos_and_adjectives_are_no_theme() -> None:
+    yours = "Melanie: I'm in awe of your courage and your new painting."
+    assert not mentions(yours, Theme("Melanie", stem("courage"), "courage"))  # the listener's
+    assert not mentions(yours, Theme("Melanie", stem("painting"), "painting"))
     lines = [
         ("Melanie", "[shares a photo: a photo of a blue sky] My dog Max loves the park."),
         ("Melanie", "Max ran around the park with me all day, so blue and sunny."),
@@ -70,7 +74,8 @@ def test_a_theme_is_filed_only_when_it_comes_back() -> None:
     messages, bowl = episode("bowl", BOWL)
     cands = with_themes(messages, SliceCandidates([bowl], [], None, {}))
     themes = {c.label: c for c in cands.candidates[1:]}
-    assert all(c.theme for c in themes.values())
+    assert themes["Melanie's pottery"].theme == "episode"  # the episode is about it
+    assert themes["Caroline's piano"].theme == "said"  # only mentioned
     # every subject noun Melanie said of herself; Caroline's piano too ("I'm ... learning")
     assert {"Melanie's pottery", "Melanie's bowl", "Caroline's piano"} <= set(themes)
     theme = themes["Melanie's pottery"]
@@ -89,6 +94,15 @@ def test_a_theme_is_filed_only_when_it_comes_back() -> None:
     kept, _, renumbered, seeds = keep_recurring(cands.candidates, vectors, hits)
     assert kept == [bowl, theme] and seeds == {"melanie's pottery": ["t-bowl"]}
     assert renumbered == [PoolHit(1, earlier, 0.4), PoolHit(0, earlier, 0.9)]
+    # a theme only mentioned makes no topic, even when an earlier topic goes by it ...
+    piano = themes["Caroline's piano"]
+    j = cands.candidates.index(piano)
+    before = MatchFields("t-x", "x", ("caroline's piano",), "", (), T0, T0)
+    assert keep_recurring(cands.candidates, vectors, [PoolHit(j, before, 0.5)])[0] == [bowl]
+    # ... but joins the theme's topic when there is one
+    own = MatchFields("t-piano", "Caroline's piano", (), "", (), T0, T0)
+    kept, _, _, seeds = keep_recurring(cands.candidates, vectors, [PoolHit(j, own, 0.5)])
+    assert kept == [bowl, piano] and seeds == {"caroline's piano": []}
 
 
 def test_a_new_theme_topic_starts_with_what_earlier_topics_said_of_it() -> None:
@@ -118,7 +132,7 @@ def test_a_new_theme_topic_starts_with_what_earlier_topics_said_of_it() -> None:
 
 
 def test_a_theme_goes_to_its_own_topic_and_nowhere_else() -> None:
-    theme = Candidate(key="melanie's pottery", label="Melanie's pottery", returns=1, theme=True)
+    theme = Candidate(key="melanie's pottery", label="Melanie's pottery", returns=1, theme="said")
     theme.add_fact(said("Melanie", "I made a plate in pottery class.")[1])
     theme.seen_in(said("Melanie", "x")[0])
     own = PoolTopic("t1", ("melanie's pottery",), "", T0, T0)
@@ -129,11 +143,14 @@ def test_a_theme_goes_to_its_own_topic_and_nowhere_else() -> None:
 
 def test_episodes_are_part_of_their_theme() -> None:
     from graph.models import EdgeType
-    from sleepwake.themes import part_of
+    from text.tokens import stem
+from sleepwake.themes import part_of
 
     plate = Candidate(key="plate", label="plate", returns=1)
     plate.theme_names.append("Melanie's pottery")
-    theme = Candidate(key="melanie's pottery", label="Melanie's pottery", returns=1, theme=True)
+    theme = Candidate(
+        key="melanie's pottery", label="Melanie's pottery", returns=1, theme="episode"
+    )
     by_key = {"plate": "t-plate", "melanie's pottery": "t-theme"}
     links = part_of([plate, theme], by_key, {"melanie's pottery": ["t-bowl"]})
     assert {(lk.from_id, lk.to_id) for lk in links} == {
