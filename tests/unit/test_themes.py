@@ -10,8 +10,8 @@ from graph.sleep import MatchFields, PoolHit
 from sleepwake.candidates import Candidate, SliceCandidates
 from sleepwake.config import DEFAULT, MergeConfig
 from sleepwake.matching import PoolTopic, best_match, score
-from text.tokens import stem
 from sleepwake.themes import Theme, episode_themes, keep_recurring, mentions, seed, with_themes
+from text.tokens import stem
 
 T0 = datetime(2023, 7, 3, 13, 0, tzinfo=UTC)
 W = MergeConfig()
@@ -143,8 +143,7 @@ def test_a_theme_goes_to_its_own_topic_and_nowhere_else() -> None:
 
 def test_episodes_are_part_of_their_theme() -> None:
     from graph.models import EdgeType
-    from text.tokens import stem
-from sleepwake.themes import part_of
+    from sleepwake.themes import part_of
 
     plate = Candidate(key="plate", label="plate", returns=1)
     plate.theme_names.append("Melanie's pottery")
