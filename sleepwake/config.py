@@ -202,6 +202,12 @@ class FormationConfig(BaseModel):
         ge=1,
         description="an episode's theme is a noun at least this many of its owner's facts name",
     )
+    theme_new_facts: int = Field(
+        default=2,
+        ge=1,
+        description="a theme an earlier episode was about makes its topic when its owner names "
+        "it in this many facts of a later slice (or an episode of it is about it)",
+    )
     episode_themes: int = Field(
         default=2, ge=0, description="themes an episode's topic goes by, per speaker"
     )

@@ -67,7 +67,7 @@ _ADJECTIVES = frozenset(
     """blue red green black white yellow pink purple orange brown gray grey dark bright cute
     fancy proud busy tough hard easy real true huge tiny small large long short young special
     sweet lovely beautiful gorgeous stunning nice fun funny crazy wild calm safe sorry ready
-    fave own important around loving""".split()
+    fave own important around loving second third fourth fifth another""".split()
 )
 
 
@@ -233,7 +233,7 @@ def with_themes(
             _, facts = found.setdefault(theme.key, (theme, []))
             facts.extend(said)
     extra = [
-        _theme(theme, facts, by_id, cfg, "episode" if theme.key in about else "said")
+        _theme(theme, facts, by_id, cfg, _kind(theme, facts, about, cfg))
         for theme, facts in found.values()
         if facts
     ]
@@ -247,6 +247,13 @@ def with_themes(
         cands.extractions,
         cands.turn_vectors,
     )
+
+
+def _kind(theme: Theme, facts: list[Fact], about: set[str], cfg: FormationConfig) -> str:
+    """ "episode" when an episode of the slice is about the theme or its owner named it in
+    ``theme_min_facts`` facts of the slice, else "said" (a passing mention)."""
+    substantial = theme.key in about or len({f.text for f in facts}) >= cfg.theme_min_facts
+    return "episode" if substantial else "said"
 
 
 def _weight(fact: Fact, cfg: FormationConfig) -> float:
