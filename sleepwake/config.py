@@ -208,6 +208,12 @@ class FormationConfig(BaseModel):
         description="a theme an earlier episode was about makes its topic when its owner names "
         "it in this many facts of a later slice (or an episode of it is about it)",
     )
+    theme_topic_facts: int = Field(
+        default=3,
+        ge=1,
+        description="a theme's topic is made only with at least this many facts (its earlier "
+        "ones and the slice's): a subject said in passing twice is not a subject of a life",
+    )
     episode_themes: int = Field(
         default=2, ge=0, description="themes an episode's topic goes by, per speaker"
     )

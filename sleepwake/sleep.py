@@ -30,7 +30,7 @@ from graph.clock import Clock, SystemClock, ensure_utc
 from graph.errors import LeaseLost, VersionConflict
 from graph.models import EmbeddingMeta, InProgress, Message, Subject, WakePacket
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
-from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
+from graph.sleep import DecayParams, PoolHit, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
@@ -40,7 +40,6 @@ from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.merge_plan import (
-    Target,
     Work,
     choose_targets,
     fold,
@@ -54,7 +53,7 @@ from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.supersede import state_keys, supersede_states
-from sleepwake.themes import keep_recurring, part_of, seed, with_themes
+from sleepwake.themes import keep_recurring, only, part_of, seed, with_themes
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
 from text.claims import state_token
 
@@ -301,16 +300,15 @@ class SleepRun:
     @traced("sleep.normalise")
     def normalise(self) -> None:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
-        candidates, vectors, hits, seeds = keep_recurring(
-            self.cands.candidates, self.vectors, self.reads.hits
-        )
+        found = keep_recurring(self.cands.candidates, self.vectors, self.reads.hits)
+        candidates, vectors, hits = self.seed_themes(*found)
         self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
-        people = speakers_of(self.piece) | set(seeds)  # their topics take only their own
+        themes = {c.key for c in candidates if c.theme}
+        people = speakers_of(self.piece) | themes  # their topics take only their own
         targets, pool = choose_targets(
             self.namespace, self.slice_id, candidates, sims, hits, merge, people
         )
-        self.seed_themes(candidates, targets, seeds)
         chosen = (candidates, vectors, targets)
         if self.chat:
             chosen = fold_remarks(candidates, vectors, targets, sims, pool, self.config)
@@ -325,20 +323,28 @@ class SleepRun:
         self._done("normalise")
 
     def seed_themes(
-        self, candidates: list[Candidate], targets: list[Target], seeds: dict[str, list[str]]
-    ) -> None:
+        self,
+        candidates: list[Candidate],
+        vectors: list[list[float]],
+        hits: list[PoolHit],
+        seeds: dict[str, list[str]],
+    ) -> tuple[list[Candidate], list[list[float]], list[PoolHit]]:
         """Step 6: a theme's new topic starts with what earlier topics said of it
-        (``sleepwake.themes.seed``)."""
-        new = [c for c, (_, made) in zip(candidates, targets, strict=True) if c.theme and made]
-        wanted = sorted({tid for c in new for tid in seeds.get(c.key, [])})
-        if not wanted:
-            return
+        (``sleepwake.themes.seed``); one that would start with fewer than
+        ``theme_topic_facts`` facts is not made."""
+        new = [c for c in candidates if seeds.get(c.key)]
+        if not new:
+            return candidates, vectors, hits
+        wanted = sorted({tid for c in new for tid in seeds[c.key]})
         earlier = {t.topic_id: t for t in self.sleeper.store.get_topics(self.namespace, wanted)}
         keep, formation = self.config.merge.theme_kept_facts, self.config.formation
         for cand in new:
-            seed(
-                cand, [earlier[t] for t in seeds.get(cand.key, []) if t in earlier], keep, formation
-            )
+            found = [earlier[t] for t in seeds[cand.key] if t in earlier]
+            seed(cand, found, keep, formation)
+            self.seeded[cand.key] = [t.topic_id for t in found]
+        thin = {c.key for c in new if len(c.facts) < formation.theme_topic_facts}
+        kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
+        return only(kept, candidates, vectors, hits)
 
     def close_changed_states(self) -> None:
         """Step 6, last: a state of a life the slice's facts claim (where someone lives, their

@@ -29,6 +29,7 @@ from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import FormationConfig
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
+from text.analysis import ENGLISH_STOP_WORDS
 from text.english import noun_phrases
 from text.gist import speaker_of, unspoken
 from text.tokens import stem
@@ -110,7 +111,8 @@ def _noun_like(word: str) -> bool:
 
 
 def _subject_word(word: str) -> bool:
-    return not (word in _PLAIN or word in _GENERIC or word.rstrip("s") in _GENERIC)
+    plain = word in ENGLISH_STOP_WORDS or word in _PLAIN
+    return not (plain or word in _GENERIC or word.rstrip("s") in _GENERIC)
 
 
 def _said(fact: str) -> Iterable[tuple[str, str]]:
@@ -337,11 +339,18 @@ def keep_recurring(
             continue
         kept.append(i)
         seeds[cand.key] = [] if own else earlier
+    return (*only(kept, candidates, vectors, hits), seeds)
+
+
+def only(
+    kept: list[int], candidates: list[Candidate], vectors: list[list[float]], hits: list[PoolHit]
+) -> tuple[list[Candidate], list[list[float]], list[PoolHit]]:
+    """The candidates at ``kept``, with their vectors and their pool hits renumbered."""
     if len(kept) == len(candidates):
-        return candidates, vectors, hits, seeds
+        return candidates, vectors, hits
     new_idx = {old: new for new, old in enumerate(kept)}
     renumbered = [replace(h, idx=new_idx[h.idx]) for h in hits if h.idx in new_idx]
-    return [candidates[i] for i in kept], [vectors[i] for i in kept], renumbered, seeds
+    return [candidates[i] for i in kept], [vectors[i] for i in kept], renumbered
 
 
 def part_of(
