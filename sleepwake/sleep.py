@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, PrivateAttr
@@ -30,11 +31,11 @@ from graph.clock import Clock, SystemClock, ensure_utc
 from graph.errors import LeaseLost, VersionConflict
 from graph.models import EmbeddingMeta, InProgress, Message, Subject, WakePacket
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
-from graph.sleep import DecayParams, PoolHit, SleepCommit, SleepReads, TopicWrite
+from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
-from sleepwake.candidates import Candidate, SliceCandidates, build_candidates
+from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction
@@ -53,7 +54,7 @@ from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.supersede import state_keys, supersede_states
-from sleepwake.themes import keep_recurring, only, part_of, seed, with_themes
+from sleepwake.themes import keep_recurring, part_of, seed_themes, with_themes
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
 from text.claims import state_token
 
@@ -301,7 +302,8 @@ class SleepRun:
     def normalise(self) -> None:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
         found = keep_recurring(self.cands.candidates, self.vectors, self.reads.hits)
-        candidates, vectors, hits = self.seed_themes(*found)
+        read = partial(self.sleeper.store.get_topics, self.namespace)
+        candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config)
         self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
         themes = {c.key for c in candidates if c.theme}
@@ -321,30 +323,6 @@ class SleepRun:
         self.work.top = self.reads.top
         self.close_changed_states()
         self._done("normalise")
-
-    def seed_themes(
-        self,
-        candidates: list[Candidate],
-        vectors: list[list[float]],
-        hits: list[PoolHit],
-        seeds: dict[str, list[str]],
-    ) -> tuple[list[Candidate], list[list[float]], list[PoolHit]]:
-        """Step 6: a theme's new topic starts with what earlier topics said of it
-        (``sleepwake.themes.seed``); one that would start with fewer than
-        ``theme_topic_facts`` facts is not made."""
-        new = [c for c in candidates if seeds.get(c.key)]
-        if not new:
-            return candidates, vectors, hits
-        wanted = sorted({tid for c in new for tid in seeds[c.key]})
-        earlier = {t.topic_id: t for t in self.sleeper.store.get_topics(self.namespace, wanted)}
-        keep, formation = self.config.merge.theme_kept_facts, self.config.formation
-        for cand in new:
-            found = [earlier[t] for t in seeds[cand.key] if t in earlier]
-            seed(cand, found, keep, formation)
-            self.seeded[cand.key] = [t.topic_id for t in found]
-        thin = {c.key for c in new if len(c.facts) < formation.theme_topic_facts}
-        kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
-        return only(kept, candidates, vectors, hits)
 
     def close_changed_states(self) -> None:
         """Step 6, last: a state of a life the slice's facts claim (where someone lives, their

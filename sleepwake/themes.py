@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from graph.models import EdgeType, Fact, Message, Topic
 from graph.sleep import PoolHit
 from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
-from sleepwake.config import FormationConfig
+from sleepwake.config import FormationConfig, SleepConfig
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
 from text.analysis import ENGLISH_STOP_WORDS
 from text.english import noun_phrases
@@ -370,3 +370,28 @@ def part_of(
         if key in by_key:
             pairs.update({(tid, by_key[key]): None for tid in earlier if tid != by_key[key]})
     return [LinkRequest(a, b, EdgeType.PART_OF, 1.0) for a, b in pairs]
+
+
+def seed_themes(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    hits: list[PoolHit],
+    seeds: dict[str, list[str]],
+    read: Callable[[list[str]], list[Topic]],
+    seeded: dict[str, list[str]],
+    cfg: SleepConfig,
+) -> tuple[list[Candidate], list[list[float]], list[PoolHit]]:
+    """Sleep step 6: a theme's new topic starts with what the earlier topics (``read`` by id)
+    said of it (``seed``; ``seeded`` records them, for ``part_of``); one that would start with
+    fewer than ``theme_topic_facts`` facts is not made."""
+    new = [c for c in candidates if seeds.get(c.key)]
+    if not new:
+        return candidates, vectors, hits
+    earlier = {t.topic_id: t for t in read(sorted({t for c in new for t in seeds[c.key]}))}
+    for cand in new:
+        found = [earlier[t] for t in seeds[cand.key] if t in earlier]
+        seed(cand, found, cfg.merge.theme_kept_facts, cfg.formation)
+        seeded[cand.key] = [t.topic_id for t in found]
+    thin = {c.key for c in new if len(c.facts) < cfg.formation.theme_topic_facts}
+    kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
+    return only(kept, candidates, vectors, hits)
