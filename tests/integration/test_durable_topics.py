@@ -50,7 +50,7 @@ TRIP = [
 DOGS_3 = [
     ("James", "I did it: I adopted a second dog, a border collie named Luna."),
     ("John", "Luna! How do Max and Luna get along?"),
-    ("James", "Max and Luna play all day; Luna herds him around the yard like a sheep."),
+    ("James", "My two dogs play all day; Luna herds Max around the yard like a sheep."),
     ("John", "A border collie herding a labrador, that must be a sight."),
     ("James", "I take both dogs to the park by the lake every morning now."),
     ("John", "Morning walks with two dogs will keep you fit."),
@@ -133,7 +133,6 @@ def test_a_subject_over_months_is_one_topic_that_every_sleep_grows(
     dogs = [
         t for t in themes if holds(texts[t.topic_id], "max") and holds(texts[t.topic_id], "luna")
     ]
-    print("DEBUG", [(t.name, t.aliases, len(t.facts)) for t in topics])
     assert [t.name for t in dogs] == ["James's dog"], [t.name for t in themes]
     assert dogs[0].time.last_seen_at - dogs[0].time.first_seen_at > timedelta(days=50)
     assert all(f.startswith("James: ") for f in texts[dogs[0].topic_id])
