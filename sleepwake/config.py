@@ -209,7 +209,7 @@ class FormationConfig(BaseModel):
         "it in this many facts of a later slice (or an episode of it is about it)",
     )
     theme_topic_facts: int = Field(
-        default=3,
+        default=4,
         ge=1,
         description="a theme's topic is made only with at least this many facts (its earlier "
         "ones and the slice's): a subject said in passing twice is not a subject of a life",

@@ -102,7 +102,10 @@ def _nouns(texts: Iterable[str]) -> set[str]:
         for phrase in noun_phrases(text):
             if " " not in phrase and phrase[:1].isupper() and phrase.lower() not in lower:
                 continue
-            out.update(stem(w) for w in _WORD.findall(phrase.lower()) if _noun_like(w))
+            words = phrase.split()
+            if len(words) > 1:  # "Harry Potter", "the Eiffel Tower": names, not subject nouns
+                words = [w for w in words if not w[:1].isupper()]
+            out.update(stem(w) for w in _WORD.findall(" ".join(words).lower()) if _noun_like(w))
     return out
 
 
