@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, PrivateAttr
@@ -40,13 +41,21 @@ from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction
 from sleepwake.lease import Heartbeat
 from sleepwake.llm_extract import ResponsesExtractor
-from sleepwake.merge_plan import Work, choose_targets, fold, fold_remarks, match_rows, slice_id_of
+from sleepwake.merge_plan import (
+    Work,
+    choose_targets,
+    fold,
+    fold_remarks,
+    match_rows,
+    slice_id_of,
+)
 from sleepwake.packet import edges, subject_rows, wake_packet
 from sleepwake.people import speakers_of, with_people
 from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.supersede import state_keys, supersede_states
+from sleepwake.themes import keep_recurring, part_of, seed_themes, with_themes
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
 from text.claims import state_token
 
@@ -202,6 +211,7 @@ class SleepRun:
         self.namespace, self.now, self.reason, self.beat = namespace, now, reason, beat
         self.started = self.mark = time.perf_counter()
         self.steps: dict[str, float] = {}
+        self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -245,6 +255,7 @@ class SleepRun:
             cands = form_topics(self.piece, cands, cands.extractions, embed, tz, formation)
         if self.config.formation.person_facts:
             cands = with_people(self.piece, cands, self.config.formation)
+        cands = with_themes(self.piece, cands, self.config.formation)
         self.cands = cands
         self._done("extract")
 
@@ -285,11 +296,15 @@ class SleepRun:
     @traced("sleep.normalise")
     def normalise(self) -> None:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
-        candidates, vectors, merge = self.cands.candidates, self.vectors, self.config.merge
+        found = keep_recurring(self.cands.candidates, self.vectors, self.reads.hits)
+        read = partial(self.sleeper.store.get_topics, self.namespace)
+        candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config)
+        self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
-        people = speakers_of(self.piece)
+        themes = {c.key for c in candidates if c.theme}
+        people = speakers_of(self.piece) | themes  # their topics take only their own
         targets, pool = choose_targets(
-            self.namespace, self.slice_id, candidates, sims, self.reads.hits, merge, people
+            self.namespace, self.slice_id, candidates, sims, hits, merge, people
         )
         chosen = (candidates, vectors, targets)
         if self.chat:
@@ -334,6 +349,7 @@ class SleepRun:
     def link(self) -> None:
         """Step 7: edges between the sleep's topics."""
         self.links = edges(self.cands, self.subjects, self.work, self.config)
+        self.links += part_of(self.cands.candidates, self.work.by_key, self.seeded)
         self._done("edges")
 
     @traced("sleep.wake_packet")
