@@ -41,21 +41,20 @@ from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction
 from sleepwake.lease import Heartbeat
 from sleepwake.llm_extract import ResponsesExtractor
-from sleepwake.merge_plan import (
-    Work,
-    choose_targets,
-    fold,
-    fold_remarks,
-    match_rows,
-    slice_id_of,
-)
+from sleepwake.merge_plan import Work, choose_targets, fold, fold_remarks, match_rows, slice_id_of
 from sleepwake.packet import edges, subject_rows, wake_packet
 from sleepwake.people import speakers_of, with_people
 from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.supersede import state_keys, supersede_states
-from sleepwake.themes import keep_recurring, part_of, seed_themes, with_themes
+from sleepwake.themes import (
+    covered_themes_dropped,
+    keep_recurring,
+    part_of,
+    seed_themes,
+    with_themes,
+)
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
 from text.claims import state_token
 
@@ -306,9 +305,10 @@ class SleepRun:
         targets, pool = choose_targets(
             self.namespace, self.slice_id, candidates, sims, hits, merge, people
         )
-        chosen = (candidates, vectors, targets)
+        chosen = covered_themes_dropped(candidates, vectors, targets, self.seeded)
+        self.cands.candidates = chosen[0]
         if self.chat:
-            chosen = fold_remarks(candidates, vectors, targets, sims, pool, self.config)
+            chosen = fold_remarks(*chosen, sims, pool, self.config)
         existing = sorted({tid for tid, new in chosen[2] if not new})
         topics = self.sleeper.store.get_topics(self.namespace, existing)
         model = self.sleeper.embedder.model_name

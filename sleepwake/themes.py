@@ -398,3 +398,27 @@ def seed_themes(
     thin = {c.key for c in new if len(c.facts) < cfg.formation.theme_topic_facts}
     kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
     return only(kept, candidates, vectors, hits)
+
+
+def covered_themes_dropped(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    targets: list[tuple[str, bool]],
+    seeded: dict[str, list[str]],
+) -> tuple[list[Candidate], list[list[float]], list[tuple[str, bool]]]:
+    """Without the new theme topics that would only copy one topic: when the slice's episodes
+    about a theme joined every earlier topic that went by it ("pottery class", one topic over
+    three sessions), that topic already is the subject's durable one."""
+    joined: dict[str, set[str]] = {}
+    for cand, (tid, _) in zip(candidates, targets, strict=True):
+        for name in cand.theme_names:
+            joined.setdefault(normalise_key(name), set()).add(tid)
+    drop = {
+        i
+        for i, (cand, (_, new)) in enumerate(zip(candidates, targets, strict=True))
+        if cand.theme and new and set(seeded.get(cand.key, [])) <= joined.get(cand.key, set())
+    }
+    for i in drop:
+        seeded.pop(candidates[i].key, None)
+    keep = [i for i in range(len(candidates)) if i not in drop]
+    return [candidates[i] for i in keep], [vectors[i] for i in keep], [targets[i] for i in keep]

@@ -158,3 +158,26 @@ def test_episodes_are_part_of_their_theme() -> None:
     }
     assert {lk.type for lk in links} == {EdgeType.PART_OF}
     assert part_of([plate], {"plate": "t-plate"}, {}) == []  # no theme topic, no edge
+
+
+def test_no_theme_topic_copies_the_one_topic_the_subject_already_has() -> None:
+    from sleepwake.themes import covered_themes_dropped
+
+    pottery_class = Candidate(key="pottery class", label="pottery class", returns=1)
+    pottery_class.theme_names.append("Melanie's pottery")
+    theme = Candidate(
+        key="melanie's pottery", label="Melanie's pottery", returns=1, theme="episode"
+    )
+    vectors = [[1.0], [0.5]]
+    # this slice's pottery class joined the one earlier topic that went by the theme: no copy
+    seeded = {"melanie's pottery": ["t-class"]}
+    kept = covered_themes_dropped(
+        [pottery_class, theme], vectors, [("t-class", False), ("t-new", True)], seeded
+    )
+    assert kept == ([pottery_class], [[1.0]], [("t-class", False)]) and seeded == {}
+    # the bowl in July and the plate in August are two topics: the theme gathers them
+    seeded = {"melanie's pottery": ["t-bowl"]}
+    kept = covered_themes_dropped(
+        [pottery_class, theme], vectors, [("t-plate", True), ("t-new", True)], seeded
+    )
+    assert kept[0] == [pottery_class, theme] and seeded == {"melanie's pottery": ["t-bowl"]}
