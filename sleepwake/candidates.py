@@ -77,6 +77,11 @@ class Candidate:
     summary: str | None = None
     # a person of the conversation (sleepwake/people.py): merges only into their own topic
     person: bool = False
+    # what a person keeps coming back to (sleepwake/themes.py): merges only into its own topic;
+    # "episode" when an episode of the slice is about it, "said" when it was only mentioned
+    theme: str = ""
+    # the themes this episode is about ("Melanie's pottery"): kept as aliases of its topic
+    theme_names: list[str] = field(default_factory=list)
     # the texts in ``facts``, so adding a fact is O(1) instead of a scan of every fact so far
     _fact_texts: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
 

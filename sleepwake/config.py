@@ -166,6 +166,12 @@ class MergeConfig(BaseModel):
         description="current facts a person's topic keeps, by salience and recency (its facts "
         "are copies: each stays in its subject's topic)",
     )
+    theme_kept_facts: int = Field(
+        default=20,
+        ge=1,
+        description="current facts a theme's topic keeps, by salience and recency (copies: "
+        "each stays in its episode's topic; sleepwake/themes.py)",
+    )
     alias_share: float = Field(
         default=0.8,
         ge=0,
@@ -191,6 +197,32 @@ class FormationConfig(BaseModel):
         description="a slice holding an answer longer than this is a chat with an assistant "
         "(asides, answers weighed, composed vectors: sleepwake/side_topics.py); a quick "
         "'Noted.' among a person's own notes does not make one",
+    )
+    theme_facts: int = Field(
+        default=3,
+        ge=0,
+        description="a speaker's facts about a theme of a slice filed under the theme's topic "
+        "(sleepwake/themes.py); 0: no topics of themes",
+    )
+    theme_min_facts: int = Field(
+        default=2,
+        ge=1,
+        description="an episode's theme is a noun at least this many of its owner's facts name",
+    )
+    theme_new_facts: int = Field(
+        default=2,
+        ge=1,
+        description="a theme an earlier episode was about makes its topic when its owner names "
+        "it in this many facts of a later slice (or an episode of it is about it)",
+    )
+    theme_topic_facts: int = Field(
+        default=4,
+        ge=1,
+        description="a theme's topic is made only with at least this many facts (its earlier "
+        "ones and the slice's): a subject said in passing twice is not a subject of a life",
+    )
+    episode_themes: int = Field(
+        default=2, ge=0, description="themes an episode's topic goes by, per speaker"
     )
 
     # -- segmentation (sleepwake/segments.py) --

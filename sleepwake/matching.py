@@ -164,8 +164,9 @@ def called_by_name(cand: Candidate, topic: PoolTopic) -> bool:
 
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
     """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto. A person's
-    candidate (``sleepwake.people``) goes to the topic of their name and nowhere else."""
-    if cand.person:
+    candidate (``sleepwake.people``) or a theme's (``sleepwake.themes``) goes to the topic of
+    its name and nowhere else."""
+    if cand.person or cand.theme:
         own = bool(topic.names) and topic.names[0] == cand.key
         alias = w.alias if own else 0.0
         emb = embedding_score(cosine, w)

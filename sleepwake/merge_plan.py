@@ -84,7 +84,7 @@ def choose_targets(
             [
                 score(cand, pool[tid], cos, weights)
                 for tid, cos in options.items()
-                if (cand.person or not set(pool[tid].names[:1]) & people)
+                if (cand.person or cand.theme or not set(pool[tid].names[:1]) & people)
                 and (
                     not (cand.co_entities & keys_of.get(tid, set()))  # named together
                     or alias_score(cand.key, pool[tid].names, weights) > 0

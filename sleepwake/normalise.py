@@ -88,6 +88,8 @@ def merge_candidate(topic: Topic, cand: Candidate, cfg: SleepConfig = DEFAULT) -
     fresh = facts[len(topic.facts) :]
     if cand.person:  # copies of the subjects' facts: a bounded digest (sleepwake/retention)
         facts = kept_facts(facts, cfg.merge.person_kept_facts, cfg.formation)
+    elif cand.theme:  # likewise for what a person keeps coming back to (sleepwake/themes)
+        facts = kept_facts(facts, cfg.merge.theme_kept_facts, cfg.formation)
     loops = _merge_items(topic.open_loops, cand.open_loops)
     numbers = _merge_numbers(topic.numbers, cand.numbers)
     numbers = supersede_numbers(numbers, fresh=numbers[len(topic.numbers) :])
@@ -211,7 +213,8 @@ def _merge_aliases(topic: Topic, cand: Candidate) -> list[str]:
     """Aliases from how the user referred to it (their own surface forms)."""
     known = {a.lower() for a in topic.aliases} | {topic.name.lower()}
     out = list(topic.aliases)
-    for surface, _ in cand.user_surfaces.most_common():
+    themes = [(name, 0) for name in cand.theme_names]  # first: a theme is how it is found again
+    for surface, _ in [*themes, *cand.user_surfaces.most_common()]:
         clean = surface.strip()[:200]
         if clean and clean.lower() not in known and len(out) < MAX_ALIASES:
             known.add(clean.lower())

@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, PrivateAttr
@@ -47,6 +48,13 @@ from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.supersede import state_keys, supersede_states
+from sleepwake.themes import (
+    covered_themes_dropped,
+    keep_recurring,
+    part_of,
+    seed_themes,
+    with_themes,
+)
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
 from text.claims import state_token
 
@@ -202,6 +210,7 @@ class SleepRun:
         self.namespace, self.now, self.reason, self.beat = namespace, now, reason, beat
         self.started = self.mark = time.perf_counter()
         self.steps: dict[str, float] = {}
+        self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -245,6 +254,7 @@ class SleepRun:
             cands = form_topics(self.piece, cands, cands.extractions, embed, tz, formation)
         if self.config.formation.person_facts:
             cands = with_people(self.piece, cands, self.config.formation)
+        cands = with_themes(self.piece, cands, self.config.formation)
         self.cands = cands
         self._done("extract")
 
@@ -285,15 +295,20 @@ class SleepRun:
     @traced("sleep.normalise")
     def normalise(self) -> None:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
-        candidates, vectors, merge = self.cands.candidates, self.vectors, self.config.merge
+        found = keep_recurring(self.cands.candidates, self.vectors, self.reads.hits)
+        read = partial(self.sleeper.store.get_topics, self.namespace)
+        candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config)
+        self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
-        people = speakers_of(self.piece)
+        themes = {c.key for c in candidates if c.theme}
+        people = speakers_of(self.piece) | themes  # their topics take only their own
         targets, pool = choose_targets(
-            self.namespace, self.slice_id, candidates, sims, self.reads.hits, merge, people
+            self.namespace, self.slice_id, candidates, sims, hits, merge, people
         )
-        chosen = (candidates, vectors, targets)
+        chosen = covered_themes_dropped(candidates, vectors, targets, self.seeded)
+        self.cands.candidates = chosen[0]
         if self.chat:
-            chosen = fold_remarks(candidates, vectors, targets, sims, pool, self.config)
+            chosen = fold_remarks(*chosen, sims, pool, self.config)
         existing = sorted({tid for tid, new in chosen[2] if not new})
         topics = self.sleeper.store.get_topics(self.namespace, existing)
         model = self.sleeper.embedder.model_name
@@ -334,6 +349,7 @@ class SleepRun:
     def link(self) -> None:
         """Step 7: edges between the sleep's topics."""
         self.links = edges(self.cands, self.subjects, self.work, self.config)
+        self.links += part_of(self.cands.candidates, self.work.by_key, self.seeded)
         self._done("edges")
 
     @traced("sleep.wake_packet")

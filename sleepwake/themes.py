@@ -1,0 +1,424 @@
+"""What a person keeps coming back to: a topic per speaker and subject ("Melanie's pottery"),
+grown at every sleep that talks about it. Pure.
+
+Episodes make a topic per session's subject, named by what led the talk ("bowl" in July, "plate"
+in August, "pottery workshop" in between): the subject a person would file them under is the
+thing their facts keep naming, here "pottery", and a question about it ("What has Melanie made
+in her pottery class?") has its answer spread over all of them. So each episode is read for
+its *theme*: the noun its owner's facts name most (in at least ``theme_min_facts`` of them, not
+a plain word, not a person's name), and the episode's topic keeps "<owner>'s <theme>" as an
+alias. A theme becomes a topic of its own only when it comes back: when a later sleep finds the
+same theme, and a topic from an earlier sleep goes by it, the theme's topic is made with the
+owner's facts about it from those earlier topics and the slice's (copies: each stays in its
+episode's topic), and from then on it takes that theme's news at every sleep and nothing else,
+keeping ``MergeConfig.theme_kept_facts`` facts by salience and recency
+(``sleepwake.retention``). A theme said once stays an alias: nothing is filed twice for it.
+Knobs: ``FormationConfig.theme_facts`` / ``theme_min_facts``, ``MergeConfig.theme_kept_facts``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from graph.models import EdgeType, Fact, Message, Topic
+from graph.sleep import PoolHit
+from graph.topics import LinkRequest
+from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
+from sleepwake.config import FormationConfig, SleepConfig
+from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
+from text.analysis import ENGLISH_STOP_WORDS
+from text.english import noun_phrases
+from text.gist import speaker_of, unspoken
+from text.tokens import stem
+
+# nouns that name no subject of a life: talk about talk, time and feelings
+_GENERIC = frozenset(
+    """thing things stuff lot lots bit kind sort way ways time times day days week weeks month
+    months year years today tonight morning evening night moment moments part parts place idea
+    ideas question questions answer chat talk news update updates story stories fun experience
+    experiences feeling feelings life lives world everyone someone anyone nobody somebody
+    anything everything something nothing people person guy guys friend friends folks chance
+    point reason reasons sense type end start beginning side deal matter job work home photo
+    photos pic pics picture pictures image images shot shots""".split()
+)
+# everyday words (``sleepwake.candidates._PLAIN`` and a few more) never name a theme
+_PLAIN = frozenset(
+    """that this with have been were they them their there what when where which while about
+    just really like love great good nice thanks thank also much very some more most well
+    would could should will your yours mine ours from into over then than know think feel
+    felt make made going want wanted sure glad happy awesome amazing cool always never still
+    even keep kept take took pretty look looks looking sounds sound wow totally definitely
+    absolutely hope hoping other others last next first new old big little same own whole
+    best favorite favourite""".split()
+)
+_WORD = re.compile(r"[a-z][a-z-]{2,}")
+_NOT_PLURAL = frozenset("trans lgbtq news series species physics lens bus gas yes".split())
+# "your courage": the listener's, not the speaker's subject
+_YOURS = re.compile(r"\byour\s+(?:\w+\s+)?$", re.I)
+# "[shares a photo: a photo of a plate with flowers]": the frame says nothing of the subject
+_CAPTION_FRAME = re.compile(
+    r"\[shares? an? (?:photo|picture|image)\s*:?|\ban? (?:photo|photograph|photography|picture|image|close[- ]up) of\b",
+    re.I,
+)
+_ADJECTIVE_END = re.compile(r"(?:al|ful|ous|ive|ic|ish|less|able|ible|ed|est|er)$")
+_ADJECTIVES = frozenset(
+    """blue red green black white yellow pink purple orange brown gray grey dark bright cute
+    fancy proud busy tough hard easy real true huge tiny small large long short young special
+    sweet lovely beautiful gorgeous stunning nice fun funny crazy wild calm safe sorry ready
+    fave own important around loving second third fourth fifth another""".split()
+)
+
+
+@dataclass(frozen=True)
+class Theme:
+    """One speaker's subject: ``stem`` identifies it, ``surface`` is how it was said most."""
+
+    owner: str
+    stem: str
+    surface: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.owner}'s {self.surface}"
+
+    @property
+    def key(self) -> str:
+        return normalise_key(self.label)
+
+
+def _nouns(texts: Iterable[str]) -> set[str]:
+    """Stems of the words said inside a noun phrase of ``texts`` that may name a subject: not an
+    adjective by its ending or by ``_ADJECTIVES`` ("pottery" and "workshop" of "a pottery
+    workshop", "health" of "mental health"). A single capitalised word counts only when it is
+    also said in lower case ("Pottery is a huge part of my life" beside "my pottery class"),
+    not "Max"."""
+    texts = [_CAPTION_FRAME.sub(" ", t) for t in texts]
+    lower = {w for t in texts for w in _WORD.findall(t)}
+    out: set[str] = set()
+    for text in texts:
+        for phrase in noun_phrases(text):
+            if " " not in phrase and phrase[:1].isupper() and phrase.lower() not in lower:
+                continue
+            words = phrase.split()
+            if len(words) > 1:  # "Harry Potter", "the Eiffel Tower": names, not subject nouns
+                words = [w for w in words if not w[:1].isupper()]
+            out.update(stem(w) for w in _WORD.findall(" ".join(words).lower()) if _noun_like(w))
+    return out
+
+
+def _noun_like(word: str) -> bool:
+    return _subject_word(word) and word not in _ADJECTIVES and not _ADJECTIVE_END.search(word)
+
+
+def _subject_word(word: str) -> bool:
+    plain = word in ENGLISH_STOP_WORDS or word in _PLAIN
+    return not (plain or word in _GENERIC or word.rstrip("s") in _GENERIC)
+
+
+def _said(fact: str) -> Iterable[tuple[str, str]]:
+    """(stem, surface) of every subject word of a fact, as often as it is said, but for what
+    is the listener's ("your courage")."""
+    text = unspoken(fact).lower()
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if _subject_word(word) and not _YOURS.search(text[: match.start()]):
+            yield stem(word), word
+
+
+def _singular(word: str) -> str:
+    """One spelling per theme whatever the number it was said in ("kids" -> "kid")."""
+    if word in _NOT_PLURAL:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and stem(word[:-1]) == stem(word):
+        return word[:-1]
+    return word
+
+
+def mentions(fact: str, theme: Theme) -> bool:
+    """Whether ``fact`` names ``theme``'s noun."""
+    return any(root == theme.stem for root, _ in _said(fact))
+
+
+@dataclass
+class _Counts:
+    """How often each speaker names each subject noun in one episode (their own subjects only:
+    they said it of themselves in a first-person fact there)."""
+
+    times: dict[str, Counter[str]]  # owner -> stem -> mentions
+    said: dict[str, Counter[str]]  # stem -> surface words
+    order: dict[str, int]  # stem -> first said
+    named: set[str]  # stems of the episode's name
+
+    def theme(self, owner: str, root: str) -> Theme:
+        return Theme(owner, root, _singular(self.said[root].most_common(1)[0][0]))
+
+
+def _count(cand: Candidate, speakers: set[str]) -> _Counts:
+    nouns = _nouns(unspoken(f.text) for f in cand.facts)
+    mine = {  # whose subject it is: someone who said it of themselves ("I made it in ...")
+        (speaker_of(f.text), root)
+        for f in cand.facts
+        if FIRST_PERSON.search(unspoken(f.text))
+        for root, _ in _said(f.text)
+    }
+    people = {stem(s.lower()) for s in speakers}
+    counts = _Counts({}, {}, {}, {stem(w) for w in _WORD.findall(cand.name.lower())})
+    for fact in cand.facts:
+        owner = speaker_of(fact.text)
+        if owner not in speakers:
+            continue
+        own = counts.times.setdefault(owner, Counter())
+        for root, word in _said(fact.text):
+            if root in nouns and root not in people and (owner, root) in mine:
+                own[root] += 1
+                counts.said.setdefault(root, Counter())[word] += 1
+                counts.order.setdefault(root, len(counts.order))
+    return counts
+
+
+def episode_themes(
+    cand: Candidate, speakers: set[str], cfg: FormationConfig = FORMATION
+) -> list[Theme]:
+    """The themes of each named speaker in an episode candidate: the nouns (said in a noun
+    phrase of the episode) that speaker names most there, at least ``cfg.theme_min_facts``
+    times, a word of the topic's name counting once more (ties: the first said), at most
+    ``cfg.episode_themes`` of them."""
+    counts = _count(cand, speakers)
+    themes = []
+    for owner, own in sorted(counts.times.items()):
+        score = {r: n + (r in counts.named) for r, n in own.items()}
+        ranked = sorted(
+            (r for r, n in score.items() if n >= cfg.theme_min_facts),
+            key=lambda r: (-score[r], counts.order[r]),
+        )
+        themes += [counts.theme(owner, root) for root in ranked[: cfg.episode_themes]]
+    return themes
+
+
+def said_themes(cand: Candidate, speakers: set[str]) -> list[Theme]:
+    """Every subject noun a named speaker says of themselves in an episode, once: what joins a
+    theme's topic when the theme has one, however briefly it came up."""
+    counts = _count(cand, speakers)
+    return [counts.theme(o, r) for o, own in sorted(counts.times.items()) for r in sorted(own)]
+
+
+def with_themes(
+    piece: Sequence[Message], cands: SliceCandidates, cfg: FormationConfig = FORMATION
+) -> SliceCandidates:
+    """``cands`` with each episode's themes kept as aliases of its topic, and one theme
+    candidate per subject noun a speaker said of themselves in the slice (``theme=True``; the
+    sleep keeps one only when its theme came up before: ``recurring``)."""
+    if not cfg.theme_facts:
+        return cands
+    by_id = {m.message_id: m for m in piece}
+    speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
+    found: dict[str, tuple[Theme, list[Fact]]] = {}
+    about: set[str] = set()  # the keys of the themes an episode of the slice is about
+    for cand in cands.candidates:
+        if cand.person or cand.theme or cand.returns is None:
+            continue
+        for theme in episode_themes(cand, speakers, cfg):
+            about.add(theme.key)
+            if theme.label not in cand.theme_names:
+                cand.theme_names.append(theme.label)
+        for theme in said_themes(cand, speakers):
+            said = [
+                f
+                for f in cand.facts
+                if speaker_of(f.text) == theme.owner
+                and FIRST_PERSON.search(unspoken(f.text))
+                and mentions(f.text, theme)
+                and all(m in by_id for m in f.source_message_ids)
+            ]
+            _, facts = found.setdefault(theme.key, (theme, []))
+            facts.extend(said)
+    extra = [
+        _theme(theme, facts, by_id, cfg, _kind(theme, facts, about, cfg))
+        for theme, facts in found.values()
+        if facts
+    ]
+    if not extra:
+        return cands
+    return SliceCandidates(
+        [*cands.candidates, *extra],
+        cands.dependencies,
+        cands.in_progress,
+        cands.per_message,
+        cands.extractions,
+        cands.turn_vectors,
+    )
+
+
+def _kind(theme: Theme, facts: list[Fact], about: set[str], cfg: FormationConfig) -> str:
+    """ "episode" when an episode of the slice is about the theme or its owner named it in
+    ``theme_min_facts`` facts of the slice, else "said" (a passing mention)."""
+    substantial = theme.key in about or len({f.text for f in facts}) >= cfg.theme_min_facts
+    return "episode" if substantial else "said"
+
+
+def _weight(fact: Fact, cfg: FormationConfig) -> float:
+    return sentence_weight(unspoken(fact.text), cfg)
+
+
+def _theme(
+    theme: Theme, facts: list[Fact], by_id: dict[str, Message], cfg: FormationConfig, kind: str
+) -> Candidate:
+    picks = sorted(facts, key=lambda f: -_weight(f, cfg))[: cfg.theme_facts]
+    cand = Candidate(key=theme.key, label=theme.label, returns=1, theme=kind)
+    for fact in sorted(picks, key=_when):
+        cand.add_fact(fact)
+        for mid in fact.source_message_ids:
+            cand.seen_in(by_id[mid])
+    cand.summary = picks[0].text if picks else None
+    return cand
+
+
+def seed(cand: Candidate, earlier: Sequence[Topic], keep: int, cfg: FormationConfig) -> None:
+    """A new theme topic starts with the owner's facts about the theme from the ``earlier``
+    topics that go by its name (copies), the most telling ``keep`` of them."""
+    theme = _of(cand)
+    if theme is None:
+        return
+    have = {f.text for f in cand.facts}
+    old = [
+        f
+        for topic in earlier
+        for f in topic.facts
+        if f.invalid_at is None
+        and f.text not in have
+        and speaker_of(f.text) == theme.owner
+        and mentions(f.text, theme)
+    ]
+    old = sorted(old, key=lambda f: -_weight(f, cfg))[:keep]
+    for fact in sorted(old, key=_when):
+        cand.add_fact(fact)
+    times = [f.at for f in old if f.at is not None]
+    if times and cand.first_at is not None:
+        cand.first_at = min(cand.first_at, *times)
+
+
+def _of(cand: Candidate) -> Theme | None:
+    """The theme a theme candidate stands for (from its label "<owner>'s <noun>")."""
+    owner, sep, surface = (cand.label or "").partition("'s ")
+    if not sep or not surface:
+        return None
+    return Theme(owner, stem(surface), surface)
+
+
+def _when(fact: Fact) -> float:
+    return fact.at.timestamp() if fact.at is not None else 0.0
+
+
+def keep_recurring(
+    candidates: list[Candidate], vectors: list[list[float]], hits: list[PoolHit]
+) -> tuple[list[Candidate], list[list[float]], list[PoolHit], dict[str, list[str]]]:
+    """The slice's candidates without the themes that have no topic yet and do not make one,
+    their vectors and pool hits renumbered, and for each theme kept the earlier topics that go
+    by its name without being its topic (what a new theme topic is ``seed``-ed from). A theme
+    makes a topic when an episode of the slice is about it (``theme == "episode"``) and the
+    topic of an earlier one was too (it goes by the theme's name); a theme only mentioned
+    joins its topic when there is one."""
+    names: dict[int, list[tuple[str, tuple[str, ...]]]] = {}
+    for hit in hits:
+        f = hit.fields
+        called = (f.name.lower(), *(a.lower() for a in f.aliases))
+        names.setdefault(hit.idx, []).append((f.topic_id, called))
+    kept: list[int] = []
+    seeds: dict[str, list[str]] = {}
+    for i, cand in enumerate(candidates):
+        if not cand.theme:
+            kept.append(i)
+            continue
+        found = names.get(i, [])
+        own = any(n[0] == cand.key for _, n in found)  # its topic exists: it joins it
+        earlier = [tid for tid, n in found if cand.key in n[1:] and n[0] != cand.key]
+        # a new theme topic: an episode of the slice is about it, and one before was too
+        if not own and not (cand.theme == "episode" and earlier):
+            continue
+        kept.append(i)
+        seeds[cand.key] = [] if own else earlier
+    return (*only(kept, candidates, vectors, hits), seeds)
+
+
+def only(
+    kept: list[int], candidates: list[Candidate], vectors: list[list[float]], hits: list[PoolHit]
+) -> tuple[list[Candidate], list[list[float]], list[PoolHit]]:
+    """The candidates at ``kept``, with their vectors and their pool hits renumbered."""
+    if len(kept) == len(candidates):
+        return candidates, vectors, hits
+    new_idx = {old: new for new, old in enumerate(kept)}
+    renumbered = [replace(h, idx=new_idx[h.idx]) for h in hits if h.idx in new_idx]
+    return [candidates[i] for i in kept], [vectors[i] for i in kept], renumbered
+
+
+def part_of(
+    candidates: Sequence[Candidate], by_key: dict[str, str], seeded: dict[str, list[str]]
+) -> list[LinkRequest]:
+    """PART_OF from each episode's topic to its theme's topic (when the theme has one), and
+    from the earlier topics a new theme topic was ``seed``-ed from."""
+    pairs: dict[tuple[str, str], None] = {}
+    for cand in candidates:
+        if cand.theme or cand.person or cand.key not in by_key:
+            continue
+        for name in cand.theme_names:
+            theme_id = by_key.get(normalise_key(name))
+            if theme_id and theme_id != by_key[cand.key]:
+                pairs[(by_key[cand.key], theme_id)] = None
+    for key, earlier in seeded.items():
+        if key in by_key:
+            pairs.update({(tid, by_key[key]): None for tid in earlier if tid != by_key[key]})
+    return [LinkRequest(a, b, EdgeType.PART_OF, 1.0) for a, b in pairs]
+
+
+def seed_themes(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    hits: list[PoolHit],
+    seeds: dict[str, list[str]],
+    read: Callable[[list[str]], list[Topic]],
+    seeded: dict[str, list[str]],
+    cfg: SleepConfig,
+) -> tuple[list[Candidate], list[list[float]], list[PoolHit]]:
+    """Sleep step 6: a theme's new topic starts with what the earlier topics (``read`` by id)
+    said of it (``seed``; ``seeded`` records them, for ``part_of``); one that would start with
+    fewer than ``theme_topic_facts`` facts is not made."""
+    new = [c for c in candidates if seeds.get(c.key)]
+    if not new:
+        return candidates, vectors, hits
+    earlier = {t.topic_id: t for t in read(sorted({t for c in new for t in seeds[c.key]}))}
+    for cand in new:
+        found = [earlier[t] for t in seeds[cand.key] if t in earlier]
+        seed(cand, found, cfg.merge.theme_kept_facts, cfg.formation)
+        seeded[cand.key] = [t.topic_id for t in found]
+    thin = {c.key for c in new if len(c.facts) < cfg.formation.theme_topic_facts}
+    kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
+    return only(kept, candidates, vectors, hits)
+
+
+def covered_themes_dropped(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    targets: list[tuple[str, bool]],
+    seeded: dict[str, list[str]],
+) -> tuple[list[Candidate], list[list[float]], list[tuple[str, bool]]]:
+    """Without the new theme topics that would only copy one topic: when the slice's episodes
+    about a theme joined every earlier topic that went by it ("pottery class", one topic over
+    three sessions), that topic already is the subject's durable one."""
+    joined: dict[str, set[str]] = {}
+    for cand, (tid, _) in zip(candidates, targets, strict=True):
+        for name in cand.theme_names:
+            joined.setdefault(normalise_key(name), set()).add(tid)
+    drop = {
+        i
+        for i, (cand, (_, new)) in enumerate(zip(candidates, targets, strict=True))
+        if cand.theme and new and set(seeded.get(cand.key, [])) <= joined.get(cand.key, set())
+    }
+    for i in drop:
+        seeded.pop(candidates[i].key, None)
+    keep = [i for i in range(len(candidates)) if i not in drop]
+    return [candidates[i] for i in keep], [vectors[i] for i in keep], [targets[i] for i in keep]
