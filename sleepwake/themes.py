@@ -12,8 +12,11 @@ same theme, and a topic from an earlier sleep goes by it, the theme's topic is m
 owner's facts about it from those earlier topics and the slice's (copies: each stays in its
 episode's topic), and from then on it takes that theme's news at every sleep and nothing else,
 keeping ``MergeConfig.theme_kept_facts`` facts by salience and recency
-(``sleepwake.retention``). A theme said once stays an alias: nothing is filed twice for it.
-Knobs: ``FormationConfig.theme_facts`` / ``theme_min_facts``, ``MergeConfig.theme_kept_facts``.
+(``sleepwake.retention``). A theme said once stays an alias: nothing is filed twice for it, and
+no copy is made of a subject whose episodes are already one topic (``covered_themes_dropped``).
+Knobs: ``FormationConfig.theme_facts`` / ``theme_min_facts`` / ``theme_new_facts`` /
+``theme_topic_facts`` / ``episode_themes``, ``MergeConfig.theme_kept_facts``; docs/topics.md,
+"Themes".
 """
 
 from __future__ import annotations
@@ -182,13 +185,16 @@ def _count(cand: Candidate, speakers: set[str]) -> _Counts:
 
 
 def episode_themes(
-    cand: Candidate, speakers: set[str], cfg: FormationConfig = FORMATION
+    cand: Candidate,
+    speakers: set[str],
+    cfg: FormationConfig = FORMATION,
+    counts: _Counts | None = None,
 ) -> list[Theme]:
     """The themes of each named speaker in an episode candidate: the nouns (said in a noun
     phrase of the episode) that speaker names most there, at least ``cfg.theme_min_facts``
     times, a word of the topic's name counting once more (ties: the first said), at most
-    ``cfg.episode_themes`` of them."""
-    counts = _count(cand, speakers)
+    ``cfg.episode_themes`` of them (``counts``: the episode's, when already counted)."""
+    counts = counts or _count(cand, speakers)
     themes = []
     for owner, own in sorted(counts.times.items()):
         score = {r: n + (r in counts.named) for r, n in own.items()}
@@ -200,10 +206,10 @@ def episode_themes(
     return themes
 
 
-def said_themes(cand: Candidate, speakers: set[str]) -> list[Theme]:
+def said_themes(cand: Candidate, speakers: set[str], counts: _Counts | None = None) -> list[Theme]:
     """Every subject noun a named speaker says of themselves in an episode, once: what joins a
     theme's topic when the theme has one, however briefly it came up."""
-    counts = _count(cand, speakers)
+    counts = counts or _count(cand, speakers)
     return [counts.theme(o, r) for o, own in sorted(counts.times.items()) for r in sorted(own)]
 
 
@@ -211,8 +217,8 @@ def with_themes(
     piece: Sequence[Message], cands: SliceCandidates, cfg: FormationConfig = FORMATION
 ) -> SliceCandidates:
     """``cands`` with each episode's themes kept as aliases of its topic, and one theme
-    candidate per subject noun a speaker said of themselves in the slice (``theme=True``; the
-    sleep keeps one only when its theme came up before: ``recurring``)."""
+    candidate per subject noun a speaker said of themselves in the slice (``theme`` set: see
+    ``_kind``; the sleep keeps one only when it has a topic or makes one: ``keep_recurring``)."""
     if not cfg.theme_facts:
         return cands
     by_id = {m.message_id: m for m in piece}
@@ -222,11 +228,12 @@ def with_themes(
     for cand in cands.candidates:
         if cand.person or cand.theme or cand.returns is None:
             continue
-        for theme in episode_themes(cand, speakers, cfg):
+        counts = _count(cand, speakers)
+        for theme in episode_themes(cand, speakers, cfg, counts):
             about.add(theme.key)
             if theme.label not in cand.theme_names:
                 cand.theme_names.append(theme.label)
-        for theme in said_themes(cand, speakers):
+        for theme in said_themes(cand, speakers, counts):
             said = [
                 f
                 for f in cand.facts
@@ -255,9 +262,9 @@ def with_themes(
 
 
 def _kind(theme: Theme, facts: list[Fact], about: set[str], cfg: FormationConfig) -> str:
-    """ "episode" when an episode of the slice is about the theme or its owner named it in
-    ``theme_min_facts`` facts of the slice, else "said" (a passing mention)."""
-    substantial = theme.key in about or len({f.text for f in facts}) >= cfg.theme_min_facts
+    """``episode`` when an episode of the slice is about the theme or its owner named it in
+    ``theme_new_facts`` facts of the slice, else ``said`` (a passing mention)."""
+    substantial = theme.key in about or len({f.text for f in facts}) >= cfg.theme_new_facts
     return "episode" if substantial else "said"
 
 

@@ -181,3 +181,17 @@ def test_no_theme_topic_copies_the_one_topic_the_subject_already_has() -> None:
         [pottery_class, theme], vectors, [("t-plate", True), ("t-new", True)], seeded
     )
     assert kept[0] == [pottery_class, theme] and seeded == {"melanie's pottery": ["t-bowl"]}
+
+
+def test_a_theme_named_in_enough_facts_of_a_slice_can_make_its_topic() -> None:
+    """``theme_new_facts``: a later slice naming a theme in that many of its owner's facts
+    (no episode about it) may make its topic; a single mention only joins one."""
+    lines = [("Caroline", "I'm learning the piano these days."), ("Melanie", "Nice!")]
+    messages, chat = episode("chat", lines)
+
+    def kind(cfg: object) -> str:
+        made = with_themes(messages, SliceCandidates([chat], [], None, {}), cfg)  # type: ignore[arg-type]
+        return next(c.theme for c in made.candidates if c.label == "Caroline's piano")
+
+    assert kind(DEFAULT.formation) == "said"
+    assert kind(DEFAULT.formation.model_copy(update={"theme_new_facts": 1})) == "episode"
