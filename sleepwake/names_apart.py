@@ -63,13 +63,13 @@ def _setting_apart(cand: Candidate) -> list[str]:
     for fact in cand.facts:
         body = re.sub(r"^[^:\n]{1,60}:\s+", "", fact.text.lower())
         for word in set(re.findall(r"[a-z][a-z-]{3,}", body)):
-            if word not in own and word.rstrip("s") not in own and word not in _PLAIN:
+            if word not in own and word.rstrip("s") not in own and word not in PLAIN_WORDS:
                 counts[word] += 1
     return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))][:5]
 
 
 # everyday words that never tell two topics apart
-_PLAIN = frozenset(
+PLAIN_WORDS = frozenset(
     """that this with have been were they them their there what when where which while about
     just really like love great good nice thanks thank also much very some more most well
     would could should will your yours mine ours from into over then than know think feel

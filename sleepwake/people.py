@@ -16,6 +16,7 @@ A chat with an assistant (no speaker names) makes none. Knobs: ``FormationConfig
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from graph.models import Fact, Message
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
@@ -38,14 +39,7 @@ def with_people(
     people = [p for who in names if (p := _person(who, cands.candidates, by_id, cfg))]
     if not people:
         return cands
-    return SliceCandidates(
-        [*cands.candidates, *people],
-        cands.dependencies,
-        cands.in_progress,
-        cands.per_message,
-        cands.extractions,
-        cands.turn_vectors,
-    )
+    return replace(cands, candidates=[*cands.candidates, *people])
 
 
 def _person(

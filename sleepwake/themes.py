@@ -31,6 +31,7 @@ from graph.sleep import PoolHit
 from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import FormationConfig, SleepConfig
+from sleepwake.names_apart import PLAIN_WORDS
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
 from text.analysis import ENGLISH_STOP_WORDS
 from text.english import noun_phrases
@@ -47,15 +48,11 @@ _GENERIC = frozenset(
     point reason reasons sense type end start beginning side deal matter job work home photo
     photos pic pics picture pictures image images shot shots""".split()
 )
-# everyday words (``sleepwake.candidates._PLAIN`` and a few more) never name a theme
-_PLAIN = frozenset(
-    """that this with have been were they them their there what when where which while about
-    just really like love great good nice thanks thank also much very some more most well
-    would could should will your yours mine ours from into over then than know think feel
-    felt make made going want wanted sure glad happy awesome amazing cool always never still
-    even keep kept take took pretty look looks looking sounds sound wow totally definitely
-    absolutely hope hoping other others last next first new old big little same own whole
-    best favorite favourite""".split()
+# everyday words (``sleepwake.names_apart.PLAIN_WORDS`` and a few more) never name a theme
+_PLAIN = PLAIN_WORDS | frozenset(
+    """would could should will your yours mine ours from into over then than felt sure glad
+    happy hoping other others new old big little same own whole best favorite favourite
+    wanted""".split()
 )
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
 _NOT_PLURAL = frozenset("trans lgbtq news series species physics lens bus gas yes".split())
@@ -251,14 +248,7 @@ def with_themes(
     ]
     if not extra:
         return cands
-    return SliceCandidates(
-        [*cands.candidates, *extra],
-        cands.dependencies,
-        cands.in_progress,
-        cands.per_message,
-        cands.extractions,
-        cands.turn_vectors,
-    )
+    return replace(cands, candidates=[*cands.candidates, *extra])
 
 
 def _kind(theme: Theme, facts: list[Fact], about: set[str], cfg: FormationConfig) -> str:

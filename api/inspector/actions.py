@@ -4,9 +4,7 @@ session's CSRF token (``checked_form``); each action calls the service its REST 
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -32,16 +30,13 @@ from api.inspector.session import (
     same_token,
 )
 from api.inspector.views import trace_rows
-from api.inspector.web import FormDep, InspectorRoute, SignedDep, page
+from api.inspector.web import FactId, FormDep, InspectorRoute, MessageId, SignedDep, TopicId, page
 from api.routers.context import memory_context
 from api.schemas import ContextCreate
 from graph.errors import ValidationFailed
 
 router = APIRouter(prefix="/ui", route_class=InspectorRoute, include_in_schema=False)
 
-TopicId = Annotated[str, Path(min_length=1, max_length=64)]
-FactId = Annotated[str, Path(min_length=1, max_length=64)]
-MessageId = Annotated[str, Path(min_length=1, max_length=200)]
 MAX_FIELD = 2000
 SIGN_IN_REFUSED = "That key was not accepted. Check it and try again."
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 
 from api.deps import (
@@ -26,7 +26,7 @@ from api.inspector.views import (
     sleep_groups,
     step_rows,
 )
-from api.inspector.web import InspectorRoute, SignedDep, page
+from api.inspector.web import InspectorRoute, MessageId, SignedDep, TopicId, page
 from api.windows import public
 from graph.errors import NotFound
 from graph.models import WakePacket
@@ -34,8 +34,6 @@ from service.inspect import MAX_NEEDLE, InspectService
 
 router = APIRouter(prefix="/ui", route_class=InspectorRoute, include_in_schema=False)
 
-TopicId = Annotated[str, Path(min_length=1, max_length=64)]
-MessageId = Annotated[str, Path(min_length=1, max_length=200)]
 Phrase = Annotated[str | None, Query(max_length=200)]
 PAGE = 50
 NEIGHBOURS = 20

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import Depends, Request, Response
+from fastapi import Depends, Path, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.routing import APIRoute
@@ -35,6 +35,11 @@ from api.inspector.session import (
 from graph.errors import SheriffError
 
 log = logging.getLogger(__name__)
+
+# the ids a /ui path takes, bounded as the REST routes bound them
+TopicId = Annotated[str, Path(min_length=1, max_length=64)]
+FactId = Annotated[str, Path(min_length=1, max_length=64)]
+MessageId = Annotated[str, Path(min_length=1, max_length=200)]
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
