@@ -34,17 +34,19 @@ import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import uvicorn
 
 from api.app import create_app
 from api.container import Container
+from api.eval_vectors import SentenceVectors
 from api.longmemeval_data import Question, Turn
 from graph.db import drop_namespace
 from graph.errors import ValidationFailed
@@ -53,6 +55,7 @@ from retrieval.embedding import Embedder
 from retrieval.search import rrf
 from text.english import split_sentences
 
+VectorSource = Callable[[Sequence[str]], np.ndarray]  # texts -> unit-length rows, in order
 HTTP_TIMEOUT_S = 900.0  # an append runs the sleeps it triggers; on a busy machine that is slow
 
 
@@ -74,20 +77,25 @@ def bm25_order(question: Question, sentences: list[tuple[str, str]]) -> list[int
 
 
 def minilm_order(
-    question: Question, sentences: list[tuple[str, str]], embedder: Embedder
+    question: Question, sentences: list[tuple[str, str]], vectors: VectorSource
 ) -> list[int]:
     """Indexes of every sentence, nearest the question's vector first (cosine)."""
     if not sentences:
         return []
-    vectors = embedder.embed([question.question, *(s for _, s in sentences)])
-    q, rows = _unit(vectors[0]), vectors[1:]
-    cosine = [sum(a * b for a, b in zip(q, _unit(v), strict=True)) for v in rows]
-    return sorted(range(len(sentences)), key=lambda i: -cosine[i])
+    rows = vectors([question.question, *(s for _, s in sentences)])
+    cosine = rows[1:] @ rows[0]
+    return sorted(range(len(sentences)), key=lambda i: -float(cosine[i]))
 
 
-def _unit(vector: list[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-    return [x / norm for x in vector]
+def unit_vectors(embedder: Embedder) -> VectorSource:
+    """``embedder``'s vectors as unit-length rows, uncached (the tests' fakes)."""
+
+    def vectors(texts: Sequence[str]) -> np.ndarray:
+        rows = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1.0, norms)
+
+    return vectors
 
 
 def fused_order(*orders: list[int]) -> list[int]:
@@ -124,11 +132,11 @@ class Baselines:
     orders: dict[str, list[int]]
 
     @classmethod
-    def of(cls, question: Question, embedder: Embedder | None) -> Baselines:
+    def of(cls, question: Question, vectors: VectorSource | None) -> Baselines:
         sentences = flat_sentences(question)
         orders = {"bm25": bm25_order(question, sentences)}
-        if embedder is not None:
-            orders["minilm"] = minilm_order(question, sentences, embedder)
+        if vectors is not None:
+            orders["minilm"] = minilm_order(question, sentences, vectors)
             orders["fusion"] = fused_order(orders["bm25"], orders["minilm"])
         return cls(sentences, orders)
 
@@ -173,6 +181,8 @@ class Report:
     # baseline -> budget -> scores (the MiniLM and fusion baselines only with an embedder)
     flat: dict[str, dict[int, Scores]] = field(default_factory=dict)
     latency_ms: list[float] = field(default_factory=list)
+    # sentence vectors the MiniLM baseline embedded in this run / found in the disk cache
+    vector_cache: dict[str, int] = field(default_factory=dict)
     questions: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -193,6 +203,8 @@ class Report:
             "messages": messages,
             "ingest_messages_per_s": round(messages / ingest_s, 2) if ingest_s else None,
             "topics_per_100_messages": round(100 * topics / messages, 1) if messages else None,
+            "baselines_s": round(sum(q.get("baselines_s", 0.0) for q in self.questions), 1),
+            "sentence_vectors": self.vector_cache,
             "context_latency_ms": {
                 "p50": _percentile(self.latency_ms, 0.50),
                 "p95": _percentile(self.latency_ms, 0.95),
@@ -272,7 +284,30 @@ def evaluate(
     the earlier run's), so a retrieval change can be measured on the same memory."""
     report = Report(sorted(set(budgets)))
     reuse = reuse or {}
-    embedder = container.embedder if baselines else None
+    cache = (
+        SentenceVectors(container.settings.home / "eval-cache", container.embedder)
+        if baselines
+        else None
+    )
+    try:
+        _run(container, questions, report, keep, progress, reuse, cache)
+    finally:
+        if cache is not None:
+            report.vector_cache = {"embedded": cache.embedded, "from_cache": cache.hits}
+            cache.close()
+    return report
+
+
+def _run(
+    container: Container,
+    questions: list[Question],
+    report: Report,
+    keep: bool,
+    progress: Callable[[str], None] | None,
+    reuse: dict[str, dict[str, Any]],
+    cache: SentenceVectors | None,
+) -> None:
+    vectors = cache.vectors if cache is not None else None
     with serve(container) as (base_url, new_key):
         for question in questions:
             earlier = reuse.get(question.question_id)
@@ -290,14 +325,15 @@ def evaluate(
                         row = rescore(http, question, report, earlier)
                     else:
                         row = one_question(container, http, ns, question, report)
-                    score_baselines(question, report, row, embedder)
+                    t0 = time.perf_counter()
+                    score_baselines(question, report, row, vectors)
+                    row["baselines_s"] = round(time.perf_counter() - t0, 2)
             finally:
                 if not keep:
                     drop_namespace(container.driver, ns, container.settings.neo4j_database)
             report.questions.append(row)
             if progress:
                 progress(_progress_line(row))
-    return report
 
 
 def one_question(
@@ -370,11 +406,11 @@ def score_contexts(
 
 
 def score_baselines(
-    question: Question, report: Report, row: dict[str, Any], embedder: Embedder | None
+    question: Question, report: Report, row: dict[str, Any], vectors: VectorSource | None
 ) -> None:
-    """Score the flat baselines (BM25; MiniLM and their fusion with ``embedder``) at every
+    """Score the flat baselines (BM25; MiniLM and their fusion with ``vectors``) at every
     budget into ``report`` and ``row`` (``bm25@B``, ``minilm@B``, ``fusion@B``)."""
-    flat = Baselines.of(question, embedder)
+    flat = Baselines.of(question, vectors)
     for method in flat.orders:
         for budget in report.budgets:
             scores = report.flat[method][budget]

@@ -82,7 +82,7 @@ class ContextConfig(BaseModel):
         default=30, ge=0, description="passages found by meaning (graph/passages.py); 0: none"
     )
     dense_weight: float = Field(
-        default=0.5,
+        default=0.6,
         ge=0,
         le=1,
         description="weight of the passages' cosine against the messages' BM25 in the evidence",

@@ -2,7 +2,11 @@
 
 The packer carries sentences, not whole turns: a snippet is the sentences of one message that
 share a (stemmed, non-stop) word with the question. Denser context: on LoCoMo at 1000 tokens this
-alone moved evidence recall from 0.687 (whole turns) to 0.736.
+alone moved evidence recall from 0.687 (whole turns) to 0.736. A line break ends a sentence
+too, so an item of a bulleted or numbered answer is a sentence of its own (its marker dropped)
+instead of the whole list up to the next full stop. One regular expression, not
+``text.english.split_sentences`` (abbreviations, hard-wrapped lines): a context cuts every
+evidence message it reads, and that costs ~6x as much a message.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import re
 from text.tokens import stem
 
 _WORD = re.compile(r"[a-z0-9]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# a sentence ends at . ! ? before whitespace, and at every line break
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+# a list item's marker ("* ", "- ", "+ ", "1. ", "2) ") and a bare number left of one
+_MARKER = re.compile(r"^(?:[*+\-\u2022]\s+|\d{1,3}[.)](?:\s+|$))")
 STOP_WORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from about into over after
     before under again further once here there all any both each few more most other some such
@@ -31,7 +38,10 @@ def terms(text: str) -> frozenset[str]:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """The sentences of ``text`` (a line break ends one: list items are sentences of their
+    own, without their markers)."""
+    cut = (_MARKER.sub("", s.strip()).strip() for s in _SENTENCE_END.split(text))
+    return [s for s in cut if s]
 
 
 def overlap(text: str, query_terms: frozenset[str]) -> float:

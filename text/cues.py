@@ -20,7 +20,11 @@ MEMORY_CUES: tuple[str, ...] = (
     r"recall",
     r"last time",
     r"we (?:spoke|talked|discussed|chatted) about",
-    r"you (?:said|told me|told|mentioned)",
+    r"you (?:said|told me|told|mentioned|recommended|suggested)",
+    # "remind me of / what / which ... ": asking for something said ("remind me to ..." asks
+    # for a reminder, not memory)
+    r"remind me (?:of|what|which|who|where|when|how)",
+    r"our (?:previous|last|earlier) (?:chat|conversation|talk|discussion|session)",
     r"as i (?:said|mentioned)",
     r"did we (?:decide|agree|say|talk)",
     r"what did we",

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from api.eval_longmemeval import (
@@ -19,9 +20,12 @@ from api.eval_longmemeval import (
     fused_order,
     load_reuse,
     packed_sources,
+    unit_vectors,
 )
+from api.eval_vectors import SentenceVectors
 from api.longmemeval_data import load_questions, parse_date, to_question
 from graph.errors import ValidationFailed
+from tests.fakes.embedder import HashEmbedder
 
 
 def _raw(**over: Any) -> dict[str, Any]:
@@ -147,9 +151,26 @@ class _Meaning:
 
 def test_baselines_rank_by_words_by_meaning_and_by_both() -> None:
     q = to_question(_raw(question="What breed did I adopt?"))
-    flat = Baselines.of(q, _Meaning())  # type: ignore[arg-type]
+    flat = Baselines.of(q, unit_vectors(_Meaning()))  # type: ignore[arg-type]
     assert set(flat.orders) == {"bm25", "minilm", "fusion"}
     sentence = {i: s for i, (_, s) in enumerate(flat.sentences)}
     assert "beagle" in sentence[flat.orders["minilm"][0]]
     assert flat.sources("fusion", 6) == {"s_b:0"}
     assert set(Baselines.of(q, None).orders) == {"bm25"}  # without a model: BM25 alone
+
+
+def test_sentence_vectors_are_embedded_once_and_kept_on_disk(tmp_path: Path) -> None:
+    model = HashEmbedder()
+    cache = SentenceVectors(tmp_path, model)
+    first = cache.vectors(["My dog is a beagle.", "Plan a trip.", "My dog is a beagle."])
+    assert model.calls == [["Plan a trip.", "My dog is a beagle."]]  # once each, shortest first
+    assert np.allclose(first[0], first[2]) and np.isclose(np.linalg.norm(first[1]), 1.0)
+    cache.close()
+    again = SentenceVectors(tmp_path, model)  # another run: read from disk, nothing embedded
+    second = again.vectors(["Plan a trip.", "A new one."])
+    assert model.calls[1:] == [["A new one."]] and (again.hits, again.embedded) == (1, 1)
+    assert np.allclose(second[0], first[1])
+    # another model's identity never reads these vectors
+    other = SentenceVectors(tmp_path, model, identity="test/other-model:384")
+    other.vectors(["Plan a trip."])
+    assert model.calls[-1] == ["Plan a trip."] and other.hits == 0

@@ -16,7 +16,7 @@ from retrieval.classify import ConsultSignals, RequestClass, classify, consult
 from retrieval.config import DEFAULT
 from retrieval.intent import past_question, task_fingerprint
 from retrieval.packer import GENERAL, Candidate, Packed, Snippet, day, pack, tokens
-from retrieval.snippets import overlap, sentences, terms
+from retrieval.snippets import best_sentences, overlap, sentences, terms
 from retrieval.suppression import SuppressionCache
 from retrieval.triggers import (
     RetrievalSignals,
@@ -65,6 +65,8 @@ def test_memory_reference_fires_on_memory_words_and_past_questions() -> None:
         "Check the last timetable for trains.",  # "last time" only as a whole phrase
         "We spoke to the vendor this morning.",  # "we spoke about", not "spoke to"
         "Set a reminder for the caterer.",  # "remind-er" is not "remember"
+        "Remind me to call the caterer tomorrow.",  # a reminder, not a question to memory
+        "What would you recommend for dinner?",  # asks for a recommendation now
         "We were at the lake house all day.",  # past tense, but a statement
     ],
 )
@@ -265,6 +267,9 @@ def test_fired_lists_every_trigger_in_order() -> None:
         "what did we decide about retrieval scoring?",
         "restore the previous task context",
         "do you remember the caterer?",
+        "Can you remind me of the name of the restaurant in Rome you recommended?",
+        "remind me which caterer we picked",
+        "I was looking back at our previous chat about the caterer.",
     ],
 )
 def test_explicit_memory_phrases_are_class_a(text: str) -> None:
@@ -613,6 +618,14 @@ def test_matching_sentences_keep_order_and_only_matches() -> None:
     ]
     assert matching_sentences(content, terms("invoices")) == []
     assert sentences(content) == ["We booked the caterer.", "The bike is broken!", "Party at noon?"]
+
+
+def test_a_bulleted_answer_gives_the_matching_item_not_the_whole_list() -> None:
+    answer = (
+        "Here are some places:\n\n1. **Roscioli** - a cozy wine bar\n"
+        "2. **Pizzarium** - pizza by the slice\n3. **Da Enzo** - classic Roman trattoria"
+    )
+    assert best_sentences(answer, terms("pizza slice"), 1) == ["**Pizzarium** - pizza by the slice"]
 
 
 def test_overlap_is_the_share_of_query_terms_found() -> None:
