@@ -49,6 +49,7 @@ def fold_side_topics(
     sims: np.ndarray,
     room: dict[str, int],
     remark_facts: int = REMARK_FACTS,
+    floor: float = -1.0,
 ) -> tuple[list[Candidate], list[tuple[str, bool]], list[int]]:
     """Send each side remark's candidate to the most similar other target of the sleep.
 
@@ -58,12 +59,16 @@ def fold_side_topics(
     ``remark_facts`` facts. Returns the candidates (a folded one without its names as aliases),
     the targets, and the order to fold them in: the folded remarks last, so that the topic a
     remark joins is made by its own candidate, named by it. A remark with no target to go to
-    stays a topic."""
+    stays a topic, and so does one whose nearest target is under ``floor`` (cosine)."""
     users = Counter(tid for tid, _ in targets)
     remarks = {
         i
         for i, (tid, new) in enumerate(targets)
-        if new and users[tid] == 1 and is_remark(candidates[i], remark_facts)
+        if new
+        and users[tid] == 1
+        and is_remark(candidates[i], remark_facts)
+        and not candidates[i].person
+        and not candidates[i].theme
     }
     out_cands, out_targets = list(candidates), list(targets)
     folded: list[int] = []
@@ -71,7 +76,11 @@ def fold_side_topics(
         options = [
             j
             for j, (tid, _) in enumerate(targets)
-            if j not in remarks and room.get(tid, 0) >= len(candidates[i].facts)
+            if j not in remarks
+            and not candidates[j].person  # a person's or a theme's topic takes only its own
+            and not candidates[j].theme
+            and room.get(tid, 0) >= len(candidates[i].facts)
+            and float(sims[i, j]) >= floor
         ]
         if not options:
             continue

@@ -307,8 +307,7 @@ class SleepRun:
         )
         chosen = covered_themes_dropped(candidates, vectors, targets, self.seeded)
         self.cands.candidates = chosen[0]
-        if self.chat:
-            chosen = fold_remarks(*chosen, sims, pool, self.config)
+        chosen = fold_remarks(*chosen, sims, pool, self.config, self.chat)
         existing = sorted({tid for tid, new in chosen[2] if not new})
         topics = self.sleeper.store.get_topics(self.namespace, existing)
         model = self.sleeper.embedder.model_name

@@ -93,3 +93,30 @@ def test_only_a_slice_with_a_long_answer_is_a_chat_with_an_assistant() -> None:
         [_turn("user", "Book the caterer.", 0), _turn("assistant", "Noted.", 1)]
     )
     assert not with_assistant([_turn("user", long, 0), _turn("user", long, 1)])
+
+
+def test_an_aside_between_people_joins_only_a_near_topic_and_never_a_persons_or_theme() -> None:
+    """Talk between people (``aside_topic_facts`` 2, ``floor`` the merge floor): "nasty flood"
+    (two facts) joins the community meeting it was said in; "outside" has no topic near
+    enough and stays one; a person's and a theme's candidates are never asides."""
+    cands = [_cand("community meeting", 5), _cand("nasty flood", 2), _cand("outside", 1),
+             _cand("john", 1, person=True), _cand("maria's pottery", 2, theme="episode")]  # fmt: skip
+    targets = [("t-meeting", True), ("t-flood", True), ("t-outside", True),
+               ("t-john", True), ("t-pottery", True)]  # fmt: skip
+    sims = np.array(
+        [
+            [1.0, 0.45, 0.1, 0.6, 0.5],
+            [0.45, 1.0, 0.2, 0.6, 0.5],
+            [0.1, 0.2, 1.0, 0.25, 0.2],
+            [0.6, 0.6, 0.25, 1.0, 0.5],
+            [0.5, 0.5, 0.2, 0.5, 1.0],
+        ]
+    )
+    room = {tid: 18 for tid, _ in targets}
+    out, folded, order = fold_side_topics(cands, targets, sims, room, 2, floor=0.3)
+    assert not out[1].user_surfaces  # the aside's name does not become an alias
+    # the flood's nearest is John's topic (0.6), but a person's topic takes only their news
+    assert folded[1] == ("t-meeting", True)
+    assert folded[2] == ("t-outside", True)  # nothing at cosine >= 0.3: stays a topic
+    assert folded[3] == ("t-john", True) and folded[4] == ("t-pottery", True)
+    assert order[-1] == 1
