@@ -115,16 +115,20 @@ def fold_remarks(
     pool: dict[str, PoolTopic],
     cfg: SleepConfig,
     chat: bool = True,
+    kept: frozenset[str] = frozenset(),
 ) -> tuple[list[Candidate], list[list[float]], list[Target]]:
     """A side remark's candidate joins a topic of the sleep instead of making its own
     (``sleepwake.side_topics``); reordered to fold them last. In a chat with an assistant
     (``chat``) a remark is ``side_remark_facts`` facts at most, in talk between people an
-    aside ``aside_topic_facts``; a person's or a theme's candidate is never one."""
+    aside ``aside_topic_facts`` (never one in ``kept``: ``side_topics.structured``); a
+    person's or a theme's candidate is never one."""
     room = {tid: cfg.merge.max_facts - pool[tid].facts for tid, _ in targets}
     extraction = cfg.extraction
     remark = extraction.side_remark_facts if chat else extraction.aside_topic_facts
     floor = -1.0 if chat else cfg.merge.floor_cosine  # an aside joins only what it is near
-    candidates, targets, order = fold_side_topics(candidates, targets, sims, room, remark, floor)
+    candidates, targets, order = fold_side_topics(
+        candidates, targets, sims, room, remark, floor, frozenset() if chat else kept
+    )
     return (
         [candidates[k] for k in order],
         [vectors[k] for k in order],
