@@ -9,6 +9,7 @@ same. The tables go to stdout; errors go to stderr with exit code 1 (2 for bad i
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
@@ -150,12 +151,9 @@ def parse_now(now: str | None) -> datetime:
 
 
 def as_dict(result: AnalyticResult) -> dict[str, Any]:
-    return {
-        "analytic": result.analytic,
-        "params": result.params,
-        "columns": result.columns,
-        "rows": result.rows,
-    }
+    """Every field of the result, in its order, the values as they are (``--json`` turns the
+    driver's nodes and times into JSON itself); a field added to the result is printed too."""
+    return {f.name: getattr(result, f.name) for f in fields(result)}
 
 
 def print_table(result: AnalyticResult, console: Console) -> None:

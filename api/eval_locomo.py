@@ -90,10 +90,7 @@ def evaluate(
         kept = (reuse or {}).get(sample["sample_id"])
         ns = kept or f"eval-{sample['sample_id']}-{uuid.uuid4().hex[:6]}"
         try:
-            if kept:
-                _rescore_conversation(container, sample, ns, reports, budgets, progress)
-            else:
-                _one_conversation(container, sample, ns, reports, budgets, progress)
+            _score_conversation(container, sample, ns, bool(kept), reports, budgets, progress)
         finally:
             if not keep:
                 _drop(container, ns)
@@ -117,22 +114,30 @@ def require_kept(container: Container, ns: str) -> None:
         raise ValidationFailed(f"namespace {ns} holds no messages: was it kept on this server?")
 
 
-def _rescore_conversation(
+def _score_conversation(
     container: Container,
     sample: dict[str, Any],
     ns: str,
+    kept: bool,
     reports: dict[int, EvalReport],
     outs: Mapping[int, TextIO],
     progress: Callable[[str], None] | None,
 ) -> None:
-    require_kept(container, ns)
+    """Replay ``sample`` into ``ns`` (or, ``kept``, take the memory an earlier run left
+    there), then score its questions at every budget, asked a day after its last turn."""
     now = replay_end(sample)
-    facts = {"sample_id": sample["sample_id"], "namespace": ns, "reused": True}
+    facts, note = _reused(container, ns) if kept else _replay(container, sample, ns, now)
+    facts = {"sample_id": sample["sample_id"], "namespace": ns, **facts}
     for budget, report in reports.items():
         report.conversations.append(facts)
         score_questions(container, sample, ns, now, report, outs[budget])
     if progress:
-        progress(f"{sample['sample_id']}: scored again in {ns}")
+        progress(f"{sample['sample_id']}: {note}")
+
+
+def _reused(container: Container, ns: str) -> tuple[dict[str, Any], str]:
+    require_kept(container, ns)
+    return {"reused": True}, f"scored again in {ns}"
 
 
 def load_kept(path: Path) -> dict[str, str]:
@@ -149,42 +154,29 @@ def load_kept(path: Path) -> dict[str, str]:
     return kept
 
 
-def _one_conversation(
-    container: Container,
-    sample: dict[str, Any],
-    ns: str,
-    reports: dict[int, EvalReport],
-    outs: Mapping[int, TextIO],
-    progress: Callable[[str], None] | None,
-) -> None:
+def _replay(
+    container: Container, sample: dict[str, Any], ns: str, now: datetime
+) -> tuple[dict[str, Any], str]:
+    """Every session appended in order, then the maintenance of the user's return at ``now``
+    (the sleeps due by then) and the passages' vectors, as the sleep worker writes them."""
     started = time.perf_counter()
     sleeps = []
-    last_at = None
     turns = 0
     for _, messages in locomo_sessions(sample):
         sleeps += container.conversation.append(ns, messages).sleeps
-        last_at = messages[-1].at if messages else last_at
         turns += len(messages)
-    assert last_at is not None
-    now = last_at + timedelta(days=1)  # the user comes back the next day
     final = container.conversation.maintain(ns, now)
     sleeps += [final] if final else []
-    container.passage_indexer.run(ns)  # the passages' vectors, as the sleep worker writes them
+    container.passage_indexer.run(ns)
     ingest_s = time.perf_counter() - started
     facts = {
-        "sample_id": sample["sample_id"],
-        "namespace": ns,
         "turns": turns,
         "sleeps": len(sleeps),
         "ingest_and_sleep_s": round(ingest_s, 2),
         "sleep_s": round(sum(s.duration_ms for s in sleeps) / 1000, 2),
         "messages_per_s": round(turns / ingest_s, 1),
     }
-    for budget, report in reports.items():
-        report.conversations.append(facts)
-        score_questions(container, sample, ns, now, report, outs[budget])
-    if progress:
-        progress(f"{sample['sample_id']}: {turns} turns, {len(sleeps)} sleeps, {ingest_s:.1f} s")
+    return facts, f"{turns} turns, {len(sleeps)} sleeps, {ingest_s:.1f} s"
 
 
 def score_questions(

@@ -40,6 +40,7 @@ from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
 from sleepwake.extract import Extraction
 from sleepwake.lease import Heartbeat
+from sleepwake.life_states import close_changed_states
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.merge_plan import Work, choose_targets, fold, fold_remarks, match_rows, slice_id_of
 from sleepwake.packet import edges, subject_rows, wake_packet
@@ -47,7 +48,6 @@ from sleepwake.people import speakers_of, with_people
 from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import structured, with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
-from sleepwake.supersede import state_keys, supersede_states
 from sleepwake.themes import (
     covered_themes_dropped,
     keep_recurring,
@@ -56,7 +56,6 @@ from sleepwake.themes import (
     with_themes,
 )
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
-from text.claims import state_token
 
 log = logging.getLogger(__name__)
 
@@ -316,34 +315,10 @@ class SleepRun:
             topics, self.namespace, chosen, self.slice_id, self.now, model, self.config
         )
         self.work.top = self.reads.top
-        self.close_changed_states()
+        close_changed_states(
+            self.work, self.sleeper.store, self.namespace, self.piece, self.config.formation
+        )
         self._done("normalise")
-
-    def close_changed_states(self) -> None:
-        """Step 6, last: a state of a life the slice's facts claim (where someone lives, their
-        job, ...) closes the earlier fact that held another value, wherever it is filed: the
-        topics holding the key now are read through the ``topic_states`` index, and those with
-        a fact closed are written in this sleep's commit, guarded by their version."""
-        work, store = self.work, self.sleeper.store
-        said = {m.message_id for m in self.piece}
-        fresh = [
-            f
-            for topic in work.topics.values()
-            for f in topic.facts
-            if said.intersection(f.source_message_ids)
-        ]
-        keys = state_keys(fresh)
-        if not keys:
-            return
-        tokens = sorted(state_token(k) for k in keys)
-        held = [t for t, _ in store.state_topics(self.namespace, tokens) if t not in work.topics]
-        others = store.get_topics(self.namespace, held) if held else []
-        changed = supersede_states([*work.topics.values(), *others], self.config.formation)
-        for topic in others:
-            if topic.topic_id in changed:
-                work.versions[topic.topic_id] = topic.version
-                work.facts_before[topic.topic_id] = sum(f.invalid_at is None for f in topic.facts)
-        work.topics.update(changed)
 
     @traced("sleep.edges")
     def link(self) -> None:

@@ -4,6 +4,8 @@ session's CSRF token (``checked_form``); each action calls the service its REST 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
@@ -30,10 +32,20 @@ from api.inspector.session import (
     same_token,
 )
 from api.inspector.views import trace_rows
-from api.inspector.web import FactId, FormDep, InspectorRoute, MessageId, SignedDep, TopicId, page
+from api.inspector.web import (
+    FactId,
+    FormDep,
+    InspectorRoute,
+    MessageId,
+    Signed,
+    SignedDep,
+    TopicId,
+    page,
+)
 from api.routers.context import memory_context
 from api.schemas import ContextCreate
 from graph.errors import ValidationFailed
+from service.forget import ForgetReport
 
 router = APIRouter(prefix="/ui", route_class=InspectorRoute, include_in_schema=False)
 
@@ -125,9 +137,7 @@ def forget_topic_plan(
 ) -> HTMLResponse:  # fmt: skip
     """What forgetting the topic would delete (the API's dry run), and the confirm form."""
     report = forget.topic(signed.namespace, topic_id, with_messages=messages, dry_run=True)
-    return page(request, "forget.html", signed=signed, report=report, what="topic",
-                target=topic_id, messages=messages,
-                action=f"/ui/topics/{topic_id}/forget")  # fmt: skip
+    return _forget_page(request, signed, report, "topic", topic_id, messages, confirm=True)
 
 
 @router.post("/topics/{topic_id}/forget")
@@ -137,8 +147,7 @@ def forget_topic(
     """Forget the topic (and its messages when the form says so), for real."""
     with_messages = form.get("messages") == "1"
     report = forget.topic(signed.namespace, topic_id, with_messages=with_messages, dry_run=False)
-    return page(request, "forget.html", signed=signed, report=report, what="topic",
-                target=topic_id, messages=with_messages, action=None)  # fmt: skip
+    return _forget_page(request, signed, report, "topic", topic_id, with_messages, confirm=False)
 
 
 @router.get("/messages/{message_id}/forget")
@@ -146,9 +155,7 @@ def forget_message_plan(
     request: Request, message_id: MessageId, signed: SignedDep, forget: ForgetDep
 ) -> HTMLResponse:
     report = forget.messages_by_id(signed.namespace, [message_id], dry_run=True)
-    return page(request, "forget.html", signed=signed, report=report, what="message",
-                target=message_id, messages=False,
-                action=f"/ui/messages/{message_id}/forget")  # fmt: skip
+    return _forget_page(request, signed, report, "message", message_id, False, confirm=True)
 
 
 @router.post("/messages/{message_id}/forget")
@@ -156,8 +163,24 @@ def forget_message(
     request: Request, message_id: MessageId, signed: SignedDep, form: FormDep, forget: ForgetDep
 ) -> HTMLResponse:
     report = forget.messages_by_id(signed.namespace, [message_id], dry_run=False)
-    return page(request, "forget.html", signed=signed, report=report, what="message",
-                target=message_id, messages=False, action=None)  # fmt: skip
+    return _forget_page(request, signed, report, "message", message_id, False, confirm=False)
+
+
+def _forget_page(
+    request: Request,
+    signed: Signed,
+    report: ForgetReport,
+    what: Literal["topic", "message"],
+    target: str,
+    messages: bool,
+    *,
+    confirm: bool,
+) -> HTMLResponse:
+    """The forget page: what forgetting ``target`` deletes (or deleted), and, before it is
+    done (``confirm``), the form posting back to the same path."""
+    action = f"/ui/{what}s/{target}/forget" if confirm else None
+    return page(request, "forget.html", signed=signed, report=report, what=what,
+                target=target, messages=messages, action=action)  # fmt: skip
 
 
 @router.post("/topics/{topic_id}/facts/{fact_id}/correct")
