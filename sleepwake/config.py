@@ -161,11 +161,9 @@ class MergeConfig(BaseModel):
         "named in the puppy's episode (cosine 0.14) is not the puppy",
     )
     person_kept_facts: int = Field(
-        default=24,
-        ge=1,
-        description="current facts a person's topic keeps, by salience and recency (its facts "
-        "are copies: each stays in its subject's topic)",
-    )
+        default=48, ge=1, description="current facts a person's topic keeps, by salience and "
+        "recency (its facts are copies: each stays in its subject's topic)",
+    )  # fmt: skip
     theme_kept_facts: int = Field(
         default=20,
         ge=1,
@@ -186,7 +184,7 @@ class FormationConfig(BaseModel):
     model_config = _FROZEN
 
     person_facts: int = Field(
-        default=3,
+        default=6,
         ge=0,
         description="a named speaker's best first-person news of a slice filed under their "
         "own topic (sleepwake/people.py); 0: no topics of people",
@@ -410,6 +408,10 @@ class ExtractionConfig(BaseModel):
         description="chat: a new topic of this few facts is a side remark and joins a topic of "
         "the sleep ('numbered format', 'web page' were topics)",
     )
+    aside_topic_facts: int = Field(
+        default=2, ge=0, description="talk between people: a new topic of this few facts is an "
+        "aside and joins the nearest topic of the sleep ('John's rock', 'outside', 'word')",
+    )  # fmt: skip
 
 
 class TiersConfig(BaseModel):

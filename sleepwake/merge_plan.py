@@ -114,12 +114,21 @@ def fold_remarks(
     sims: np.ndarray,
     pool: dict[str, PoolTopic],
     cfg: SleepConfig,
+    chat: bool = True,
+    kept: frozenset[str] = frozenset(),
 ) -> tuple[list[Candidate], list[list[float]], list[Target]]:
-    """In a chat with an assistant a side remark's candidate joins a topic of the sleep
-    instead of making its own (``sleepwake.side_topics``); reordered to fold them last."""
+    """A side remark's candidate joins a topic of the sleep instead of making its own
+    (``sleepwake.side_topics``); reordered to fold them last. In a chat with an assistant
+    (``chat``) a remark is ``side_remark_facts`` facts at most, in talk between people an
+    aside ``aside_topic_facts`` (never one in ``kept``: ``side_topics.structured``); a
+    person's or a theme's candidate is never one."""
     room = {tid: cfg.merge.max_facts - pool[tid].facts for tid, _ in targets}
-    remark = cfg.extraction.side_remark_facts
-    candidates, targets, order = fold_side_topics(candidates, targets, sims, room, remark)
+    extraction = cfg.extraction
+    remark = extraction.side_remark_facts if chat else extraction.aside_topic_facts
+    floor = -1.0 if chat else cfg.merge.floor_cosine  # an aside joins only what it is near
+    candidates, targets, order = fold_side_topics(
+        candidates, targets, sims, room, remark, floor, frozenset() if chat else kept
+    )
     return (
         [candidates[k] for k in order],
         [vectors[k] for k in order],

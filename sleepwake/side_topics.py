@@ -43,12 +43,29 @@ def is_remark(cand: Candidate, facts: int = REMARK_FACTS) -> bool:
     return len(cand.facts) <= facts and not cand.corrected
 
 
+def structured(
+    candidates: Sequence[Candidate], dependencies: Sequence[tuple[str, str]]
+) -> frozenset[str]:
+    """The keys of the candidates that are never an aside in talk between people, however few
+    their facts: one with structure (a rule, an open loop, a number, a decision) or an end of
+    a dependency ("The billing migration depends on the schema review": the schema review
+    is the topic the edge points to)."""
+    ends = {key for edge in dependencies for key in edge}
+    return frozenset(
+        c.key
+        for c in candidates
+        if c.key in ends or c.constraint_count or c.open_loops or c.numbers or c.events
+    )
+
+
 def fold_side_topics(
     candidates: list[Candidate],
     targets: list[tuple[str, bool]],
     sims: np.ndarray,
     room: dict[str, int],
     remark_facts: int = REMARK_FACTS,
+    floor: float = -1.0,
+    kept: frozenset[str] = frozenset(),
 ) -> tuple[list[Candidate], list[tuple[str, bool]], list[int]]:
     """Send each side remark's candidate to the most similar other target of the sleep.
 
@@ -58,12 +75,18 @@ def fold_side_topics(
     ``remark_facts`` facts. Returns the candidates (a folded one without its names as aliases),
     the targets, and the order to fold them in: the folded remarks last, so that the topic a
     remark joins is made by its own candidate, named by it. A remark with no target to go to
-    stays a topic."""
+    stays a topic, and so does one whose nearest target is under ``floor`` (cosine) or whose
+    key is in ``kept`` (an aside between people: see ``is_aside``)."""
     users = Counter(tid for tid, _ in targets)
     remarks = {
         i
         for i, (tid, new) in enumerate(targets)
-        if new and users[tid] == 1 and is_remark(candidates[i], remark_facts)
+        if new
+        and users[tid] == 1
+        and is_remark(candidates[i], remark_facts)
+        and candidates[i].key not in kept
+        and not candidates[i].person
+        and not candidates[i].theme
     }
     out_cands, out_targets = list(candidates), list(targets)
     folded: list[int] = []
@@ -71,7 +94,11 @@ def fold_side_topics(
         options = [
             j
             for j, (tid, _) in enumerate(targets)
-            if j not in remarks and room.get(tid, 0) >= len(candidates[i].facts)
+            if j not in remarks
+            and not candidates[j].person  # a person's or a theme's topic takes only its own
+            and not candidates[j].theme
+            and room.get(tid, 0) >= len(candidates[i].facts)
+            and float(sims[i, j]) >= floor
         ]
         if not options:
             continue

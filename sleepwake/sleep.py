@@ -46,7 +46,7 @@ from sleepwake.merge_plan import Work, choose_targets, fold, fold_remarks, match
 from sleepwake.packet import edges, subject_rows, wake_packet
 from sleepwake.people import speakers_of, with_people
 from sleepwake.policy import SleepReason, select_slice
-from sleepwake.side_topics import with_assistant
+from sleepwake.side_topics import structured, with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
 from sleepwake.themes import (
     covered_themes_dropped,
@@ -306,8 +306,8 @@ class SleepRun:
         )
         chosen = covered_themes_dropped(candidates, vectors, targets, self.seeded)
         self.cands.candidates = chosen[0]
-        if self.chat:
-            chosen = fold_remarks(*chosen, sims, pool, self.config)
+        kept = structured(chosen[0], self.cands.dependencies)
+        chosen = fold_remarks(*chosen, sims, pool, self.config, self.chat, kept)
         existing = sorted({tid for tid, new in chosen[2] if not new})
         topics = self.sleeper.store.get_topics(self.namespace, existing)
         model = self.sleeper.embedder.model_name

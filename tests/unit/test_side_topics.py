@@ -10,7 +10,7 @@ import numpy as np
 
 from graph.models import Fact, Message, OpenLoop
 from sleepwake.candidates import Candidate
-from sleepwake.side_topics import fold_side_topics, is_remark, with_assistant
+from sleepwake.side_topics import fold_side_topics, is_remark, structured, with_assistant
 
 T0 = datetime(2023, 5, 23, 7, 4, tzinfo=UTC)
 
@@ -93,3 +93,46 @@ def test_only_a_slice_with_a_long_answer_is_a_chat_with_an_assistant() -> None:
         [_turn("user", "Book the caterer.", 0), _turn("assistant", "Noted.", 1)]
     )
     assert not with_assistant([_turn("user", long, 0), _turn("user", long, 1)])
+
+
+def test_an_aside_between_people_joins_only_a_near_topic_and_never_a_persons_or_theme() -> None:
+    """Talk between people (``aside_topic_facts`` 2, ``floor`` the merge floor): "nasty flood"
+    (two facts) joins the community meeting it was said in; "outside" has no topic near
+    enough and stays one; a person's and a theme's candidates are never asides."""
+    cands = [_cand("community meeting", 5), _cand("nasty flood", 2), _cand("outside", 1),
+             _cand("john", 1, person=True), _cand("maria's pottery", 2, theme="episode")]  # fmt: skip
+    targets = [("t-meeting", True), ("t-flood", True), ("t-outside", True),
+               ("t-john", True), ("t-pottery", True)]  # fmt: skip
+    sims = np.array(
+        [
+            [1.0, 0.45, 0.1, 0.6, 0.5],
+            [0.45, 1.0, 0.2, 0.6, 0.5],
+            [0.1, 0.2, 1.0, 0.25, 0.2],
+            [0.6, 0.6, 0.25, 1.0, 0.5],
+            [0.5, 0.5, 0.2, 0.5, 1.0],
+        ]
+    )
+    room = {tid: 18 for tid, _ in targets}
+    out, folded, order = fold_side_topics(cands, targets, sims, room, 2, floor=0.3)
+    assert not out[1].user_surfaces  # the aside's name does not become an alias
+    # the flood's nearest is John's topic (0.6), but a person's topic takes only their news
+    assert folded[1] == ("t-meeting", True)
+    assert folded[2] == ("t-outside", True)  # nothing at cosine >= 0.3: stays a topic
+    assert folded[3] == ("t-john", True) and folded[4] == ("t-pottery", True)
+    assert order[-1] == 1
+
+
+def test_an_end_of_a_dependency_or_a_candidate_with_structure_is_never_an_aside() -> None:
+    """ "The billing migration depends on the schema review": the schema review (one fact) is
+    the topic the DEPENDS_ON edge points to; a rule, an open loop or a number keeps its own."""
+    loop = OpenLoop(text="Book the caterer.", source_message_ids=["m1"])
+    cands = [_cand("billing migration", 4), _cand("schema review", 1), _cand("caterer", 1,
+             open_loops=[loop]), _cand("plates", 1, constraint_count=1), _cand("weather", 1)]  # fmt: skip
+    kept = structured(cands, [("billing migration", "schema review")])
+    assert kept == {"billing migration", "schema review", "caterer", "plates"}
+    targets = [(f"t-{c.key}", True) for c in cands]
+    sims = np.full((5, 5), 0.5)
+    room = {tid: 18 for tid, _ in targets}
+    folded = fold_side_topics(cands, targets, sims, room, 2, floor=0.3, kept=kept)[1]
+    assert folded[:4] == targets[:4]  # each keeps its topic
+    assert folded[4] == ("t-billing migration", True)  # small talk joins the nearest
