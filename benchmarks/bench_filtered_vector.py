@@ -25,6 +25,8 @@ What is measured, after ``--warmup`` unmeasured queries, over ``--queries``:
   index path   the same with ``EXACT_VECTOR_MAX`` = -1: ``SEARCH ... WHERE t.namespace = $ns
                LIMIT 50`` (5 x k at k = 10), the live ones picked by exact cosine
   SEARCH k     ``SEARCH ... LIMIT k`` alone, the index's own order (what rescoring adds)
+  SEARCH N     ``SEARCH ... LIMIT N`` for each N of ``--fetches``, the k best by exact cosine
+               (the rescoring of the product's index path at other fetch sizes)
   windowed     the product's search and its index path with ``since`` (a post-filter after
                the index, the query's exact-scan or second-fetch fallback when it keeps too few)
 
@@ -92,6 +94,13 @@ MATCH (t:Topic)
   SEARCH t IN (VECTOR INDEX topic_embedding_ns FOR $v WHERE t.namespace = $ns LIMIT $k)
   SCORE AS score
 RETURN t.topic_id AS id, score ORDER BY score DESC
+"""
+FILTERED_WIDE = """
+CYPHER 25
+MATCH (t:Topic)
+  SEARCH t IN (VECTOR INDEX topic_embedding_ns FOR $v WHERE t.namespace = $ns LIMIT $fetch)
+WITH t ORDER BY vector.similarity.cosine(t.embedding, $v) DESC LIMIT $k
+RETURN t.topic_id AS id
 """
 
 
@@ -291,6 +300,16 @@ def run_all(args: argparse.Namespace) -> list[Figures]:
         with exact_max(-1):
             figures.append(measure("index path", product, driver, warm, measured, exact))
         figures.append(measure("SEARCH k", filtered, driver, warm, measured, exact))
+        for fetch in [int(n) for n in args.fetches.split(",") if n]:
+
+            def wide(q: list[float], fetch: int = fetch) -> tuple[list[str], str, dict[str, Any]]:
+                params = {"v": q, "ns": small, "k": args.k, "fetch": fetch}
+                records = driver.execute_query(FILTERED_WIDE, params).records
+                return [r["id"] for r in records], FILTERED_WIDE, params
+
+            figures.append(
+                measure(f"SEARCH {fetch}, rescored", wide, driver, warm, measured, exact)
+            )
         figures.append(measure("windowed product", windowed, driver, warm, measured, exact_window))
         with exact_max(-1):
             figures.append(
@@ -319,6 +338,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--noise", type=float, default=0.02, help="query noise per dimension")
     parser.add_argument("--seed", type=int, default=33)
+    parser.add_argument("--fetches", default="", help="SEARCH LIMIT sizes to rescore, e.g. 100,200")
     parser.add_argument("--reseed", action="store_true")
     args = parser.parse_args()
     results = run_all(args)

@@ -7,7 +7,7 @@ is a filter property of the index); it answers when the window filter keeps ``k`
 it over-fetched; when it keeps fewer the query scores the window exactly (at most ``SCAN_MAX``
 topics in it) or asks the index again for ``FETCH_MORE`` times the rows. The vectors here lie
 around a random direction, so which path runs is set by the data and ``SCAN_MAX`` alone: the 200
-topics nearest the query (four times the rows the first index call asks for) are outside
+topics nearest the query (the rows the first index call asks for) are outside
 the window, the 10 farther ones inside it.
 """
 
@@ -55,8 +55,8 @@ def seeded(driver: Driver, namespace: str) -> tuple[TopicStore, list[float], dic
                 },
             )
         )
-        # the window's topics lie clearly farther (cosine ~0.45 against >= ~0.69) behind four
-        # times the rows the first index call asks for: with 50 near topics and a gap of ~0.01
+        # the window's topics lie clearly farther (cosine ~0.45 against >= ~0.69) behind the
+        # 200 rows the first index call asks for: with 50 near topics and a gap of ~0.01
         # at the border, the approximate index of a busy server (CI's, every other test's
         # vectors and deletions in it) returned five of them in its first 50 rows
         spread = 0.05 + 0.005 * i if i < NEAR else 2.0 + 0.02 * (i - NEAR)
