@@ -264,8 +264,8 @@ class TopicSearchStore(Store):
         """Nearest topics by embedding, in one round trip. A namespace of at most
         ``EXACT_VECTOR_MAX`` topics is scored exactly (its live topics in the window; the
         index is not asked). A larger one: the vector index asked for the namespace's own
-        nearest (filtered to it inside the index, so no other tenant changes the answer or its
-        cost), over-fetched, kept to the live topics and the window (``WINDOW_OVERFETCH`` times
+        nearest (filtered to it inside the index, so another tenant's topics never come back
+        or crowd its rows), over-fetched, kept to the live topics and the window (``WINDOW_OVERFETCH`` times
         more rows when a window is given: it keeps only a share of the namespace) and the best
         ``k`` of those picked by exact cosine. When the filters keep fewer than ``k`` while the
         index had more (the window is narrow): an exact scan of the namespace's
