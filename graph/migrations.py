@@ -5,8 +5,9 @@ A migration is recorded as ``(:SchemaMigration {id, checksum, applied_at})`` aft
 statements ran; an edited, already-applied file is reported rather than silently re-run.
 
 The schema needs Neo4j 2025.01 or later (Cypher 25: the vector indexes of 022 filter by namespace,
-and the vector queries use ``SEARCH``): a server of 5.x is refused with a clear error before any
-migration runs (``sheriff neo4j start`` upgrades a 5.26 store, docs/neo4j.md).
+and the vector queries use ``SEARCH``): when a pending migration says ``CYPHER 25``, a server of
+5.x is refused with a clear error before any migration runs (``sheriff neo4j start`` upgrades a
+5.26 store, docs/neo4j.md).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from graph.errors import Neo4jUnavailable
 from graph.server_java import is_calendar_version
 
 log = logging.getLogger(__name__)
+
+CYPHER_25 = "CYPHER 25"  # a migration holding this needs Neo4j 2025.01+
 
 
 @dataclass
@@ -46,7 +49,7 @@ def apply_migrations(
         "MATCH (m:SchemaMigration) RETURN m.id AS id, m.checksum AS checksum", database_=database
     )
     done = {r["id"]: r["checksum"] for r in records}
-    if any(migration_id not in done for migration_id, _ in schema_files()):
+    if any(m not in done and CYPHER_25 in text for m, text in schema_files()):
         check_server_version(driver, database)
     report = MigrationReport()
     for migration_id, text in schema_files():

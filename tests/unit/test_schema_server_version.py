@@ -1,6 +1,8 @@
-"""graph.migrations refuses a Neo4j older than 2025.01 before any migration runs (the schema's
-vector indexes filter by namespace and its queries are Cypher 25), naming the version found;
-a calendar version passes. A fake driver stands in for Neo4j: it records every statement."""
+"""graph.migrations refuses a Neo4j older than 2025.01 before any migration runs when a pending
+one says CYPHER 25 (the schema's vector indexes filter by namespace), naming the version found;
+a calendar version passes, and so does a 5.x server with only older migrations pending (a
+store at 021 before it is upgraded). A fake driver stands in for Neo4j: it records every
+statement."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from graph.cypher import schema_files
 from graph.errors import Neo4jUnavailable
-from graph.migrations import apply_migrations, check_server_version
+from graph.migrations import CYPHER_25, apply_migrations, check_server_version
 
 
 class FakeDriver:
@@ -41,6 +44,17 @@ def test_a_5x_server_is_refused_before_any_migration(version: str) -> None:
         apply_migrations(driver, datetime(2026, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
     assert not any("INDEX" in s and "CONSTRAINT" not in s for s in driver.statements)
     assert not any("MERGE (m:SchemaMigration" in s for s in driver.statements)
+
+
+def test_a_5x_server_with_only_cypher_5_migrations_pending_is_migrated() -> None:
+    files = schema_files()
+    first_25 = next(i for i, (_, text) in enumerate(files) if CYPHER_25 in text)
+    assert first_25 > 0
+    done = [name for name, _ in files[first_25:]]  # only the older ones pending
+    driver = FakeDriver("5.26.30", done)
+    apply_migrations(driver, datetime(2026, 1, 1, tzinfo=UTC))  # type: ignore[arg-type]
+    assert not any("dbms.components()" in s for s in driver.statements)
+    assert sum("MERGE (m:SchemaMigration" in s for s in driver.statements) == first_25
 
 
 @pytest.mark.parametrize("version", ["2025.01.0", "2026.08.1"])
