@@ -588,7 +588,7 @@ class ApiServer:
 
 # -- the floor -----------------------------------------------------------------------------------
 FLOOR_VECTOR = (
-    "CALL db.index.vector.queryNodes('topic_embedding', $k, $vector) YIELD node, score "
+    "CALL db.index.vector.queryNodes('topic_embedding_ns', $k, $vector) YIELD node, score "
     "WHERE node.namespace = $ns RETURN node.topic_id AS id, score"
 )
 FLOOR_TEXT = (

@@ -1,41 +1,40 @@
-"""A small namespace's vector search beside a big one: Neo4j 5.26's shared index with a
-post-filter against 2026.x's vector index with ``namespace`` as a filter property.
+"""A small namespace's vector search beside a big one, on Neo4j 2026.x's vector index with
+``namespace`` as a filter property (cypher/schema/022): the product's search and its parts.
 
     .venv/bin/python benchmarks/bench_filtered_vector.py                 # 50k + 200 topics
+    .venv/bin/python benchmarks/bench_filtered_vector.py --small 2000    # at EXACT_VECTOR_MAX
     .venv/bin/python benchmarks/bench_filtered_vector.py --big 100000    # issue #33's size
 
-Each version runs on a private server this script starts (``graph.server.LocalNeo4j``: own home
-under ``--home``, own ports ``--bolt``/``--http`` + 0 for 5.26 and + 1 for 2026.x; the jars are
-fetched from Maven Central on first use, 5.26's shared with the main managed home when it has
-them), one after the other, and stops again. The project's migrations are applied, then two
-namespaces are seeded (kept between runs, ``--reseed`` rebuilds): ``fv-big-<N>`` with N topics
-and ``fv-small-<M>`` with M topics, random unit vectors, in batched ``UNWIND`` writes of
-``--batch`` rows (the small one's from numpy, seeded). The queries are the small namespace's own vectors with Gaussian
-noise (``--noise``, sigma 0.02 per dimension: about cosine 0.93 to its source, re-normalised),
-so each has a true nearest neighbour there; the big namespace's vectors are made by Neo4j
-itself (uniform in the cube, normalised: nothing to send, ~100 s for 50k here).
+It runs on a private server this script starts (``graph.server.LocalNeo4j``, the default
+version: own home under ``--home``, own ports ``--bolt``/``--http``; the jars are fetched from
+Maven Central on first use, shared with the main managed home when it has them) and stops
+again. The project's migrations are applied, then two namespaces are seeded (kept between runs,
+``--reseed`` rebuilds): ``fv-big-<N>`` with N topics and ``fv-small-<M>`` with M topics, random
+unit vectors, in batched ``UNWIND`` writes of ``--batch`` rows (the small one's from numpy,
+seeded). The queries are the small namespace's own vectors with Gaussian noise (``--noise``,
+sigma 0.02 per dimension: about cosine 0.93 to its source, re-normalised), so each has a true
+nearest neighbour there; the big namespace's vectors are made by Neo4j itself (uniform in the
+cube, normalised: nothing to send, ~100 s for 50k here). The small namespace's topics were
+last seen a minute apart; the windowed paths ask for the second half of them.
 
-What is measured, per version, after ``--warmup`` unmeasured queries, over ``--queries``:
+What is measured, after ``--warmup`` unmeasured queries, over ``--queries``:
 
-  today    the project's own search (``TopicStore.search_vector``, k, light): the shared
-           ``topic_embedding`` index over-fetched and filtered to the namespace, the share of
-           the index learnt by ``graph/index_share.py``, the in-query fallbacks
-           (cypher/queries/search_topics_vector.cypher). On both versions.
-  filtered (2026.x only) ``CYPHER 25 MATCH (t:Topic) SEARCH t IN (VECTOR INDEX ... FOR $v
-           WHERE t.namespace = $ns LIMIT $k) SCORE AS score``, on ``topic_embedding``
-           recreated with ``WITH [t.namespace]`` (the index the migration would build).
-  rescored (2026.x only) the same SEARCH with ``LIMIT k * --overfetch``, then the exact cosine
-           picks the k (as today's query scores what the index found).
-  today on the filtered index (2026.x only): the project's query unchanged, on that index
-           (``db.index.vector.queryNodes`` still serves an index with filter properties).
+  product      the project's search (``TopicStore.search_vector``, k, light) as it runs: a
+               namespace of at most ``EXACT_VECTOR_MAX`` topics scored exactly without the
+               index, a larger one by ``SEARCH`` (cypher/queries/search_topics_vector.cypher)
+  index path   the same with ``EXACT_VECTOR_MAX`` = -1: ``SEARCH ... WHERE t.namespace = $ns
+               LIMIT 50`` (5 x k at k = 10), the live ones picked by exact cosine
+  SEARCH k     ``SEARCH ... LIMIT k`` alone, the index's own order (what rescoring adds)
+  SEARCH N     ``SEARCH ... LIMIT N`` for each N of ``--fetches``, the k best by exact cosine
+               (the rescoring of the product's index path at other fetch sizes)
+  windowed     the product's search and its index path with ``since`` (a post-filter after
+               the index, the query's exact-scan or second-fetch fallback when it keeps too few)
 
 For each: latency p50/p95 (client side, the whole round trip, the paths one after the other,
 not interleaved), Neo4j's db hits and "rows": the most rows any one operator of the plan
 produced (``PROFILE`` of the same query and parameters, once per query), and recall@k against
-the exact top k of the namespace (``vector.similarity.cosine`` over all of its topics). A procedure call
-(``db.index.vector.queryNodes``) reports no db hits for the index itself, and its rows are
-folded into collect(): today's query asks the index for at least 50 rows (more at a learnt
-share), so "rows" understates what it read.
+the exact top k of the namespace (``vector.similarity.cosine`` over all of its topics, in the
+window for the windowed paths).
 """
 
 from __future__ import annotations
@@ -55,13 +54,13 @@ from typing import Any
 import numpy as np
 from neo4j import Driver
 
+import graph.topic_search
 from api.settings import Settings
 from graph.db import connect
 from graph.migrations import apply_migrations
 from graph.server import NEO4J_VERSION, LocalNeo4j, ServerConfig
 from graph.topics import TopicStore
 
-NEW_VERSION = "2026.08.1"
 DIMS = 384
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 SEED_TOPICS = """
@@ -86,33 +85,23 @@ DELETE = "MATCH (t:Topic) WHERE t.namespace = $ns DETACH DELETE t"
 COUNT = "MATCH (t:Topic) WHERE t.namespace = $ns RETURN count(t) AS n"
 EXACT = """
 MATCH (t:Topic) WHERE t.namespace = $ns AND t.embedding IS NOT NULL
+  AND ($since IS NULL OR t.last_seen_at >= datetime($since))
 RETURN t.topic_id AS id ORDER BY vector.similarity.cosine(t.embedding, $v) DESC LIMIT $k
 """
 FILTERED = """
 CYPHER 25
 MATCH (t:Topic)
-  SEARCH t IN (VECTOR INDEX topic_embedding FOR $v WHERE t.namespace = $ns LIMIT $k)
+  SEARCH t IN (VECTOR INDEX topic_embedding_ns FOR $v WHERE t.namespace = $ns LIMIT $k)
   SCORE AS score
 RETURN t.topic_id AS id, score ORDER BY score DESC
 """
 FILTERED_WIDE = """
 CYPHER 25
 MATCH (t:Topic)
-  SEARCH t IN (VECTOR INDEX topic_embedding FOR $v WHERE t.namespace = $ns LIMIT $fetch)
+  SEARCH t IN (VECTOR INDEX topic_embedding_ns FOR $v WHERE t.namespace = $ns LIMIT $fetch)
 WITH t ORDER BY vector.similarity.cosine(t.embedding, $v) DESC LIMIT $k
 RETURN t.topic_id AS id
 """
-INDEX_OPTIONS = (
-    "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
-)
-FILTERED_INDEX = (
-    "CYPHER 25 CREATE VECTOR INDEX topic_embedding IF NOT EXISTS FOR (t:Topic) ON t.embedding "
-    f"WITH [t.namespace] {INDEX_OPTIONS}"
-)
-PLAIN_INDEX = (
-    "CREATE VECTOR INDEX topic_embedding IF NOT EXISTS FOR (t:Topic) ON t.embedding "
-    f"{INDEX_OPTIONS}"
-)
 
 
 @dataclass
@@ -242,18 +231,18 @@ def measure(
 
 
 @contextmanager
-def server(args: argparse.Namespace, version: str, offset: int) -> Iterator[Driver]:
-    home = Path(args.home) / version / "neo4j"
+def server(args: argparse.Namespace) -> Iterator[Driver]:
+    home = Path(args.home) / NEO4J_VERSION / "neo4j"
     shared = (Settings().home / "neo4j" / "lib").resolve()
-    if version == NEO4J_VERSION and not (home / "lib").exists() and shared.is_dir():
+    if not (home / "lib").exists() and (shared / f"neo4j-{NEO4J_VERSION}.jar").is_file():
         home.mkdir(parents=True, exist_ok=True)
         (home / "lib").symlink_to(shared)
-    config = ServerConfig(home=home, version=version, bolt_port=args.bolt + offset,
-                          http_port=args.http + offset, heap="1g", start_timeout_s=900)  # fmt: skip
+    config = ServerConfig(home=home, bolt_port=args.bolt, http_port=args.http, heap="1g",
+                          start_timeout_s=900)  # fmt: skip
     managed = LocalNeo4j(config)
     started = time.monotonic()
     managed.start()
-    print(f"Neo4j {version} up in {time.monotonic() - started:.0f} s ({config.uri})", flush=True)
+    print(f"Neo4j {NEO4J_VERSION} up in {time.monotonic() - started:.0f} s ({config.uri})")
     driver = connect(config.uri, "neo4j", managed.password())
     try:
         yield driver
@@ -262,91 +251,78 @@ def server(args: argparse.Namespace, version: str, offset: int) -> Iterator[Driv
         managed.stop()
 
 
-def run_version(args: argparse.Namespace, version: str, offset: int) -> list[Figures]:
+@contextmanager
+def exact_max(value: int) -> Iterator[None]:
+    """``EXACT_VECTOR_MAX`` of the topic search set to ``value`` meanwhile."""
+    before = vars(graph.topic_search)["EXACT_VECTOR_MAX"]
+    vars(graph.topic_search)["EXACT_VECTOR_MAX"] = value
+    try:
+        yield
+    finally:
+        vars(graph.topic_search)["EXACT_VECTOR_MAX"] = before
+
+
+def run_all(args: argparse.Namespace) -> list[Figures]:
     rng = np.random.default_rng(args.seed)
-    with server(args, version, offset) as driver:
+    with server(args) as driver:
+        started = time.monotonic()
         apply_migrations(driver, datetime.now(UTC))
+        print(f"  migrations (and index builds) in {time.monotonic() - started:.0f} s")
         big, small = f"fv-big-{args.big}", f"fv-small-{args.small}"
         if args.reseed:
             for ns in (big, small):
                 driver.execute_query(DELETE, ns=ns)
-        wanted = {big: args.big, small: args.small}
-        if any(driver.execute_query(COUNT, ns=ns).records[0]["n"] != n for ns, n in wanted.items()):
-            driver.execute_query("DROP INDEX topic_embedding IF EXISTS")  # populated at once below
         seed_random(driver, big, args.big, args.batch)
         vectors = seed(driver, small, args.small, args.batch, rng)
-        if index_properties(driver) != ["embedding"]:  # dropped above, or filtered by a last run
-            started = time.monotonic()
-            use_index(driver, PLAIN_INDEX)  # the migrations' index, as a 5.26 store brings it
-            print(f"  index built in {time.monotonic() - started:.0f} s", flush=True)
+        driver.execute_query("CALL db.awaitIndexes(1800)")
         qs = queries(vectors, args.warmup + args.queries, args.noise, rng)
         warm, measured = qs[: args.warmup], qs[args.warmup :]
+        since = (T0 + timedelta(minutes=args.small // 2)).isoformat()
         exact = [exact_top(driver, small, q, args.k) for q in measured]
+        exact_window = [exact_top(driver, small, q, args.k, since) for q in measured]
         store = CapturingStore(driver)
 
-        def today(q: list[float]) -> tuple[list[str], str, dict[str, Any]]:
+        def product(q: list[float]) -> tuple[list[str], str, dict[str, Any]]:
             hits = store.search_vector(small, q, k=args.k, light=True)
             return [h.topic.topic_id for h in hits], *store.last
 
-        figures = [measure(f"{version} today", today, driver, warm, measured, exact)]
-        if version != NEO4J_VERSION:
-            figures += filtered_figures(driver, small, warm, measured, exact, args)
+        def windowed(q: list[float]) -> tuple[list[str], str, dict[str, Any]]:
+            hits = store.search_vector(small, q, k=args.k, since=datetime.fromisoformat(since),
+                                       light=True)  # fmt: skip
+            return [h.topic.topic_id for h in hits], *store.last
+
+        def filtered(q: list[float]) -> tuple[list[str], str, dict[str, Any]]:
+            params = {"v": q, "ns": small, "k": args.k}
+            records = driver.execute_query(FILTERED, params).records
+            return [r["id"] for r in records], FILTERED, params
+
+        figures = [measure("product", product, driver, warm, measured, exact)]
+        with exact_max(-1):
+            figures.append(measure("index path", product, driver, warm, measured, exact))
+        figures.append(measure("SEARCH k", filtered, driver, warm, measured, exact))
+        for fetch in [int(n) for n in args.fetches.split(",") if n]:
+
+            def wide(q: list[float], fetch: int = fetch) -> tuple[list[str], str, dict[str, Any]]:
+                params = {"v": q, "ns": small, "k": args.k, "fetch": fetch}
+                records = driver.execute_query(FILTERED_WIDE, params).records
+                return [r["id"] for r in records], FILTERED_WIDE, params
+
+            figures.append(
+                measure(f"SEARCH {fetch}, rescored", wide, driver, warm, measured, exact)
+            )
+        figures.append(measure("windowed product", windowed, driver, warm, measured, exact_window))
+        with exact_max(-1):
+            figures.append(
+                measure("windowed index path", windowed, driver, warm, measured, exact_window)
+            )
         return figures
 
 
-def filtered_figures(
-    driver: Driver,
-    ns: str,
-    warm: Sequence[list[float]],
-    qs: Sequence[list[float]],
-    exact: Sequence[set[str]],
-    args: Any,
-) -> list[Figures]:
-    """The index rebuilt with ``namespace`` as a filter property, then SEARCH ... WHERE."""
-    started = time.monotonic()
-    use_index(driver, FILTERED_INDEX)
-    print(f"  filtered index built in {time.monotonic() - started:.0f} s", flush=True)
-
-    def filtered(q: list[float]) -> tuple[list[str], str, dict[str, Any]]:
-        params = {"v": q, "ns": ns, "k": args.k}
-        records = driver.execute_query(FILTERED, params).records
-        return [r["id"] for r in records], FILTERED, params
-
-    def wide(q: list[float]) -> tuple[list[str], str, dict[str, Any]]:
-        params = {"v": q, "ns": ns, "k": args.k, "fetch": args.k * args.overfetch}
-        records = driver.execute_query(FILTERED_WIDE, params).records
-        return [r["id"] for r in records], FILTERED_WIDE, params
-
-    store = CapturingStore(driver)
-
-    def today(q: list[float]) -> tuple[list[str], str, dict[str, Any]]:
-        hits = store.search_vector(ns, q, k=args.k, light=True)
-        return [h.topic.topic_id for h in hits], *store.last
-
-    return [
-        measure("2026 SEARCH ... WHERE", filtered, driver, warm, qs, exact),
-        measure(f"2026 SEARCH {args.overfetch}k, rescored", wide, driver, warm, qs, exact),
-        measure("2026 today, filtered index", today, driver, warm, qs, exact),
-    ]
-
-
-def use_index(driver: Driver, create: str) -> None:
-    """Drop ``topic_embedding`` and build it again as ``create`` says; wait until online."""
-    driver.execute_query("DROP INDEX topic_embedding IF EXISTS")
-    driver.execute_query(create)
-    driver.execute_query("CALL db.awaitIndexes(1800)")
-
-
-def index_properties(driver: Driver) -> list[str]:
-    """The properties of ``topic_embedding`` (the vector first, then any filter ones)."""
-    records = driver.execute_query(
-        "SHOW INDEXES YIELD name, properties WHERE name = 'topic_embedding' RETURN properties"
-    ).records
-    return list(records[0]["properties"]) if records else []
-
-
-def exact_top(driver: Driver, ns: str, q: list[float], k: int) -> set[str]:
-    return {r["id"] for r in driver.execute_query(EXACT, ns=ns, v=q, k=k).records}
+def exact_top(
+    driver: Driver, ns: str, q: list[float], k: int, since: str | None = None
+) -> set[str]:
+    records = driver.execute_query(EXACT, ns=ns, v=q, k=k, since=since).records
+    return {r["id"] for r in records}
 
 
 def main() -> None:
@@ -361,15 +337,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--noise", type=float, default=0.02, help="query noise per dimension")
-    parser.add_argument("--overfetch", type=int, default=5, help="SEARCH LIMIT k * this")
     parser.add_argument("--seed", type=int, default=33)
-    parser.add_argument("--versions", default=f"{NEO4J_VERSION},{NEW_VERSION}")
+    parser.add_argument("--fetches", default="", help="SEARCH LIMIT sizes to rescore, e.g. 100,200")
     parser.add_argument("--reseed", action="store_true")
     args = parser.parse_args()
-    results: list[Figures] = []
-    for offset, version in enumerate(args.versions.split(",")):
-        results += run_version(args, version, offset)
-    print(f"\n{args.small} topics beside {args.big}, k={args.k}, {args.queries} queries:")
+    results = run_all(args)
+    print(f"\nNeo4j {NEO4J_VERSION}: {args.small} topics beside {args.big}, k={args.k}, "
+          f"{args.queries} queries:")  # fmt: skip
     for figures in results:
         print(figures.line())
 

@@ -6,7 +6,8 @@ the same tenant alone, in one run (issue #33, "Benchmarks" and its acceptance).
     ... --crossover               # instead: exact scan vs index by namespace size
     ... --stop                    # stop both private servers at the end
 
-Two private Neo4j 5.26 servers (never the shared one), each started by this script when it is
+Two private Neo4j servers of the default version (2026.08.1: vector search filtered by namespace
+inside the index; never the shared one), each started by this script when it is
 not running, under ``--home`` (default benchmarks/out/neighbourhood) ``/with`` (Bolt 7690, HTTP
 7477) and ``/alone`` (Bolt 7691, HTTP 7478), with the managed server's defaults (1 GB heap,
 256 MB page cache). Both are left running (``--stop`` stops them) and their data reused: the
@@ -22,9 +23,10 @@ Data:
   write paths (``TopicStore.create`` in batches of 2,000, ``PassageStore.write``). Their
   vectors are **perturbations of real ones**: the MiniLM vector of a sentence of the very pool
   the measured tenant's topics and questions come from, plus Gaussian noise (norm ~0.35, cosine
-  ~0.94 to the original), normalised: the neighbours crowd the shared index right where the
+  ~0.94 to the original), normalised: the neighbours sit in the vector indexes right where the
   measured tenant's queries land (random unit vectors would sit far from every query and crowd
-  nothing).
+  nothing; on 5.26 they crowded its rows of the shared index, on 2026.08 ``SEARCH ... WHERE
+  namespace`` leaves them out).
 
 Measured: ``sheriff up --workers W --no-worker`` against each server, both up at once
 (bench_api_concurrency's ApiServer, phases and CPU accounting from /proc): a warm-up, then in
@@ -38,7 +40,7 @@ top k computed here from every vector of the tenant, for Q questions.
 
 ``--crossover``: namespaces of 100 ... 8,000 topics (``nbx-00NNNN``, perturbed vectors) are added to
 both servers; for each size, Q searches with the exact scan forced (``EXACT_VECTOR_MAX`` large)
-and with the index path forced (-1; its share learnt first), timed from here (client wall, p50)
+and with the index path forced (-1), timed from here (client wall, p50)
 and by Neo4j's CPU (per search), and above the threshold the path as it runs (the namespace
 counted up to the threshold, then the index): the size where the index path becomes cheaper
 is the threshold (graph/overfetch.py EXACT_VECTOR_MAX, docs/performance.md).
@@ -403,7 +405,7 @@ def timed(s: Private, ns: str, vectors: list[list[float]], exact_max: int) -> tu
     store = TopicStore(s.driver)
     vars(graph.topic_search)["EXACT_VECTOR_MAX"] = exact_max
     try:
-        for v in vectors[:5]:  # warm: pages, plan, the learnt share
+        for v in vectors[:5]:  # warm: pages, plan
             store.search_vector(ns, v, k=K, light=True)
         walls = []
         cpu0 = neo4j_cpu_s(s.pid)

@@ -15,7 +15,7 @@ private Neo4j (own home and ports, ``graph.server.LocalNeo4j``; NEO4J_URI / NEO4
 the benchmark at it), not a shared one others benchmark on.
 
 What is measured, per query, interleaved (so machine noise hits all three alike):
-  raw    CALL db.index.vector.queryNodes('topic_embedding', 8, $v) YIELD node, score
+  raw    CALL db.index.vector.queryNodes('topic_embedding_ns', 8, $v) YIELD node, score
          RETURN node.topic_id, score
   light  TopicSearch.search(ns, question, now, k=8)                    (no window, no expansion)
   deep   TopicSearch.search(ns, question, now, k=20, window=<"last week">, expand=True)
@@ -557,7 +557,7 @@ def run_size(
         w_start, w_end = window.start, window.end
         in_window = sum(1 for f, la in spans if la >= w_start and f < w_end)
         raw_cypher = (
-            "CALL db.index.vector.queryNodes('topic_embedding', $k, $v) YIELD node, score "
+            "CALL db.index.vector.queryNodes('topic_embedding_ns', $k, $v) YIELD node, score "
             "RETURN node.topic_id AS id, score"
         )
         fetch_light = min(max(max(8 * 3, 15) * 5, 20), 10_000)  # what light asks the index for
@@ -676,7 +676,7 @@ def measure_context(
     model: MiniLMEmbedder = args.model
     container = Container(args.settings, driver=driver, embedder=model)
     vector_q = (
-        "CALL db.index.vector.queryNodes('topic_embedding', 8, $v) YIELD node, score "
+        "CALL db.index.vector.queryNodes('topic_embedding_ns', 8, $v) YIELD node, score "
         "RETURN node.topic_id AS id, score"
     )
     text_q = (

@@ -135,7 +135,7 @@ def main() -> None:
     for vec in queries:
         s = time.perf_counter()
         driver.execute_query(
-            "CALL db.index.vector.queryNodes('topic_embedding', $k, $v) YIELD node, score "
+            "CALL db.index.vector.queryNodes('topic_embedding_ns', $k, $v) YIELD node, score "
             "RETURN node.topic_id AS id, score",
             k=args.k,
             v=vec,

@@ -1,4 +1,4 @@
-"""A local Neo4j Community server (5.26 by default), assembled from Maven Central and run without Docker.
+"""A local Neo4j Community server (2026.08.1 by default), assembled from Maven Central and run without Docker.
 
 Why hand-written: Neo4j publishes no distribution tarball on Maven Central and these machines cannot
 reach neo4j.com or a Docker engine, so the server home is assembled from the ``org.neo4j:neo4j`` and
@@ -34,7 +34,10 @@ from graph.server_store import mark_store, prepare_store, refuse_downgrade, stor
 
 log = logging.getLogger(__name__)
 
-NEO4J_VERSION = "5.26.30"  # the default; SHERIFF_NEO4J_VERSION picks another
+# The default; SHERIFF_NEO4J_VERSION picks another. 2025.01+ is required by the schema (Cypher 25,
+# vector indexes filtered by namespace: cypher/schema/022); a 5.26 store is upgraded on the first
+# start, backed up (graph/server_store.py, docs/neo4j.md).
+NEO4J_VERSION = "2026.08.1"
 BROWSER_VERSION = "5.24.0"
 # The server's main class, as the neo4j jar names it in its service file (5.x:
 # CommunityEntryPoint; 2025+: Neo4jCommunity); the first is the fallback.

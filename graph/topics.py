@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from neo4j import Driver
 from neo4j.exceptions import ConstraintError
 
 from graph.clock import ensure_utc
@@ -24,7 +23,6 @@ from graph.fulltext import (
     state_query,
     wanted_names,
 )
-from graph.index_share import ShareCache
 from graph.mapping import (
     as_datetime,
     edge_from_row,
@@ -35,7 +33,6 @@ from graph.mapping import (
     update_props,
 )
 from graph.models import EdgeType, Topic, TopicEdge, edge_type, parse
-from graph.redaction import Redactor
 from graph.topic_search import (
     MIN_INDEX_FETCH,
     SCAN_MAX,
@@ -128,13 +125,6 @@ class StateTopicReads(Store):
 
 class TopicStore(TopicSearchStore, StateTopicReads):
     """Create, read, update (versioned), link, search and archive topics."""
-
-    def __init__(
-        self, driver: Driver, database: str = "neo4j", *, redactor: Redactor | None = None
-    ) -> None:
-        super().__init__(driver, database, redactor=redactor)
-        # the namespaces' shares of the vector index learnt by this store (graph/index_share.py)
-        self.index_shares = ShareCache()
 
     # -- writes --------------------------------------------------------------------------------
     def create(

@@ -1,5 +1,5 @@
-"""A small thread-safe cache whose entries expire: the per-process caches of the API keys
-(``api/auth.py``) and of the namespaces' shares of the vector index (``graph/index_share.py``).
+"""A small thread-safe cache whose entries expire: the per-process cache of the API keys
+(``api/auth.py``).
 
 Each entry is kept ``ttl`` seconds after it was put, and at most ``size`` entries are kept (the
 least recently used goes first), so a process's memory stays bounded whatever it is asked. A

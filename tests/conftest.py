@@ -65,7 +65,7 @@ def driver(settings: Settings) -> Iterator[Driver]:
 def _testcontainers_driver() -> Iterator[Driver]:
     from testcontainers.neo4j import Neo4jContainer
 
-    with Neo4jContainer("neo4j:5.26-community") as container:
+    with Neo4jContainer("neo4j:2026.08.1-community") as container:
         drv = connect(container.get_connection_url(), "neo4j", container.password)
         apply_migrations(drv, datetime.now(UTC))
         yield drv

@@ -57,7 +57,9 @@ def test_start_twice_stop_and_data_survives_restart(
         assert "server.default_listen_address=127.0.0.1" in conf
         assert "dbms.security.auth_enabled=true" in conf
         assert "dbms.cypher.min_replan_interval=10m" in conf  # plans outlive a young database
-        assert "fleet" not in conf  # 2025+ settings only: a 5.26 server refuses unknown keys
+        # 2025+ settings, written for the calendar versions only (5.26 refuses unknown keys)
+        assert "dbms.fleet_manager.enabled=false" in conf
+        assert "server.fleet_discovery.enabled=false" in conf
         assert (home / "store-version").read_text().strip() == NEO4J_VERSION
 
         with urllib.request.urlopen(f"http://127.0.0.1:{HTTP}/browser/", timeout=10) as page:

@@ -5,6 +5,13 @@ Two private servers start one after the other on their own home and ports (5.26 
 jars when the main managed home has them, 2026.08.1 fetched from Maven Central into this home):
 several minutes on a loaded machine, so the normal suite skips it and
 ``scripts/test-neo4j-upgrade`` runs it (docs/neo4j.md, "Moving to 2026.x").
+
+The 5.26 store is the one the product wrote before the switch: its schema ends at
+``LAST_ON_526`` (the migrations after it need Cypher 25, which 5.26 refuses: so does
+``apply_migrations``, before writing anything) and its vector search is read with plain Cypher
+(the product's vector queries are Cypher 25 now). On 2026.08.1 the remaining migrations build the
+namespace-filtered vector indexes and drop the plain ones, and the product's search answers what
+5.26 answered.
 """
 
 from __future__ import annotations
@@ -19,8 +26,11 @@ from pathlib import Path
 import pytest
 from neo4j import Driver
 
+import graph.migrations
 from api.settings import Settings
+from graph.cypher import schema_files
 from graph.db import connect
+from graph.errors import Neo4jUnavailable
 from graph.migrations import apply_migrations
 from graph.server_store import STORE_VERSION_FILE
 from graph.topics import TopicStore
@@ -34,6 +44,12 @@ pytestmark = pytest.mark.skipif(
 )
 
 OLD, NEW = "5.26.30", "2026.08.1"
+LAST_ON_526 = "021_passage_backfill"  # the schema of a store written before the switch
+NEAREST = """
+MATCH (t:Topic {namespace: $ns}) WHERE t.embedding IS NOT NULL AND t.archived_at IS NULL
+WITH t, vector.similarity.cosine(t.embedding, $v) AS score ORDER BY score DESC LIMIT $k
+RETURN t.topic_id AS topic_id, score
+"""
 BOLT, HTTP = 17697, 17497
 SHERIFF = [sys.executable, "-c", "from api.cli import main; main()"]
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -65,10 +81,16 @@ def started(env: dict[str, str], version: str) -> Driver:
     assert result.returncode == 0, result.stderr
     home = Path(env["SHERIFF_HOME"]) / "neo4j"
     drv = connect(f"bolt://127.0.0.1:{BOLT}", "neo4j", (home / "password").read_text().strip())
-    records, _, _ = drv.execute_query("CALL dbms.components() YIELD versions RETURN versions")
+    records, _, _ = drv.execute_query(
+        "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions"
+    )
     assert records[0]["versions"][0] == version
     apply_migrations(drv, datetime.now(UTC))  # idempotent: applied once, then a no-op
     return drv
+
+
+def before_the_switch() -> list[tuple[str, str]]:
+    return [(name, text) for name, text in schema_files() if name <= LAST_ON_526]
 
 
 def write_namespace(settings: Settings, embedder: MiniLMEmbedder, work: Path) -> str:
@@ -96,10 +118,20 @@ def export_lines(settings: Settings, embedder: MiniLMEmbedder, work: Path, key: 
 
 
 def test_a_526_store_is_backed_up_upgraded_and_served_by_2026(
-    home_env: dict[str, str], embedder: MiniLMEmbedder, tmp_path: Path
+    home_env: dict[str, str],
+    embedder: MiniLMEmbedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     home = tmp_path / "neo4j"
+    monkeypatch.setattr(graph.migrations, "schema_files", before_the_switch)
     old = started(home_env, OLD)
+    monkeypatch.undo()
+    with pytest.raises(Neo4jUnavailable, match=f"Neo4j {OLD} is too old"):
+        apply_migrations(old, datetime.now(UTC))  # 022+ refused on 5.26, nothing applied
+    applied, _, _ = old.execute_query("MATCH (m:SchemaMigration) RETURN max(m.id) AS last")
+    assert applied[0]["last"] == LAST_ON_526
+    monkeypatch.setattr(graph.migrations, "schema_files", before_the_switch)
     settings = Settings(
         sleep_mode="inline",
         neo4j_uri=f"bolt://127.0.0.1:{BOLT}",
@@ -109,8 +141,11 @@ def test_a_526_store_is_backed_up_upgraded_and_served_by_2026(
     key = write_namespace(settings, embedder, tmp_path / "ws")
     before = export_lines(settings, embedder, tmp_path / "ws", key)
     vector = embedder.embed(["surprise party"])[0]
-    hits_before = TopicStore(old).search_vector("upgraded", vector, k=3)
+    nearest, _, _ = old.execute_query(NEAREST, ns="upgraded", v=vector, k=3)
+    hits_before = [(r["topic_id"], round(r["score"], 5)) for r in nearest]
+    assert hits_before
     old.close()
+    monkeypatch.undo()  # from here on the product's whole schema
     busy = sheriff(["neo4j", "start"], {**home_env, "SHERIFF_NEO4J_VERSION": NEW})
     assert busy.returncode != 0 and f"Neo4j {OLD} is running" in busy.stderr  # not "running"
     assert sheriff(["neo4j", "stop"], home_env).returncode == 0
@@ -122,10 +157,15 @@ def test_a_526_store_is_backed_up_upgraded_and_served_by_2026(
     assert (backups[0] / "databases" / "neo4j").is_dir()
     assert (home / STORE_VERSION_FILE).read_text().strip() == NEW
     assert export_lines(settings, embedder, tmp_path / "ws", key) == before
+    indexes, _, _ = new.execute_query(
+        "SHOW VECTOR INDEXES YIELD name, properties RETURN name, properties ORDER BY name"
+    )
+    assert {r["name"]: r["properties"] for r in indexes} == {
+        f"{label}_embedding_ns": ["embedding", "namespace"]
+        for label in ("passage", "skill", "topic", "topic_event")
+    }
     hits_after = TopicStore(new).search_vector("upgraded", vector, k=3)
-    assert [(h.topic.topic_id, round(h.score, 5)) for h in hits_after] == [
-        (h.topic.topic_id, round(h.score, 5)) for h in hits_before
-    ]
+    assert [(h.topic.topic_id, round(h.score, 5)) for h in hits_after] == hits_before
     assert any(h.topic.name == "Surprise party" for h in hits_after)
     with api_client(settings, embedder, tmp_path / "ws") as client:  # writes work too
         more = [{"role": "user", "content": "The deposit for Rosa's Kitchen is paid.",

@@ -79,7 +79,7 @@ def test_small_namespace_is_found_in_a_large_index(
         store.create([topic], embedder.embed([topic.semantic_text()]), T0)
         hits = store.search_vector(other, embedder.embed(["lake party"])[0], k=5, overfetch=1)
         assert [h.topic.topic_id for h in hits] == [topic.topic_id]
-        assert hits[0].source == "vector-scan"  # the index's top hits were all elsewhere
+        assert hits[0].source == "vector-scan"  # a namespace this small is scored exactly
     finally:
         driver.execute_query("MATCH (n) WHERE n.namespace = $ns DETACH DELETE n", ns=other)
 
@@ -217,7 +217,7 @@ def test_soft_archive_hides_from_search_but_keeps_the_node(
     )
 
 
-INJECTION = "x'}) MATCH (n) DETACH DELETE n //\" OR 1=1; DROP INDEX topic_embedding"
+INJECTION = "x'}) MATCH (n) DETACH DELETE n //\" OR 1=1; DROP INDEX topic_embedding_ns"
 
 
 def test_cypher_injection_is_stored_as_inert_text(
@@ -245,7 +245,7 @@ def test_cypher_injection_is_stored_as_inert_text(
     )
     assert still[0]["c"] == 1  # the text deleted nothing outside the namespace either
     indexes, _, _ = driver.execute_query("SHOW INDEXES YIELD name RETURN collect(name) AS n")
-    assert "topic_embedding" in indexes[0]["n"]
+    assert "topic_embedding_ns" in indexes[0]["n"]
 
 
 def test_no_store_method_crosses_namespaces(
