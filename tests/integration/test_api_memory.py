@@ -13,18 +13,12 @@ from fastapi.testclient import TestClient
 from api.settings import Settings
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.dialogues import PARTY_AND_BIKE
 
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 SLEPT = DAY1 + timedelta(hours=2)
 LATER = DAY1 + timedelta(days=8)  # the Tuesday of the following week
-TURNS = [
-    ("user", "We're planning Mel's surprise party at the lake house for Saturday."),
-    ("assistant", "Nice! How many guests are you expecting for the party?"),
-    ("user", "About 30 guests. The caterer is Rosa's Kitchen; they want a deposit by Thursday."),
-    ("assistant", "Noted: Rosa's Kitchen, deposit by Thursday."),
-    ("user", "Separately, my bike needs new brake pads before the spring ride."),
-    ("assistant", "Good idea to do that early."),
-]
+TURNS = PARTY_AND_BIKE
 
 
 @pytest.fixture(scope="module")

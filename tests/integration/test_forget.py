@@ -24,6 +24,7 @@ from graph.sleep import SleepStore
 from graph.topics import TopicStore
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.api_support import api_client, bearer, keys, new_key
+from tests.integration.dialogues import PARTY_AND_BIKE
 
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SLEPT = DAY1 + timedelta(hours=2)
@@ -32,12 +33,7 @@ ECHOES = {"query", "skills", "skill_routing"}
 TURNS = [
     ("user", "The Zanzibar merger plan needs board approval by Friday."),
     ("assistant", "Understood: board approval for the Zanzibar merger plan by Friday."),
-    ("user", "We're planning Mel's surprise party at the lake house for Saturday."),
-    ("assistant", "Nice! How many guests are you expecting for the party?"),
-    ("user", "About 30 guests. The caterer is Rosa's Kitchen; they want a deposit by Thursday."),
-    ("assistant", "Noted: Rosa's Kitchen, deposit by Thursday."),
-    ("user", "Separately, my bike needs new brake pads before the spring ride."),
-    ("assistant", "Good idea to do that early."),
+    *PARTY_AND_BIKE,
 ]
 
 

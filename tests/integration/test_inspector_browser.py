@@ -21,20 +21,14 @@ from api.settings import Settings
 from graph.clock import FixedClock
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.browser import chromium, sign_in
+from tests.integration.dialogues import PARTY_AND_BIKE
 from tests.integration.live_server import LiveServer, live_server
 
 DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
 DAY3 = DAY1 + timedelta(days=2)
 NOW = DAY1 + timedelta(days=8)  # the clock of the server: "last week" is 2-8 March
 SCRIPT = "<script>alert(1)</script>"
-DAY1_TURNS = [
-    ("user", "We're planning Mel's surprise party at the lake house for Saturday."),
-    ("assistant", "Nice! How many guests are you expecting for the party?"),
-    ("user", "About 30 guests. The caterer is Rosa's Kitchen; they want a deposit by Thursday."),
-    ("assistant", "Noted: Rosa's Kitchen, deposit by Thursday."),
-    ("user", "Separately, my bike needs new brake pads before the spring ride."),
-    ("assistant", "Good idea to do that early."),
-]
+DAY1_TURNS = PARTY_AND_BIKE
 DAY3_TURNS = [
     ("user", f"The security demo page printed {SCRIPT} on the screen."),
     ("assistant", "That is an XSS test string; make sure it is escaped."),

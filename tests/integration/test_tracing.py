@@ -36,6 +36,7 @@ from api.settings import Settings
 from graph import tracing
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.api_support import api_client, bearer, new_key
+from tests.integration.dialogues import PARTY_AND_BIKE
 from tests.integration.live_server import bearer as live_bearer
 from tests.integration.live_server import live_server, mcp_session
 
@@ -43,14 +44,7 @@ DAY1 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SLEPT = DAY1 + timedelta(hours=2)
 LATER = DAY1 + timedelta(days=3)
 SALT = "test-salt-of-this-install"
-TURNS = [
-    ("user", "We're planning Mel's surprise party at the lake house for Saturday."),
-    ("assistant", "Nice! How many guests are you expecting for the party?"),
-    ("user", "About 30 guests. The caterer is Rosa's Kitchen; they want a deposit by Thursday."),
-    ("assistant", "Noted: Rosa's Kitchen, deposit by Thursday."),
-    ("user", "Separately, my bike needs new brake pads before the spring ride."),
-    ("assistant", "Good idea to do that early."),
-]
+TURNS = PARTY_AND_BIKE
 QUESTION = "how much is the caterer's deposit for Mel's party?"
 SLEEP_STEPS = [
     "sleep.slice", "sleep.extract", "sleep.embed", "sleep.subjects", "sleep.match",
