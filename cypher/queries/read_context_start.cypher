@@ -30,6 +30,7 @@
 //          only when a name is known and the session holds entries, by topic id)
 CALL () {
   MATCH (m:Message)
+  USING INDEX m:Message(namespace, seq)
   WHERE m.namespace = $namespace AND m.seq IS NOT NULL
   WITH m ORDER BY m.namespace DESC, m.seq DESC LIMIT $n
   RETURN collect(m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}) AS tail
@@ -75,7 +76,10 @@ RETURN tail, woke_at, slept_at, conversation_tail_json, session, known,
   COLLECT {
     UNWIND $people AS name
     WITH DISTINCT name
-    WHERE EXISTS { MATCH (m:Message) WHERE m.namespace = $namespace AND m.speaker_lc = name }
+    WHERE EXISTS {
+      MATCH (m:Message) USING INDEX m:Message(namespace, speaker_lc)
+      WHERE m.namespace = $namespace AND m.speaker_lc = name
+    }
     RETURN name
   } AS speakers,
   CASE WHEN $skills_namespace IS NULL THEN null ELSE COLLECT {
