@@ -28,6 +28,8 @@
 //          held (list<map {name, topic_id}>: the known names that name a live topic the session's
 //          state holds an entry for, live or not: the caller judges the entry's cool-down; read
 //          only when a name is known and the session holds entries, by topic id)
+// USING INDEX: beside many small tenants the planner reckons a namespace holds a few messages,
+// takes the (namespace) index and sorts the whole conversation (docs/performance.md, "The neighbourhood").
 CALL () {
   MATCH (m:Message)
   USING INDEX m:Message(namespace, seq)
@@ -42,6 +44,7 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (w:WakePacket {namespace: $namespace})
+  USING INDEX w:WakePacket(namespace, slept_at)
   WHERE w.slept_at IS NOT NULL  // always true; lets the (namespace, slept_at) index answer
   WITH w ORDER BY w.slept_at DESC LIMIT 1
   RETURN w.slept_at AS slept_at, w.conversation_tail_json AS conversation_tail_json

@@ -127,3 +127,7 @@ def test_the_context_start_reads_the_tail_not_the_conversation(
     assert hits < 300, hits  # the 12 newest messages and their properties, not 3,000
     records, _, _ = driver.execute_query(query("read_context_start"), params)
     assert [m["seq"] for m in records[0]["tail"]] == list(range(LONG_CONVERSATION, 2988, -1))
+    # the same reads elsewhere: the tail, and the newest message every append locks and reads
+    one = {"namespace": namespace, "n": 12, "external_ids": [], "message_ids": []}
+    for name in ("tail_messages", "newest_message_at", "lock_conversation"):
+        assert db_hits(driver, query(name), **one) < 300, name
