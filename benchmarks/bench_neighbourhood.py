@@ -298,6 +298,39 @@ def recall(s: Private, ns: str, embedder: CachedEmbedder, texts: list[str]) -> t
     return statistics.mean(found), scanned / len(texts)
 
 
+SEARCHES = ("topic full text", "topic vectors", "message full text", "passage vectors")
+
+
+def searched(s: Private, ns: str, text: str, vector: list[float]) -> list[list[Any]]:
+    """What each store search of a context finds for ``text`` on ``s``: (name or content,
+    score) in order (the ids differ between the servers)."""
+    topics, messages = TopicStore(s.driver), MessageStore(s.driver)
+    passages = PassageStore(s.driver)
+    return [
+        [(h.topic.name, round(h.score, 4)) for h in topics.search_text(ns, text, k=K, light=True)],
+        [(h.topic.name, round(h.score, 4))
+         for h in topics.search_vector(ns, vector, k=K, light=True)],
+        [(h.message.content, round(h.score, 4)) for h in messages.search_text(ns, text, k=20)],
+        [(h.message.content, round(h.score, 4)) for h in passages.search(ns, vector, k=20)],
+    ]  # fmt: skip
+
+
+def store_differences(
+    servers: list[Private], ns: str, embedder: CachedEmbedder, texts: list[str]
+) -> None:
+    """Where answers differ, store by store: for how many of ``texts`` each search of a
+    context (the topics' and the messages' full text, the topic and passage vectors) finds
+    other items or scores on the two servers."""
+    differ = dict.fromkeys(SEARCHES, 0)
+    for text in texts:
+        vector = embedder.embed([text])[0]
+        alone, beside = (searched(s, ns, text, vector) for s in servers)
+        for name, a, b in zip(SEARCHES, alone, beside, strict=True):
+            differ[name] += a != b
+    print(f"  store searches that differ between the servers, of {len(texts)} messages: "
+          + ", ".join(f"{name} {n}" for name, n in differ.items()), flush=True)  # fmt: skip
+
+
 def merged(name: str, phases: list[Phase]) -> Phase:
     """Rounds of one phase as one: their outcomes, wall times and CPU per request together."""
     n = sum(len(ph.outcomes) for ph in phases)
@@ -484,6 +517,8 @@ def main() -> None:
         with log_path.open("w") as log:
             results = measure(args, [alone, beside], ns, embedder, log, log_path)
         summary(*results)
+        asked = [t for _, t in request_texts(random.Random(9), args.answers)]
+        store_differences([alone, beside], ns, embedder, asked)
     finally:
         for s in (alone, beside):
             s.driver.close()
