@@ -315,18 +315,27 @@ def searched(s: Private, ns: str, text: str, vector: list[float]) -> list[list[A
     ]  # fmt: skip
 
 
+def canonical(items: list[Any]) -> list[Any]:
+    """``items`` (text, score) with ties in one order (the stores order them by id, and the
+    ids differ between the servers), and of the items tied at the cut only their score
+    (which of them made the cut follows the ids too)."""
+    last = min((score for _, score in items), default=None)
+    return sorted(((text if score != last else "", score) for text, score in items),
+                  key=lambda item: (-item[1], item[0]))  # fmt: skip
+
+
 def store_differences(
     servers: list[Private], ns: str, embedder: CachedEmbedder, texts: list[str]
 ) -> None:
     """Where answers differ, store by store: for how many of ``texts`` each search of a
     context (the topics' and the messages' full text, the topic and passage vectors) finds
-    other items or scores on the two servers."""
+    other items or scores on the two servers (items of one score in any order)."""
     differ = dict.fromkeys(SEARCHES, 0)
     for text in texts:
         vector = embedder.embed([text])[0]
         alone, beside = (searched(s, ns, text, vector) for s in servers)
         for name, a, b in zip(SEARCHES, alone, beside, strict=True):
-            differ[name] += a != b
+            differ[name] += canonical(a) != canonical(b)
     print(f"  store searches that differ between the servers, of {len(texts)} messages: "
           + ", ".join(f"{name} {n}" for name, n in differ.items()), flush=True)  # fmt: skip
 
