@@ -34,7 +34,9 @@ Measured: ``sheriff up --workers W --no-worker`` against each server, both up at
 minutes; alternating puts both under the same drift) S/rounds sequential context requests
 (p50/p95, server + Neo4j CPU per request) and C concurrent clients x R/rounds requests
 (throughput), the same messages on both; then A messages' answers, whose items (kind, title,
-reason, score; the ids differ between the servers) are compared between the servers. Then the recall of the
+reason, score; the ids differ between the servers) are compared between the servers, and
+where they differ store by store (``store_differences``: the topics' and the messages' full-text
+search and the topic and passage vector searches of the same messages). Then the recall of the
 store's vector search (``TopicStore.search_vector``, k=8, as a context asks) against the exact
 top k computed here from every vector of the tenant, for Q questions.
 
