@@ -131,3 +131,38 @@ def test_the_context_start_reads_the_tail_not_the_conversation(
     one = {"namespace": namespace, "n": 12, "external_ids": [], "message_ids": []}
     for name in ("tail_messages", "newest_message_at", "lock_conversation"):
         assert db_hits(driver, query(name), **one) < 300, name
+
+
+SMALL_TOPICS, LARGE_NAMESPACE = 1000, 2000
+
+
+def test_an_export_page_reads_its_page(driver: Driver, namespace: str) -> None:
+    """An export page (``topic_id > $after_id`` in id order, ``$limit`` topics) reads about
+    its page through the (namespace, topic_id) index: not every tenant's topics whose ids sort
+    after the cursor (the unique topic_id index, filtered by namespace after), nor the whole
+    namespace for every page (the namespace index and a sort, the plan the planner took
+    beside 1,000 one-topic tenants). Both plans fail this test."""
+    prefix = f"0-test-one-{uuid.uuid4().hex[:8]}-"  # ids that sort before the namespace's own
+    try:
+        driver.execute_query(
+            "UNWIND range(1, $n) AS i CREATE (:Topic {namespace: $prefix + i, "
+            "topic_id: $prefix + i, name: 'x'})",
+            prefix=prefix, n=SMALL_TOPICS,
+        )  # fmt: skip
+        driver.execute_query(
+            "UNWIND range(1, $n) AS i CREATE (:Topic {namespace: $ns, "
+            "topic_id: $ns + '-' + right('0000' + i, 5), name: 'x'})",
+            ns=namespace, n=LARGE_NAMESPACE,
+        )  # fmt: skip
+        driver.execute_query("CALL db.prepareForReplanning()")
+        page = {"namespace": namespace, "after_id": "", "limit": 10, "vectors": False}
+        for name in ("export_topics", "export_edges"):
+            assert db_hits(driver, query(name), **page) < 300, name
+        records, _, _ = driver.execute_query(query("export_topics"), page)
+        assert [r["t"]["topic_id"] for r in records] == [
+            f"{namespace}-{i:05d}" for i in range(1, 11)
+        ]
+    finally:
+        driver.execute_query(
+            "MATCH (t:Topic) WHERE t.namespace STARTS WITH $prefix DETACH DELETE t", prefix=prefix
+        )
