@@ -33,6 +33,14 @@ MESSAGE_POOL = 400
 # 400 uncached messages took ~10 ms of an API worker per request beside a 30,000-message
 # conversation (docs/performance.md, "Namespace-local message ranking")
 TRUNCATED_POOL = 100
+# A namespace of at most this many messages has every match of a search read and ranked (the
+# query counts the namespace first, a seek stopping one past this): Lucene's order, whose
+# statistics count every tenant's messages, then never decides which of them are ranked. A
+# question naming both speakers of a 419-turn LoCoMo conversation matched all of it, and the
+# 100 of its matches Lucene put first beside the 10k tenant were not those it put first on an
+# empty server (docs/security.md, "What another tenant cannot change"). A larger namespace
+# keeps the pool above.
+MESSAGE_EXACT_MAX = 1000
 MESSAGE_FIELDS = ("content", "speaker", "at_days")  # message_text_en's fields a word can match
 
 
@@ -265,6 +273,7 @@ class MessageStore(Store):
             "namespace": namespace,
             "since": since,
             "until": until,
+            "exact_max": MESSAGE_EXACT_MAX,
         }
         # the query is confined to the namespace, so without a window every row Lucene returns
         # is kept: ask for the pool. A window filters after Lucene: when the query names the
@@ -341,7 +350,8 @@ class MessageStore(Store):
             records = self._run(
                 query("search_messages_fulltext"), {**search.params, "fetch": fetch}, read=True
             )
-            return Page(int(records[0]["raw"]), records[0]["hits"])
+            r = records[0]
+            return Page(int(r["raw"]), r["hits"], bool(r["complete"]))
 
         later = None if then is None else (search.next_fetch, then)
         pool = int(search.params["k"])
