@@ -44,8 +44,10 @@ def expand(
     read_topics(run.builder.topics, run.req.namespace, got, best, cfg, extra=states)
     stored = [got.whole[tid] for tid in best if tid in got.whole]
     full = [t.view(run.req.as_of) for t in stored]
+    # a question about the user's own life is answered by what the user said
+    assistant = cfg.assistant_weight if run.msg.own_life else 1.0
     snippets, evidence_topics = _evidence_snippets(
-        cfg, got, strength, qterms, window, _hidden_sentences(full, stored)
+        cfg, got, strength, qterms, window, _hidden_sentences(full, stored), assistant
     )
     for topic in full:
         strong = strength.get(topic.topic_id, 0.0)
@@ -81,9 +83,11 @@ def _evidence_snippets(
     qterms: frozenset[str],
     window: TimeWindow | None,
     hidden: dict[str, set[str]],
+    assistant: float = 1.0,
 ) -> tuple[dict[str, Snippet], dict[str, tuple[str, float]]]:
-    """A snippet per matching message (what the best topics hide of it cut out), and the
-    topics the messages reached with their best evidence score."""
+    """A snippet per matching message (what the best topics hide of it cut out), an
+    assistant's at ``assistant`` times its score, and the topics the messages reached with
+    their best evidence score."""
     snippets: dict[str, Snippet] = {}
     top = max((h.score for h in got.evidence), default=1.0) or 1.0
     evidence_topics: dict[str, tuple[str, float]] = {}
@@ -97,6 +101,8 @@ def _evidence_snippets(
             prev = evidence_topics.get(tid, (name, 0.0))
             evidence_topics[tid] = (name, max(prev[1], base))
         boost = 1 + cfg.topic_boost * max((strength.get(t, 0.0) for t in homes), default=0)
+        if m.role == "assistant":
+            boost *= assistant
         # a passage holding a statement cut out above is not shown (the cut text has it not)
         shown = hit.passages if m is hit.message else tuple(
             p for p in hit.passages if p in m.content

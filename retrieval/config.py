@@ -105,6 +105,16 @@ class ContextConfig(BaseModel):
     outside_window: float = Field(default=0.5, ge=0, le=1)
     fact_weight: float = Field(default=0.6, ge=0, description="snippets found through facts")
     fallback_weight: float = Field(default=0.5, ge=0, description="hit with no shared term")
+    # a question about the user's own life ("How much did I spend on workshops?"): the user's
+    # own words answer it, an assistant's reply echoes them ("Great that you're attending
+    # workshops!") and matched as well, crowding the user's statements out of the budget
+    # (docs/retrieval.md, "Whose words answer")
+    assistant_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="a question about the user's own life: x this for the assistant's messages",
+    )
     latest_gain: float = Field(
         default=0.5, ge=0, description="a question for the current value: newest x (1 + gain)"
     )

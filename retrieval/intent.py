@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 from retrieval.snippets import terms
+from text.cues import MEMORY_CUE
 from text.english import split_sentences
 
 _PAST_QUESTION = re.compile(
@@ -43,6 +44,9 @@ _ASKS = re.compile(
 )
 # ... about the user's own life: the first person singular ("my bike", "I", "I'm")
 _OWN = re.compile(r"\b(?:my|mine|myself|i)\b(?:\s++[\w'’-]{1,30}+)?", re.I)
+# The other side of the chat, in the second person: a question that names it ("Can you remind
+# me ...", "the restaurant you recommended") may be answered by what that side said
+_SECOND = re.compile(r"\b(?:you|your|yours|yourself)\b", re.I)
 # A question for the value as it stands now ("Where did I go on my most recent family trip?",
 # "Where do I currently keep my old sneakers?"): when a fact was updated, the newest statement
 # answers it.
@@ -83,6 +87,26 @@ def personal_cue(text: str) -> str | None:
             own = _OWN.search(sentence) or _OWN.search(before)
             if own:
                 return f"personal_request: about the user's own life '{own.group(0)[:40]}'"
+        before = sentence
+    return None
+
+
+def own_life_cue(text: str) -> str | None:
+    """Why ``text`` asks about the user's own life and nothing the other side said, or None:
+    a question in the first person singular ("How much did I spend on workshops?", "Where do
+    I keep my sneakers?") with no second person in the whole message ("Can you remind me ...",
+    "the restaurant you recommended" ask what the assistant said) and no reference to a past
+    chat ("our previous chat", "remember": ``text.cues.MEMORY_CUE``). What the user said
+    answers it; an assistant's reply only echoes it ("Congratulations on attending a vegan
+    cuisine class!") or gives advice."""
+    if _SECOND.search(text) or MEMORY_CUE.search(text) or _ASKS.search(text) is None:
+        return None
+    before = ""
+    for sentence in split_sentences(text):
+        if _ASKS.search(sentence):
+            own = _OWN.search(sentence) or _OWN.search(before)
+            if own:
+                return f"own life: '{own.group(0)[:40]}'"
         before = sentence
     return None
 

@@ -82,6 +82,12 @@ class ParsedMessage:
         return intent.personal_cue(self.text)
 
     @cached_property
+    def own_life(self) -> str | None:
+        """Why it asks about the user's own life and nothing the assistant said
+        (``intent.own_life_cue``), or None."""
+        return intent.own_life_cue(self.text)
+
+    @cached_property
     def latest(self) -> str | None:
         """Why it asks for the value as it stands now (``intent.latest_cue``), or None."""
         return intent.latest_cue(self.text)
