@@ -165,7 +165,7 @@ class MergeConfig(BaseModel):
         "recency (its facts are copies: each stays in its subject's topic)",
     )  # fmt: skip
     theme_kept_facts: int = Field(
-        default=20, ge=1, description="current facts a theme's topic keeps, by salience and "
+        default=40, ge=1, description="current facts a theme's topic keeps, by salience and "
         "recency (copies: each stays in its episode's topic; sleepwake/themes.py)",
     )  # fmt: skip
     alias_share: float = Field(

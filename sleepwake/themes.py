@@ -69,7 +69,8 @@ _ADJECTIVES = frozenset(
     """blue red green black white yellow pink purple orange brown gray grey dark bright cute
     fancy proud busy tough hard easy real true huge tiny small large long short young special
     sweet lovely beautiful gorgeous stunning nice fun funny crazy wild calm safe sorry ready
-    fave own important around loving second third fourth fifth another""".split()
+    fave own important around loving second third fourth fifth another furry fluffy cozy comfy
+    sunny rainy snowy windy cloudy healthy tasty yummy lucky silly messy sleepy hungry""".split()
 )
 
 
