@@ -338,7 +338,8 @@ class SleepStoreProtocol(Protocol):
         ...
 
     def theme_names(self, namespace: str, prefixes: Sequence[str], limit: int = 500) -> list[str]:
-        """Lower-cased names and aliases of live topics starting with one of ``prefixes``."""
+        """Lower-cased names and aliases of live topics starting with one of ``prefixes`` or
+        naming a member of such a theme ("toby (andrew's dog)")."""
         ...
 
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:

@@ -227,8 +227,9 @@ class SleepStore(StateTopicReads):
         self, namespace: str, prefixes: Sequence[str], limit: int = THEME_NAMES_MAX
     ) -> list[str]:
         """The lower-cased names and aliases of the live topics starting with one of
-        ``prefixes`` ("melanie's "), sorted, at most ``limit``: the themes the speakers of a slice
-        already have (``sleepwake.theme_words``)."""
+        ``prefixes`` ("melanie's ") or naming a member of such a theme ("toby (melanie's dog)"),
+        sorted, at most ``limit``: the themes the speakers of a slice already have and their
+        members' names (``sleepwake.theme_words``)."""
         wanted = sorted({p.lower() for p in prefixes if p})
         if not wanted:
             return []

@@ -267,13 +267,13 @@ class SleepRun:
         formation = self.config.formation
         if not formation.theme_facts or not formation.theme_word_cosine:
             return SAME
-        said = subject_words(self.piece, cands)
+        said, lines = subject_words(self.piece, cands)
         if not any(said.values()):
             return SAME
         names = self.sleeper.store.theme_names(self.namespace, [f"{o}'s " for o in said])
-        known = known_words(names, sorted(said))
-        embed = self.sleeper.embedder.embed
-        return theme_words(said, known, embed, formation.theme_word_cosine)
+        known, named = known_words(names, sorted(said))
+        embed, floor = self.sleeper.embedder.embed, formation.theme_word_cosine
+        return theme_words(said, known, embed, floor, named, lines)
 
     def _extractions(self) -> tuple[dict[str, Extraction], dict[str, Any]]:
         extractor = self.sleeper.extractor

@@ -13,12 +13,19 @@ A word joins, in this order, a theme the speaker already has (a topic or alias n
 often before it; it never joins another speaker's theme. Why not a thesaurus: none is packaged
 here without a download (WordNet's data), and the model already says what a word means in the
 sense this conversation's vectors use.
+
+The names a speaker gives the members of a theme are its words too: "meet Toby, my puppy", "my
+dog Max", "a puppy called Pixie" make "Toby", "Max" and "Pixie" words of "Andrew's dog" /
+"Audrey's dog", so "Toby and I hiked the trail" joins it without saying "dog". A sleep that finds
+such a name files it as an alias of the theme's topic, "Toby (Andrew's dog)" (``member_alias``),
+which is how later sleeps know it (``known_words``) and how a search for "Toby" finds the topic.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,10 +41,18 @@ class ThemeWords:
     theme's are left out)."""
 
     canon: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    # (speaker, member name) -> the theme word the slice named it by ("toby" -> "dog"): the
+    # aliases the sleep files ("Toby (Andrew's dog)")
+    found: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def word(self, owner: str, word: str) -> str:
         """The word ``owner``'s theme of ``word`` goes by."""
         return self.canon.get((owner, word), word)
+
+    def aliases(self, owner: str, word: str) -> list[str]:
+        """The member aliases the slice found for ``owner``'s theme ``word``."""
+        found = sorted(n for (o, n), w in self.found.items() if o == owner and w == word)
+        return [member_alias(owner, word, n) for n in found]
 
     def stems(self, owner: str, word: str) -> frozenset[str]:
         """The stems of every word of ``owner``'s theme ``word`` (``word``'s own included)."""
@@ -48,19 +63,56 @@ class ThemeWords:
 
 SAME = ThemeWords()  # every word its own theme: no embedding, or the knob at 0
 
+_NAME = r"(?P<name>[A-Z][a-z]{2,})"
+_NOUN = r"(?:new |little |old |sweet |baby )?(?P<noun>[a-z]{3,})"
+# how a speaker names a member of a theme: "my dog Max", "Toby, my puppy", "a puppy called Pixie"
+_MEMBER = (
+    re.compile(rf"\bmy {_NOUN},? {_NAME}\b"),
+    re.compile(rf"\b{_NAME}, my {_NOUN}\b"),
+    re.compile(rf"\b{_NOUN} (?:called|named) {_NAME}\b"),
+)
+_MEMBER_ALIAS = re.compile(r"(?P<name>[a-z]+) \((?P<owner>.+)'s (?P<word>[a-z]+)\)")
 
-def known_words(names: Sequence[str], owners: Sequence[str]) -> dict[str, list[str]]:
-    """owner -> the words of the themes they already have, from lower-cased topic names and
-    aliases ("audrey's dog" -> Audrey: ["dog"]); names of more than one word after the owner
-    ("audrey's dog park") are no theme's."""
+
+def member_alias(owner: str, word: str, name: str) -> str:
+    """The alias a theme's topic files a member's name under: "Toby (Andrew's dog)"."""
+    return f"{name.capitalize()} ({owner}'s {word})"
+
+
+def members(owner: str, texts: Iterable[str], themes: set[str]) -> dict[str, str]:
+    """name (lower case) -> the word of one of ``themes`` (``owner``'s theme words) that
+    ``texts`` (``owner``'s first-person facts, without the speaker) call it by."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for pattern in _MEMBER:
+            for m in pattern.finditer(text):
+                noun, name = m.group("noun"), m.group("name").lower()
+                word = noun[:-1] if noun.endswith("s") and noun[:-1] in themes else noun
+                if word in themes and name != owner.lower() and name not in themes:
+                    out.setdefault(name, word)
+    return out
+
+
+def known_words(
+    names: Sequence[str], owners: Sequence[str]
+) -> tuple[dict[str, list[str]], dict[tuple[str, str], str]]:
+    """From lower-cased topic names and aliases: owner -> the words of the themes they already
+    have ("audrey's dog" -> Audrey: ["dog"]; names of more than one word after the owner,
+    "audrey's dog park", are no theme's), and (owner, member name) -> its theme's word
+    ("toby (andrew's dog)")."""
     by_prefix = {f"{o.lower()}'s ": o for o in owners}
+    lower = {o.lower(): o for o in owners}
     out: dict[str, list[str]] = {}
+    named: dict[tuple[str, str], str] = {}
     for name in names:
+        if (m := _MEMBER_ALIAS.fullmatch(name)) and m.group("owner") in lower:
+            named[(lower[m.group("owner")], m.group("name"))] = m.group("word")
+            continue
         for prefix, owner in by_prefix.items():
             rest = name[len(prefix) :] if name.startswith(prefix) else ""
             if rest and " " not in rest.strip():
                 out.setdefault(owner, []).append(rest.strip())
-    return out
+    return out, named
 
 
 def theme_words(
@@ -68,13 +120,36 @@ def theme_words(
     known: Mapping[str, Sequence[str]],
     embed: Embed,
     min_cosine: float,
+    named: Mapping[tuple[str, str], str] | None = None,
+    texts: Mapping[str, Sequence[str]] | None = None,
 ) -> ThemeWords:
     """Each speaker's words of ``said`` (word -> times said in the slice) mapped to the word of
     the theme they mean: the nearest of the speaker's ``known`` theme words at ``min_cosine`` or
     more, else the nearest word said more often (ties: alphabetical) at that cosine, else itself.
+    Member names map to their theme's word: the ``named`` ones the graph holds, and those the
+    speaker's first-person ``texts`` of the slice introduce (``members``).
     ``min_cosine`` 0 (or nothing said) maps nothing and embeds nothing."""
     if min_cosine <= 0 or not any(said.values()):
         return SAME
+    canon = _by_meaning(said, known, embed, min_cosine)
+    theme_of = ThemeWords(canon).word
+    for (owner, name), word in sorted((named or {}).items()):
+        canon.setdefault((owner, name), theme_of(owner, word))
+    found: dict[tuple[str, str], str] = {}
+    for owner, lines in sorted((texts or {}).items()):
+        heads = {theme_of(owner, w) for w in said.get(owner, ())} | set(known.get(owner, ()))
+        for name, word in members(owner, lines, heads | set(said.get(owner, ()))).items():
+            found[(owner, name)] = theme_of(owner, word)
+            canon.setdefault((owner, name), found[(owner, name)])
+    return ThemeWords(canon, found)
+
+
+def _by_meaning(
+    said: Mapping[str, Counter[str]],
+    known: Mapping[str, Sequence[str]],
+    embed: Embed,
+    min_cosine: float,
+) -> dict[tuple[str, str], str]:
     words = sorted({w for c in said.values() for w in c} | {w for k in known.values() for w in k})
     matrix = np.asarray(embed(words), dtype=float)
     matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
@@ -93,7 +168,7 @@ def theme_words(
                 heads.append(word)
             else:
                 canon[(owner, word)] = best
-    return ThemeWords(canon)
+    return canon
 
 
 def _nearest(

@@ -32,7 +32,7 @@ from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import FormationConfig, SleepConfig
 from sleepwake.names_apart import PLAIN_WORDS
-from sleepwake.theme_words import SAME, ThemeWords
+from sleepwake.theme_words import SAME, ThemeWords, member_alias
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
 from text.analysis import ENGLISH_STOP_WORDS
 from text.english import noun_phrases
@@ -220,20 +220,41 @@ def said_themes(cand: Candidate, speakers: set[str], counts: _Counts | None = No
     return [counts.theme(o, r) for o, own in sorted(counts.times.items()) for r in sorted(own)]
 
 
-def subject_words(piece: Sequence[Message], cands: SliceCandidates) -> dict[str, Counter[str]]:
+def subject_words(
+    piece: Sequence[Message], cands: SliceCandidates
+) -> tuple[dict[str, Counter[str]], dict[str, list[str]]]:
     """Speaker -> the subject words they said of themselves in the slice's episodes (singular),
-    with how often: what ``sleepwake.theme_words`` matches by meaning."""
+    with how often, and speaker -> their first-person facts there (without the speaker): what
+    ``sleepwake.theme_words`` matches by meaning and reads member names in."""
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     out: dict[str, Counter[str]] = {}
-    for cand in cands.candidates:
-        if cand.person or cand.theme or cand.returns is None:
-            continue
+    lines: dict[str, list[str]] = {}
+    for cand in _episodes(cands):
         counts = _count(cand, speakers)
         for owner, own in counts.times.items():
             mine = out.setdefault(owner, Counter())
             for root, n in own.items():
                 mine[_singular(counts.said[root].most_common(1)[0][0])] += n
-    return out
+        for f in cand.facts:
+            text, owner = unspoken(f.text), speaker_of(f.text)
+            if owner in speakers and FIRST_PERSON.search(text):
+                lines.setdefault(owner, []).append(text)
+    return out, lines
+
+
+def _episodes(cands: SliceCandidates) -> list[Candidate]:
+    return [c for c in cands.candidates if not (c.person or c.theme or c.returns is None)]
+
+
+def _member_aliases(cand: Candidate, words: ThemeWords) -> None:
+    """An episode that names a member of a theme ("meet Toby, my puppy") goes by the member's
+    alias too ("Toby (Andrew's dog)"): how later sleeps know Toby is Andrew's dog."""
+    for (owner, name), word in sorted(words.found.items()):
+        said = re.compile(rf"\b{re.escape(name.capitalize())}\b")
+        if any(speaker_of(f.text) == owner and said.search(f.text) for f in cand.facts):
+            alias = member_alias(owner, word, name)
+            if alias not in cand.theme_names:
+                cand.theme_names.append(alias)
 
 
 def with_themes(
@@ -252,9 +273,8 @@ def with_themes(
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     found: dict[str, tuple[Theme, list[Fact]]] = {}
     about: set[str] = set()  # the keys of the themes an episode of the slice is about
-    for cand in cands.candidates:
-        if cand.person or cand.theme or cand.returns is None:
-            continue
+    for cand in _episodes(cands):
+        _member_aliases(cand, words)
         counts = _count(cand, speakers, words)
         for theme in episode_themes(cand, speakers, cfg, counts):
             about.add(theme.key)
@@ -276,6 +296,9 @@ def with_themes(
         for theme, facts in found.values()
         if facts
     ]
+    for cand in extra:
+        if (of := _of(cand)) is not None:
+            cand.theme_names += words.aliases(of.owner, of.surface)
     if not extra:
         return cands
     return replace(cands, candidates=[*cands.candidates, *extra])

@@ -126,14 +126,14 @@ class FakeSleepStore:
 
     def theme_names(self, namespace: str, prefixes: Sequence[str], limit: int = 500) -> list[str]:
         """``theme_names.cypher``: lower-cased names and aliases of live topics starting with
-        one of ``prefixes``, sorted, at most ``limit``."""
+        one of ``prefixes`` or holding " (<prefix>", sorted, at most ``limit``."""
         wanted = {p.lower() for p in prefixes if p}
         with self.graph.lock:
             names = {
                 name.lower()
                 for n in self.graph.live_topics(namespace)
                 for name in [n.props["name"], *(n.props.get("aliases") or ())]
-                if any(name.lower().startswith(p) for p in wanted)
+                if any(name.lower().startswith(p) or f" ({p}" in name.lower() for p in wanted)
             }
         return sorted(names)[:limit]
 

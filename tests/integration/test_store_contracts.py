@@ -733,7 +733,7 @@ def theme_names_of_the_speakers_live_topics(s: Side, ns: str, other: str) -> Any
             topic(ns, "dog", "Audrey's dog", "her dogs"),
             topic(ns, "hike", "Hiking trip", "a hike", aliases=["Audrey's hike", "Andrew's trail"]),
             topic(ns, "old", "Audrey's pup", "her puppy"),
-            topic(ns, "job", "Andrew's job", "his job"),
+            topic(ns, "job", "Andrew's job", "his job", aliases=["Toby (Andrew's dog)"]),
         ],
     )
     seed_topics(s, other, [topic(other, "cat", "Audrey's cat", "a cat")])

@@ -72,8 +72,18 @@ def test_off_or_nothing_said_embeds_nothing() -> None:
 
 
 def test_known_words_are_one_word_themes_of_the_speakers() -> None:
-    names = ["audrey's dog", "audrey's dog park", "andrew's job", "audreys pet", "bob's car"]
-    assert known_words(names, ["Audrey", "Andrew"]) == {"Audrey": ["dog"], "Andrew": ["job"]}
+    names = [
+        "audrey's dog",
+        "audrey's dog park",
+        "andrew's job",
+        "audreys pet",
+        "bob's car",
+        "toby (andrew's dog)",
+        "rex (bob's dog)",
+    ]
+    themes, named = known_words(names, ["Audrey", "Andrew"])
+    assert themes == {"Audrey": ["dog"], "Andrew": ["job"]}
+    assert named == {("Andrew", "toby"): "dog"}
 
 
 PUPS = [
@@ -89,7 +99,7 @@ def test_the_slice_files_its_synonyms_under_the_theme_she_has() -> None:
     making "Audrey's pup" and "Audrey's puppy"."""
     messages, pups = episode("puppy", PUPS)
     cands = SliceCandidates([pups], [], None, {})
-    said = subject_words(messages, cands)
+    said, _ = subject_words(messages, cands)
     assert said["Audrey"]["pup"] >= 2 and said["Audrey"]["puppy"] >= 2
     words = theme_words(said, {"Audrey": ["dog"]}, CountingEmbed(), 0.78)
     themed = with_themes(messages, cands, words=words)
@@ -112,7 +122,7 @@ def test_seeding_reads_the_synonyms_of_earlier_topics() -> None:
         facts=list(pups.facts),
         time=TopicTime(first_seen_at=T0, last_seen_at=T0),
     )
-    said = subject_words(messages, SliceCandidates([pups], [], None, {}))
+    said, _ = subject_words(messages, SliceCandidates([pups], [], None, {}))
     words = theme_words(said, {"Audrey": ["dog"]}, CountingEmbed(), 0.78)
     dog = Theme("Audrey", stem("dog"), "dog")
     first = f"Audrey: {PUPS[0][1]}"
@@ -123,3 +133,42 @@ def test_seeding_reads_the_synonyms_of_earlier_topics() -> None:
     alone = Candidate(key="audrey's dog", label="Audrey's dog", returns=1, theme="episode")
     seed(alone, [earlier], 10, DEFAULT.formation)
     assert alone.facts == []  # by the word "dog" alone nothing of the pup is found
+
+
+def test_a_member_named_by_a_theme_word_is_a_word_of_that_theme() -> None:
+    """ "meet Toby, my puppy": Toby is Andrew's dog, and what he says of Toby later joins it."""
+    lines = {"Andrew": ["So much has changed - meet Toby, my puppy.", "I love my new dog."]}
+    said = {"Andrew": Counter(puppy=1, dog=1)}
+    words = theme_words(said, {"Andrew": ["dog"]}, CountingEmbed(), 0.78, texts=lines)
+    assert words.word("Andrew", "toby") == "dog"
+    assert words.aliases("Andrew", "dog") == ["Toby (Andrew's dog)"]
+    assert mentions(
+        "Andrew: Toby and I hiked the trail.", Theme("Andrew", stem("dog"), "dog"), words
+    )
+    # a name the graph holds ("toby (andrew's dog)") maps the same without being said again
+    later = theme_words(
+        {"Andrew": Counter(hike=2)}, {"Andrew": ["dog"]}, CountingEmbed(), 0.78,
+        named={("Andrew", "toby"): "dog"},
+    )  # fmt: skip
+    assert later.word("Andrew", "toby") == "dog" and later.found == {}
+    # no member: a word that is no theme of the speaker, the speaker's own name
+    other = {"Andrew": ["My friend Sam came over.", "Andrew, my dog is cute."]}
+    none = theme_words(said, {"Andrew": ["dog"]}, CountingEmbed(), 0.78, texts=other)
+    assert none.found == {}
+
+
+def test_the_episode_and_the_theme_go_by_the_members_alias() -> None:
+    lines = [
+        ("Andrew", "Hey! So much has changed - meet Toby, my puppy. I love my puppy."),
+        ("Audrey", "Aww, congrats!"),
+        ("Andrew", "Toby is my first dog and my puppy sleeps in my bed."),
+        ("Andrew", "I take my puppy Toby to the park every day."),
+    ]
+    messages, toby = episode("puppy", lines)
+    cands = SliceCandidates([toby], [], None, {})
+    said, texts = subject_words(messages, cands)
+    words = theme_words(said, {"Andrew": ["dog"]}, CountingEmbed(), 0.78, texts=texts)
+    themed = with_themes(messages, cands, words=words)
+    dog = next(c for c in themed.candidates if c.label == "Andrew's dog")
+    assert "Toby (Andrew's dog)" in dog.theme_names
+    assert "Toby (Andrew's dog)" in toby.theme_names
