@@ -64,11 +64,11 @@ class ThemeWords:
 SAME = ThemeWords()  # every word its own theme: no embedding, or the knob at 0
 
 _NAME = r"(?P<name>[A-Z][a-z]{2,})"
-_NOUN = r"(?:new |little |old |sweet |baby )?(?P<noun>[a-z]{3,})"
+_NOUN = r"(?:[a-z]+ )?(?P<noun>[a-z]{3,})"  # "my childhood dog Max": the noun, not "childhood"
 # how a speaker names a member of a theme: "my dog Max", "Toby, my puppy", "a puppy called Pixie"
 _MEMBER = (
-    re.compile(rf"\bmy {_NOUN},? {_NAME}\b"),
-    re.compile(rf"\b{_NAME}, my {_NOUN}\b"),
+    re.compile(rf"\b[Mm]y {_NOUN},? {_NAME}\b"),
+    re.compile(rf"\b[a-z]+ {_NAME}, my {_NOUN}\b"),  # "meet Toby, my puppy"; not "Yeah, my dog"
     re.compile(rf"\b{_NOUN} (?:called|named) {_NAME}\b"),
 )
 _MEMBER_ALIAS = re.compile(r"(?P<name>[a-z]+) \((?P<owner>.+)'s (?P<word>[a-z]+)\)")
@@ -79,17 +79,16 @@ def member_alias(owner: str, word: str, name: str) -> str:
     return f"{name.capitalize()} ({owner}'s {word})"
 
 
-def members(owner: str, texts: Iterable[str], themes: set[str]) -> dict[str, str]:
-    """name (lower case) -> the word of one of ``themes`` (``owner``'s theme words) that
-    ``texts`` (``owner``'s first-person facts, without the speaker) call it by."""
+def members(owner: str, texts: Iterable[str]) -> dict[str, str]:
+    """name (lower case) -> the noun ``texts`` (``owner``'s turns) call it by ("meet Toby, my
+    puppy": "toby" -> "puppy"); not the owner."""
     out: dict[str, str] = {}
     for text in texts:
         for pattern in _MEMBER:
             for m in pattern.finditer(text):
                 noun, name = m.group("noun"), m.group("name").lower()
-                word = noun[:-1] if noun.endswith("s") and noun[:-1] in themes else noun
-                if word in themes and name != owner.lower() and name not in themes:
-                    out.setdefault(name, word)
+                if name != owner.lower() and name != noun:
+                    out.setdefault(name, noun[:-1] if noun.endswith("s") else noun)
     return out
 
 
@@ -131,16 +130,19 @@ def theme_words(
     ``min_cosine`` 0 (or nothing said) maps nothing and embeds nothing."""
     if min_cosine <= 0 or not any(said.values()):
         return SAME
-    canon = _by_meaning(said, known, embed, min_cosine)
+    met = {o: members(o, lines) for o, lines in sorted((texts or {}).items())}
+    words = {o: Counter(c) for o, c in said.items()}
+    for owner, found_here in met.items():  # a member's noun is matched like a word said
+        words.setdefault(owner, Counter()).update({n: 0 for n in found_here.values()})
+    canon = _by_meaning(words, known, embed, min_cosine)
     theme_of = ThemeWords(canon).word
     for (owner, name), word in sorted((named or {}).items()):
         canon.setdefault((owner, name), theme_of(owner, word))
     found: dict[tuple[str, str], str] = {}
-    for owner, lines in sorted((texts or {}).items()):
-        heads = {theme_of(owner, w) for w in said.get(owner, ())} | set(known.get(owner, ()))
-        for name, word in members(owner, lines, heads | set(said.get(owner, ()))).items():
-            found[(owner, name)] = theme_of(owner, word)
-            canon.setdefault((owner, name), found[(owner, name)])
+    for owner, found_here in met.items():
+        for name, noun in found_here.items():
+            if (owner, name) not in canon:
+                found[(owner, name)] = canon[(owner, name)] = theme_of(owner, noun)
     return ThemeWords(canon, found)
 
 

@@ -224,8 +224,8 @@ def subject_words(
     piece: Sequence[Message], cands: SliceCandidates
 ) -> tuple[dict[str, Counter[str]], dict[str, list[str]]]:
     """Speaker -> the subject words they said of themselves in the slice's episodes (singular),
-    with how often, and speaker -> their first-person facts there (without the speaker): what
-    ``sleepwake.theme_words`` matches by meaning and reads member names in."""
+    with how often, and speaker -> their turns: what ``sleepwake.theme_words`` matches by
+    meaning and reads member names in."""
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     out: dict[str, Counter[str]] = {}
     lines: dict[str, list[str]] = {}
@@ -235,10 +235,9 @@ def subject_words(
             mine = out.setdefault(owner, Counter())
             for root, n in own.items():
                 mine[_singular(counts.said[root].most_common(1)[0][0])] += n
-        for f in cand.facts:
-            text, owner = unspoken(f.text), speaker_of(f.text)
-            if owner in speakers and FIRST_PERSON.search(text):
-                lines.setdefault(owner, []).append(text)
+    for m in piece:  # every turn: an introduction ("meet Toby, my puppy") is seldom a fact
+        if m.role == "user" and m.speaker:
+            lines.setdefault(m.speaker, []).append(m.content)
     return out, lines
 
 

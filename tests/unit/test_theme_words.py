@@ -151,10 +151,17 @@ def test_a_member_named_by_a_theme_word_is_a_word_of_that_theme() -> None:
         named={("Andrew", "toby"): "dog"},
     )  # fmt: skip
     assert later.word("Andrew", "toby") == "dog" and later.found == {}
-    # no member: a word that is no theme of the speaker, the speaker's own name
-    other = {"Andrew": ["My friend Sam came over.", "Andrew, my dog is cute."]}
+    # no member: an interjection leading a sentence, the speaker's own name
+    other = {"Andrew": ["Yeah, my dog is cute.", "I'm Andrew, my dog Rex is cute."]}
     none = theme_words(said, {"Andrew": ["dog"]}, CountingEmbed(), 0.78, texts=other)
-    assert none.found == {}
+    assert none.found == {("Andrew", "rex"): "dog"}
+    # "my childhood dog Max": the noun is "dog"; a member's noun said nowhere else is matched
+    # by meaning ("pup" -> Andrew's "dog")
+    pup = theme_words(
+        {"Andrew": Counter(hike=1)}, {"Andrew": ["dog"]}, CountingEmbed(), 0.78,
+        texts={"Andrew": ["That one is Max, my childhood dog.", "meet Bobo, my pup!"]},
+    )  # fmt: skip
+    assert pup.found == {("Andrew", "max"): "dog", ("Andrew", "bobo"): "dog"}
 
 
 def test_the_episode_and_the_theme_go_by_the_members_alias() -> None:
