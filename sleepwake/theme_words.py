@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from text.analysis import ENGLISH_STOP_WORDS
 from text.tokens import stem
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
@@ -87,7 +88,7 @@ def members(owner: str, texts: Iterable[str]) -> dict[str, str]:
         for pattern in _MEMBER:
             for m in pattern.finditer(text):
                 noun, name = m.group("noun"), m.group("name").lower()
-                if name != owner.lower() and name != noun:
+                if name != owner.lower() and name != noun and noun not in ENGLISH_STOP_WORDS:
                     out.setdefault(name, noun[:-1] if noun.endswith("s") else noun)
     return out
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from graph.models import Topic, TopicTime
 from sleepwake.candidates import Candidate, SliceCandidates
 from sleepwake.config import DEFAULT
-from sleepwake.theme_words import SAME, known_words, theme_words
+from sleepwake.theme_words import SAME, known_words, members, theme_words
 from sleepwake.themes import Theme, mentions, seed, subject_words, with_themes
 from tests.unit.test_themes import T0, episode
 from text.tokens import stem
@@ -162,6 +162,7 @@ def test_a_member_named_by_a_theme_word_is_a_word_of_that_theme() -> None:
         texts={"Andrew": ["That one is Max, my childhood dog.", "meet Bobo, my pup!"]},
     )  # fmt: skip
     assert pup.found == {("Andrew", "max"): "dog", ("Andrew", "bobo"): "dog"}
+    assert members("Audrey", ["I love my recipes for Mediterranean food"]) == {}
 
 
 def test_the_episode_and_the_theme_go_by_the_members_alias() -> None:
