@@ -184,7 +184,10 @@ def _count(cand: Candidate, speakers: set[str], words: ThemeWords = SAME) -> _Co
             continue
         own = counts.times.setdefault(owner, Counter())
         for root, word, as_said in said[fact.text]:
-            if as_said in nouns and root not in people and (owner, root) in mine:
+            # a word the speaker's theme goes by counts as its noun: a synonym or a member's
+            # name ("Rocky sleeps on my bed": Rocky is James's puppy), never in a noun phrase
+            named = as_said in nouns or root != as_said
+            if named and root not in people and (owner, root) in mine:
                 own[root] += 1
                 counts.said.setdefault(root, Counter())[word] += 1
                 counts.order.setdefault(root, len(counts.order))
