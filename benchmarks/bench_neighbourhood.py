@@ -34,7 +34,9 @@ Measured: ``sheriff up --workers W --no-worker`` against each server, both up at
 minutes; alternating puts both under the same drift) S/rounds sequential context requests
 (p50/p95, server + Neo4j CPU per request) and C concurrent clients x R/rounds requests
 (throughput), the same messages on both; then A messages' answers, whose items (kind, title,
-reason, score; the ids differ between the servers) are compared between the servers. Then the recall of the
+reason, score; the ids differ between the servers) are compared between the servers, and
+where they differ store by store (``store_differences``: the topics' and the messages' full-text
+search and the topic and passage vector searches of the same messages). Then the recall of the
 store's vector search (``TopicStore.search_vector``, k=8, as a context asks) against the exact
 top k computed here from every vector of the tenant, for Q questions.
 
@@ -298,6 +300,48 @@ def recall(s: Private, ns: str, embedder: CachedEmbedder, texts: list[str]) -> t
     return statistics.mean(found), scanned / len(texts)
 
 
+SEARCHES = ("topic full text", "topic vectors", "message full text", "passage vectors")
+
+
+def searched(s: Private, ns: str, text: str, vector: list[float]) -> list[list[Any]]:
+    """What each store search of a context finds for ``text`` on ``s``: (name or content,
+    score) in order (the ids differ between the servers)."""
+    topics, messages = TopicStore(s.driver), MessageStore(s.driver)
+    passages = PassageStore(s.driver)
+    return [
+        [(h.topic.name, round(h.score, 4)) for h in topics.search_text(ns, text, k=K, light=True)],
+        [(h.topic.name, round(h.score, 4))
+         for h in topics.search_vector(ns, vector, k=K, light=True)],
+        [(h.message.content, round(h.score, 4)) for h in messages.search_text(ns, text, k=20)],
+        [(h.message.content, round(h.score, 4)) for h in passages.search(ns, vector, k=20)],
+    ]  # fmt: skip
+
+
+def canonical(items: list[Any]) -> list[Any]:
+    """``items`` (text, score) with ties in one order (the stores order them by id, and the
+    ids differ between the servers), and of the items tied at the cut only their score
+    (which of them made the cut follows the ids too)."""
+    last = min((score for _, score in items), default=None)
+    return sorted(((text if score != last else "", score) for text, score in items),
+                  key=lambda item: (-item[1], item[0]))  # fmt: skip
+
+
+def store_differences(
+    servers: list[Private], ns: str, embedder: CachedEmbedder, texts: list[str]
+) -> None:
+    """Where answers differ, store by store: for how many of ``texts`` each search of a
+    context (the topics' and the messages' full text, the topic and passage vectors) finds
+    other items or scores on the two servers (items of one score in any order)."""
+    differ = dict.fromkeys(SEARCHES, 0)
+    for text in texts:
+        vector = embedder.embed([text])[0]
+        alone, beside = (searched(s, ns, text, vector) for s in servers)
+        for name, a, b in zip(SEARCHES, alone, beside, strict=True):
+            differ[name] += canonical(a) != canonical(b)
+    print(f"  store searches that differ between the servers, of {len(texts)} messages: "
+          + ", ".join(f"{name} {n}" for name, n in differ.items()), flush=True)  # fmt: skip
+
+
 def merged(name: str, phases: list[Phase]) -> Phase:
     """Rounds of one phase as one: their outcomes, wall times and CPU per request together."""
     n = sum(len(ph.outcomes) for ph in phases)
@@ -484,6 +528,8 @@ def main() -> None:
         with log_path.open("w") as log:
             results = measure(args, [alone, beside], ns, embedder, log, log_path)
         summary(*results)
+        asked = [t for _, t in request_texts(random.Random(9), args.answers)]
+        store_differences([alone, beside], ns, embedder, asked)
     finally:
         for s in (alone, beside):
             s.driver.close()

@@ -344,6 +344,7 @@ def _both(messages: PagedQuery, topics: PagedQuery) -> dict[str, Any]:
     t = topics.params
     return {
         "namespace": messages.params["namespace"],
+        "exact_max": messages.params["exact_max"],
         **_prefixed("message", messages),
         "topic_query": t["query"],
         "topic_fetch": topics.first_fetch,
@@ -375,4 +376,5 @@ def _page(row: Any, prefix: str) -> Page[Any] | None:
     """One search's page from a ``search_context_texts`` row (None: not read)."""
     if row[f"{prefix}_raw"] is None:
         return None
-    return Page(int(row[f"{prefix}_raw"]), row[f"{prefix}_hits"])
+    complete = bool(row.get(f"{prefix}_complete", False))  # a message search's small namespace
+    return Page(int(row[f"{prefix}_raw"]), row[f"{prefix}_hits"], complete)

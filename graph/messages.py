@@ -33,6 +33,15 @@ MESSAGE_POOL = 400
 # 400 uncached messages took ~10 ms of an API worker per request beside a 30,000-message
 # conversation (docs/performance.md, "Namespace-local message ranking")
 TRUNCATED_POOL = 100
+# A namespace of at most this many messages has every match of a search read and ranked (the
+# query counts the namespace first, a seek stopping one past this): Lucene's order, whose
+# statistics count every tenant's messages, then never decides which of them are ranked. A
+# question naming both speakers of a 419-turn LoCoMo conversation matched all of it, and the
+# 100 of its matches Lucene put first beside the 10k tenant were not those it put first on an
+# empty server (docs/security.md, "Tenants do not change each other's results"). With more
+# matches than the pool, its first TRUNCATED_POOL by its own BM25 over every match are ranked
+# (as Lucene's first were). A larger namespace keeps the pool above.
+MESSAGE_EXACT_MAX = 1000
 MESSAGE_FIELDS = ("content", "speaker", "at_days")  # message_text_en's fields a word can match
 
 
@@ -265,6 +274,7 @@ class MessageStore(Store):
             "namespace": namespace,
             "since": since,
             "until": until,
+            "exact_max": MESSAGE_EXACT_MAX,
         }
         # the query is confined to the namespace, so without a window every row Lucene returns
         # is kept: ask for the pool. A window filters after Lucene: when the query names the
@@ -332,7 +342,8 @@ class MessageStore(Store):
     ) -> list[Mapping[str, Any]]:
         """The candidates of ``search`` (``text_query``): up to its pool of the namespace's
         matches (``search_messages_fulltext``'s hits), grown while a window filters them out;
-        all of them when the index ran dry, else the first ``TRUNCATED_POOL`` (or ``k``);
+        all of them when the index ran dry, else the first ``TRUNCATED_POOL`` (or ``k``): of
+        Lucene's order, or, a namespace read whole (``MESSAGE_EXACT_MAX``), of its own BM25;
         ``first``: its first page, already read (``raw`` and ``hits`` for
         ``search.first_fetch``); ``then``: its next page (for ``search.next_fetch``), read
         beforehand too."""
@@ -341,14 +352,22 @@ class MessageStore(Store):
             records = self._run(
                 query("search_messages_fulltext"), {**search.params, "fetch": fetch}, read=True
             )
-            return Page(int(records[0]["raw"]), records[0]["hits"])
+            r = records[0]
+            return Page(int(r["raw"]), r["hits"], bool(r["complete"]))
 
         later = None if then is None else (search.next_fetch, then)
         pool = int(search.params["k"])
         found = overfetch(pool, search.plan, seeded(page, first, search.first_fetch, later))
+        want = search.want if isinstance(search, MessageQuery) else pool
+        if found.complete and len(found.hits) > pool:
+            # a small namespace read whole, with more matches than the pool: its own best
+            # (BM25 over every match, namespace-local) stand in for the first of Lucene's
+            # order, which index-wide statistics choose; ranked again among themselves next
+            # (ranking all ~650 matches of a LoCoMo question once instead lost 0.007 recall)
+            words = search.words if isinstance(search, MessageQuery) else ()
+            return [h for h, _ in rank_hits(words, found.hits, max(want, TRUNCATED_POOL))]
         if found.complete:  # every match of the namespace: the ranking is exactly its own
             return found.hits
-        want = search.want if isinstance(search, MessageQuery) else pool
         return found.hits[: max(want, TRUNCATED_POOL)]
 
     def mentions(

@@ -7,6 +7,8 @@ with slightly different stop rules; :func:`overfetch` is the loop, and the store
 to fetch one page (and, where there is one, how to score the namespace exactly instead).
 
 Stop rules, in order:
+0. the page says it holds every row of the namespace the filters accept (``Page.complete``):
+   done, complete;
 1. the filters kept ``need`` rows: done;
 2. the index returned fewer rows than asked (``raw < fetch``): it has nothing more, done;
 3. ``fetch`` reached ``plan.limit`` (or the plan does not grow): run ``exact`` when given (an
@@ -34,10 +36,13 @@ EXACT_VECTOR_MAX = 2000
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
-    """One index call: ``raw`` rows came out of the index, ``hits`` passed the filters."""
+    """One index call: ``raw`` rows came out of the index, ``hits`` passed the filters;
+    ``complete``: the query read every row of the namespace the filters accept (a small
+    namespace read whole, ``MESSAGE_EXACT_MAX``), whatever ``raw`` says."""
 
     raw: int
     hits: Sequence[T]
+    complete: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,8 +83,8 @@ def overfetch(
     while True:
         got = page(fetch)
         rounds += 1
-        if len(got.hits) >= need or got.raw < fetch:
-            return Fetched(list(got.hits), "index", got.raw < fetch, rounds)
+        if got.complete or len(got.hits) >= need or got.raw < fetch:
+            return Fetched(list(got.hits), "index", got.complete or got.raw < fetch, rounds)
         if fetch >= plan.limit or plan.grow == 1:
             break
         fetch = min(fetch * plan.grow, plan.limit)

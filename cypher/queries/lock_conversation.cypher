@@ -5,6 +5,8 @@
 // returns: next_seq (int), newest (datetime | null: the latest stored message time),
 //          existing: list<map> (stored messages carrying one of $external_ids, oldest first),
 //          taken: list<string> (those of $message_ids that some message already has)
+// USING INDEX: beside many small tenants the planner reckons a namespace holds a few messages,
+// takes the (namespace) index and sorts the whole conversation (docs/performance.md, "The neighbourhood").
 MERGE (c:Conversation {namespace: $namespace})
 ON CREATE SET c.next_seq = 0
 SET c._lock = true
@@ -12,8 +14,9 @@ REMOVE c._lock
 WITH c
 CALL (c) {
   MATCH (m:Message {namespace: $namespace})
+  USING INDEX m:Message(namespace, at)
   WHERE m.at IS NOT NULL
-  WITH m ORDER BY m.at DESC LIMIT 1
+  WITH m ORDER BY m.namespace DESC, m.at DESC LIMIT 1  // the index's order, read backwards
   RETURN collect(m.at) AS newest
 }
 CALL (c) {

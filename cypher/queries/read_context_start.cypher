@@ -28,8 +28,11 @@
 //          held (list<map {name, topic_id}>: the known names that name a live topic the session's
 //          state holds an entry for, live or not: the caller judges the entry's cool-down; read
 //          only when a name is known and the session holds entries, by topic id)
+// USING INDEX: beside many small tenants the planner reckons a namespace holds a few messages,
+// takes the (namespace) index and sorts the whole conversation (docs/performance.md, "The neighbourhood").
 CALL () {
   MATCH (m:Message)
+  USING INDEX m:Message(namespace, seq)
   WHERE m.namespace = $namespace AND m.seq IS NOT NULL
   WITH m ORDER BY m.namespace DESC, m.seq DESC LIMIT $n
   RETURN collect(m {.*, at: toString(m.at), compacted_at: toString(m.compacted_at)}) AS tail
@@ -41,6 +44,7 @@ CALL () {
 }
 CALL () {
   OPTIONAL MATCH (w:WakePacket {namespace: $namespace})
+  USING INDEX w:WakePacket(namespace, slept_at)
   WHERE w.slept_at IS NOT NULL  // always true; lets the (namespace, slept_at) index answer
   WITH w ORDER BY w.slept_at DESC LIMIT 1
   RETURN w.slept_at AS slept_at, w.conversation_tail_json AS conversation_tail_json
@@ -75,7 +79,10 @@ RETURN tail, woke_at, slept_at, conversation_tail_json, session, known,
   COLLECT {
     UNWIND $people AS name
     WITH DISTINCT name
-    WHERE EXISTS { MATCH (m:Message) WHERE m.namespace = $namespace AND m.speaker_lc = name }
+    WHERE EXISTS {
+      MATCH (m:Message) USING INDEX m:Message(namespace, speaker_lc)
+      WHERE m.namespace = $namespace AND m.speaker_lc = name
+    }
     RETURN name
   } AS speakers,
   CASE WHEN $skills_namespace IS NULL THEN null ELSE COLLECT {

@@ -2,27 +2,33 @@
 // first page of the conversation's search (search_messages_fulltext) and of the topics'
 // candidates (search_topics_fulltext), each exactly as its own file reads it, so the stores
 // rank and grow them as if they had read that page themselves. Two uncorrelated subqueries:
-// each runs once and returns one row.
+// each runs once and returns one row. A namespace of at most $exact_max messages has every
+// match of the conversation's search read (message_complete), as search_messages_fulltext.
 // params: $message_query (Lucene, escaped, namespace-confined), $message_fetch, $message_k,
-//         $message_since, $message_until (datetime | null),
+//         $message_since, $message_until (datetime | null), $exact_max,
 //         $topic_query (Lucene, escaped, namespace-confined), $topic_fetch,
 //         $topic_since, $topic_until (datetime | null), $namespace
-// returns: message_raw, message_hits (search_messages_fulltext's raw and hits),
+// returns: message_raw, message_complete, message_hits (search_messages_fulltext's raw,
+//          complete and hits),
 //          topic_raw, topic_hits (search_topics_fulltext's raw and hits)
-CALL {
-  CALL db.index.fulltext.queryNodes('message_text_en', $message_query, {limit: $message_fetch})
-    YIELD node, score
+WITH size(COLLECT {
+  MATCH (m:Message) WHERE m.namespace = $namespace RETURN 1 AS one LIMIT $exact_max + 1
+}) <= $exact_max AS small
+CALL (small) {
+  CALL db.index.fulltext.queryNodes('message_text_en', $message_query,
+    {limit: CASE WHEN small THEN $exact_max ELSE $message_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
   WITH size(found) AS raw,
     [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
        AND ($message_since IS NULL OR h.m.at >= $message_since)
-       AND ($message_until IS NULL OR h.m.at < $message_until)][0..$message_k] AS kept
-  RETURN raw AS message_raw,
+       AND ($message_until IS NULL OR h.m.at < $message_until)]
+      [0..CASE WHEN small THEN $exact_max ELSE $message_k END] AS kept
+  RETURN raw AS message_raw, small AS message_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]
     AS message_hits
 }
-CALL {
+CALL () {
   CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
     YIELD node
   WITH collect(node) AS found
@@ -36,4 +42,4 @@ CALL {
         last_seen_at: toString(n.last_seen_at)}]
     AS topic_hits
 }
-RETURN message_raw, message_hits, topic_raw, topic_hits
+RETURN message_raw, message_complete, message_hits, topic_raw, topic_hits

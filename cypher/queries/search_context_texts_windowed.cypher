@@ -3,31 +3,37 @@
 // matches and the topics' windowed full-text candidates), the first page of the window's own
 // matches (search_messages_fulltext with the window) and the topics with an event in the
 // window (event_topic_ids_in_window), each exactly as its own file reads it.
-// params: search_context_texts' ($message_*, $topic_*, $namespace), and
+// A namespace of at most $exact_max messages has every match of both message searches read
+// (message_complete, window_complete), as search_messages_fulltext.
+// params: search_context_texts' ($message_*, $topic_*, $namespace, $exact_max), and
 //         $window_query, $window_fetch, $window_k, $window_since, $window_until (the window's
 //         message search), $event_since, $event_until (datetime, both given: the
 //         (namespace, at) index is seeked), $event_limit; $topic_need (the candidates the
 //         topic search keeps), $topic_next and $window_next (the fetch of each search's next
 //         page, as graph.overfetch asks for it: read here too when the first page is short,
 //         so a narrow window's second page costs no round trip of its own; 0: none)
-// returns: search_context_texts' columns, window_raw, window_hits (search_messages_fulltext's
-//          raw and hits), event_topic_ids (event_topic_ids_in_window's topic_ids), and
+// returns: search_context_texts' columns, window_raw, window_complete, window_hits
+//          (search_messages_fulltext's raw, complete and hits), event_topic_ids (event_topic_ids_in_window's topic_ids), and
 //          topic_next_raw / topic_next_hits, window_next_raw / window_next_hits: the next
 //          pages (raw null when not read)
-CALL {
-  CALL db.index.fulltext.queryNodes('message_text_en', $message_query, {limit: $message_fetch})
-    YIELD node, score
+WITH size(COLLECT {
+  MATCH (m:Message) WHERE m.namespace = $namespace RETURN 1 AS one LIMIT $exact_max + 1
+}) <= $exact_max AS small
+CALL (small) {
+  CALL db.index.fulltext.queryNodes('message_text_en', $message_query,
+    {limit: CASE WHEN small THEN $exact_max ELSE $message_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
   WITH size(found) AS raw,
     [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
        AND ($message_since IS NULL OR h.m.at >= $message_since)
-       AND ($message_until IS NULL OR h.m.at < $message_until)][0..$message_k] AS kept
-  RETURN raw AS message_raw,
+       AND ($message_until IS NULL OR h.m.at < $message_until)]
+      [0..CASE WHEN small THEN $exact_max ELSE $message_k END] AS kept
+  RETURN raw AS message_raw, small AS message_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]
     AS message_hits
 }
-CALL {
+CALL () {
   CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
     YIELD node
   WITH collect(node) AS found
@@ -57,18 +63,21 @@ CALL {
         utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
         last_seen_at: toString(n.last_seen_at)}] AS topic_next_hits
 }
-CALL {
-  CALL db.index.fulltext.queryNodes('message_text_en', $window_query, {limit: $window_fetch})
-    YIELD node, score
+CALL (small) {
+  CALL db.index.fulltext.queryNodes('message_text_en', $window_query,
+    {limit: CASE WHEN small THEN $exact_max ELSE $window_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
   WITH size(found) AS raw,
     [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
        AND ($window_since IS NULL OR h.m.at >= $window_since)
-       AND ($window_until IS NULL OR h.m.at < $window_until)][0..$window_k] AS kept
+       AND ($window_until IS NULL OR h.m.at < $window_until)]
+      [0..CASE WHEN small THEN $exact_max ELSE $window_k END] AS kept
   // a narrow window keeps a share of Lucene's rows: the next page when this one is short, as
-  // the store would ask for it next (one round trip fewer, the same rows)
+  // the store would ask for it next (one round trip fewer, the same rows); none when the
+  // namespace was read whole
   WITH raw, kept, CASE
-    WHEN size(kept) < $window_k AND raw >= $window_fetch AND $window_next > $window_fetch
+    WHEN NOT small AND size(kept) < $window_k AND raw >= $window_fetch
+      AND $window_next > $window_fetch
     THEN COLLECT {
       CALL db.index.fulltext.queryNodes('message_text_en', $window_query, {limit: $window_next})
         YIELD node, score
@@ -78,7 +87,7 @@ CALL {
     [h IN coalesce(more, []) WHERE h.m.namespace = $namespace AND h.score > 0
        AND ($window_since IS NULL OR h.m.at >= $window_since)
        AND ($window_until IS NULL OR h.m.at < $window_until)][0..$window_k] AS next_kept
-  RETURN raw AS window_raw,
+  RETURN raw AS window_raw, small AS window_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]
     AS window_hits,
@@ -87,11 +96,11 @@ CALL {
       at_days: h.m.at_days, seq: h.m.seq},
                        score: h.score}] AS window_next_hits
 }
-CALL {
+CALL () {
   MATCH (e:TopicEvent)
   WHERE e.namespace = $namespace AND e.at >= $event_since AND e.at < $event_until
   WITH DISTINCT e.topic_id AS topic_id LIMIT $event_limit
   RETURN collect(topic_id) AS event_topic_ids
 }
-RETURN message_raw, message_hits, topic_raw, topic_hits, topic_next_raw, topic_next_hits,
-  window_raw, window_hits, window_next_raw, window_next_hits, event_topic_ids
+RETURN message_raw, message_complete, message_hits, topic_raw, topic_hits, topic_next_raw,
+  topic_next_hits, window_raw, window_complete, window_hits, window_next_raw, window_next_hits, event_topic_ids

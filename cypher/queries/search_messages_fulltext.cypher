@@ -4,16 +4,26 @@
 // namespace before Lucene ranks (graph/fulltext.py: ns_token clause, boost 0; a hit that matched
 // the namespace clause only scores 0 and is dropped), so another
 // namespace's messages cannot push these out of the $fetch window; the window filters after.
+// A namespace of at most $exact_max messages (counted here, a seek of its namespace index that
+// stops at $exact_max + 1) has every match read (complete: true): which of its matches are
+// ranked then never depends on Lucene's order, whose statistics count every tenant's messages
+// (a larger one keeps Lucene's best $fetch, docs/security.md).
 // params: $query (Lucene, escaped, namespace-confined), $fetch, $k, $namespace,
-//         $since, $until (datetime | null)
-// returns: raw (hits Lucene returned),
+//         $since, $until (datetime | null), $exact_max (graph/messages.py MESSAGE_EXACT_MAX)
+// returns: raw (hits Lucene returned), complete (every match of the namespace read),
 //          hits: list<{m: {message_id, content, speaker, at_days, seq}, score}> in Lucene's order
-CALL db.index.fulltext.queryNodes('message_text_en', $query, {limit: $fetch}) YIELD node, score
-WITH collect({m: node, score: score}) AS found
-WITH size(found) AS raw,
+WITH size(COLLECT {
+  MATCH (m:Message) WHERE m.namespace = $namespace RETURN 1 AS one LIMIT $exact_max + 1
+}) <= $exact_max AS complete
+CALL (complete) {
+  CALL db.index.fulltext.queryNodes('message_text_en', $query,
+    {limit: CASE WHEN complete THEN $exact_max ELSE $fetch END}) YIELD node, score
+  RETURN collect({m: node, score: score}) AS found
+}
+WITH complete, size(found) AS raw,
   [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
-     AND ($since IS NULL OR h.m.at >= $since) AND ($until IS NULL OR h.m.at < $until)][0..$k]
-  AS kept
-RETURN raw, [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
-      at_days: h.m.at_days, seq: h.m.seq},
+     AND ($since IS NULL OR h.m.at >= $since) AND ($until IS NULL OR h.m.at < $until)]
+    [0..CASE WHEN complete THEN $exact_max ELSE $k END] AS kept
+RETURN raw, complete, [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content,
+      speaker: h.m.speaker, at_days: h.m.at_days, seq: h.m.seq},
                           score: h.score}] AS hits

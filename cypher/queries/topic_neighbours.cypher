@@ -1,5 +1,7 @@
 // 1-hop neighbours of several topics over the given edge types, within the namespace,
-// strongest edges first, at most $limit per seed (sliced before anything is projected).
+// strongest edges first, at most $limit per seed (sliced before anything is projected). Equal
+// weights go by the neighbour's name, id and the edge's type, never in the store's order of
+// a node's relationships, which other tenants' writes and deletes move (docs/security.md).
 // params: $namespace, $topic_ids: list<string>, $types: list<string>, $limit: int,
 //         $light: bool
 // $light: true reads only the fields a search result shows (those topic_from_props reads,
@@ -12,7 +14,7 @@ UNWIND $topic_ids AS seed_id
 MATCH (s:Topic {topic_id: seed_id})-[r]-(t:Topic)
 WHERE s.namespace = $namespace AND t.namespace = $namespace
   AND type(r) IN $types AND t.archived_at IS NULL
-WITH seed_id, s, t, r ORDER BY r.weight DESC
+WITH seed_id, s, t, r ORDER BY r.weight DESC, t.name, t.topic_id, type(r), startNode(r) = s
 WITH seed_id, s, collect({t: t, r: r})[0..$limit] AS top
 UNWIND top AS x
 WITH seed_id, s, x.t AS t, x.r AS r

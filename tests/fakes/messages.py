@@ -179,4 +179,4 @@ class FakeMessageStore:
         for tid, node in self.graph.topics.items():
             if (tid, message.message_id) in self.graph.mentions and node.live(message.namespace):
                 out.append((tid, str(node.props["name"])))
-        return tuple(out)
+        return tuple(sorted(out, key=lambda t: (t[1], t[0])))  # by name, as Neo4j returns them

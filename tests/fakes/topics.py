@@ -350,7 +350,10 @@ class FakeTopicStore:
                 other = self.graph.topics.get(b if a == sid else a)
                 if other is not None and other.live(namespace):
                     found.append(Neighbour(sid, other.topic(drop), etype, edge.weight, a == sid))
-            found.sort(key=lambda n: -n.weight)
+            # equal weights by name, id, edge type and direction, as topic_neighbours.cypher
+            found.sort(
+                key=lambda n: (-n.weight, n.topic.name, n.topic.topic_id, n.type.value, n.outgoing)
+            )
             out.extend(found[:limit_per_seed])
         return out
 

@@ -85,3 +85,84 @@ def test_the_dry_run_and_the_delete_read_only_their_namespace(
         "MATCH (m:Message {namespace: $ns}) RETURN count(m) AS n", ns=other
     )
     assert left[0]["n"] == OTHER_NODES  # the other tenant keeps everything
+
+
+SMALL_TENANTS, LONG_CONVERSATION = 1000, 3000
+
+
+@pytest.fixture
+def small_tenants(driver: Driver) -> Iterator[str]:
+    """1,000 tenants of one message each (their prefix): the planner then reckons that a
+    namespace holds a message or two."""
+    prefix = f"test-small-{uuid.uuid4().hex[:8]}-"
+    driver.execute_query(
+        "UNWIND range(1, $n) AS i CREATE (:Message {namespace: $prefix + i, "
+        "message_id: $prefix + i, seq: 1, role: 'user', content: 'hi', at: datetime($at)})",
+        prefix=prefix, n=SMALL_TENANTS, at=NOW.isoformat(),
+    )  # fmt: skip
+    yield prefix
+    driver.execute_query(
+        "MATCH (m:Message) WHERE m.namespace STARTS WITH $prefix DETACH DELETE m", prefix=prefix
+    )
+
+
+def test_the_context_start_reads_the_tail_not_the_conversation(
+    driver: Driver, namespace: str, small_tenants: str
+) -> None:
+    """Beside 1,000 tenants of one message, the planner took the (namespace) index for the
+    tail and sorted the whole conversation (30,000 messages read for 12, 10 -> 113 ms a
+    context in benchmarks/bench_neighbourhood.py): the tail is read backwards through the
+    (namespace, seq) index, whatever the statistics say."""
+    driver.execute_query(
+        "UNWIND range(1, $n) AS i CREATE (:Message {namespace: $ns, message_id: $ns + i, "
+        "seq: i, role: 'user', content: 'message ' + i, at: datetime($at)})",
+        ns=namespace, n=LONG_CONVERSATION, at=NOW.isoformat(),
+    )  # fmt: skip
+    driver.execute_query("CALL db.prepareForReplanning()")  # fresh statistics, no cached plan
+    params = {
+        "namespace": namespace, "n": 12, "names": [], "people": [], "lucene": "x",
+        "skills_namespace": None, "skills_cap": 64, "session_id": None, "now": None,
+    }  # fmt: skip
+    hits = db_hits(driver, query("read_context_start"), **params)
+    assert hits < 300, hits  # the 12 newest messages and their properties, not 3,000
+    records, _, _ = driver.execute_query(query("read_context_start"), params)
+    assert [m["seq"] for m in records[0]["tail"]] == list(range(LONG_CONVERSATION, 2988, -1))
+    # the same reads elsewhere: the tail, and the newest message every append locks and reads
+    one = {"namespace": namespace, "n": 12, "external_ids": [], "message_ids": []}
+    for name in ("tail_messages", "newest_message_at", "lock_conversation"):
+        assert db_hits(driver, query(name), **one) < 300, name
+
+
+SMALL_TOPICS, LARGE_NAMESPACE = 1000, 2000
+
+
+def test_an_export_page_reads_its_page(driver: Driver, namespace: str) -> None:
+    """An export page (``topic_id > $after_id`` in id order, ``$limit`` topics) reads about
+    its page through the (namespace, topic_id) index: not every tenant's topics whose ids sort
+    after the cursor (the unique topic_id index, filtered by namespace after), nor the whole
+    namespace for every page (the namespace index and a sort, the plan the planner took
+    beside 1,000 one-topic tenants). Both plans fail this test."""
+    prefix = f"0-test-one-{uuid.uuid4().hex[:8]}-"  # ids that sort before the namespace's own
+    try:
+        driver.execute_query(
+            "UNWIND range(1, $n) AS i CREATE (:Topic {namespace: $prefix + i, "
+            "topic_id: $prefix + i, name: 'x'})",
+            prefix=prefix, n=SMALL_TOPICS,
+        )  # fmt: skip
+        driver.execute_query(
+            "UNWIND range(1, $n) AS i CREATE (:Topic {namespace: $ns, "
+            "topic_id: $ns + '-' + right('0000' + i, 5), name: 'x'})",
+            ns=namespace, n=LARGE_NAMESPACE,
+        )  # fmt: skip
+        driver.execute_query("CALL db.prepareForReplanning()")
+        page = {"namespace": namespace, "after_id": "", "limit": 10, "vectors": False}
+        for name in ("export_topics", "export_edges"):
+            assert db_hits(driver, query(name), **page) < 300, name
+        records, _, _ = driver.execute_query(query("export_topics"), page)
+        assert [r["t"]["topic_id"] for r in records] == [
+            f"{namespace}-{i:05d}" for i in range(1, 11)
+        ]
+    finally:
+        driver.execute_query(
+            "MATCH (t:Topic) WHERE t.namespace STARTS WITH $prefix DETACH DELETE t", prefix=prefix
+        )

@@ -560,6 +560,31 @@ def neighbours_strongest_first_per_seed(s: Side, ns: str, other: str) -> Any:
 
 
 # -- events ----------------------------------------------------------------------------------------
+def neighbours_of_equal_weight_by_name(s: Side, ns: str, other: str) -> Any:
+    """Equal weights by the neighbour's name (then id, type, direction), whatever order the
+    edges were written in: the store's own order of a node's relationships follows where
+    its records were allocated, which another tenant's writes move (issue #33)."""
+    names = {"x": "Seed X", "y": "Seed Y", "amy": "Amy", "zed": "Zed", "bea": "Bea"}
+    seed_topics(s, ns, [topic(ns, k, name) for k, name in names.items()])
+    edges = [("x", "zed"), ("x", "amy"), ("y", "amy"), ("y", "zed")]  # opposite orders
+    s.topics.link(
+        ns,
+        [LinkRequest(f"{ns}-{a}", f"{ns}-{b}", EdgeType.RELATES_TO, 1.0) for a, b in edges]
+        + [
+            LinkRequest(f"{ns}-x", f"{ns}-bea", EdgeType.NEXT, 1.0),
+            LinkRequest(f"{ns}-bea", f"{ns}-x", EdgeType.PREV, 1.0),
+        ],
+        T0,
+    )
+    return {
+        seed: [
+            (n.topic.name, n.type.value, n.outgoing)
+            for n in s.topics.neighbours(ns, [f"{ns}-{seed}"])
+        ]
+        for seed in ("x", "y")
+    }
+
+
 def event(ns: str, key: str, topic_key: str, hours: int) -> TopicEvent:
     return TopicEvent(
         event_id=f"{ns}-{key}",
@@ -1176,6 +1201,7 @@ SCENARIOS: list[Scenario] = [
     full_text_search_of_topics,
     vector_search_of_topics,
     neighbours_strongest_first_per_seed,
+    neighbours_of_equal_weight_by_name,
     events_by_window_and_topic,
     the_lease_admits_one_holder_until_it_expires,
     a_wake_is_claimed_once_per_sleep_or_silence,

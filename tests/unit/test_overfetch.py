@@ -77,6 +77,22 @@ def test_without_a_scan_what_was_kept_is_returned_as_incomplete() -> None:
     assert found.hits == ["mine-0"] and not found.complete and found.source == "index"
 
 
+def test_a_page_that_read_the_whole_namespace_is_complete_however_full() -> None:
+    # a small namespace read whole (graph/messages.py MESSAGE_EXACT_MAX): more rows than the
+    # pool and than the fetch asked for, and still every one of them, ranked as a whole
+    whole = [f"mine-{i}" for i in range(450)]
+    asked: list[int] = []
+
+    def page(fetch: int) -> Page[str]:
+        asked.append(fetch)
+        return Page(len(whole), whole, complete=True)
+
+    found = overfetch(400, Plan(first=400), page)
+    assert asked == [400] and found.hits == whole and found.complete
+    truncated = overfetch(400, Plan(first=400), lambda n: Page(n, whole[:n]))
+    assert len(truncated.hits) == 400 and not truncated.complete
+
+
 def test_a_plan_must_be_positive() -> None:
     with pytest.raises(ValueError):
         Plan(first=0)
