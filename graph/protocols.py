@@ -337,6 +337,11 @@ class SleepStoreProtocol(Protocol):
         """(topic_id, state tokens) of the live topics holding any of the state ``tokens``."""
         ...
 
+    def theme_names(self, namespace: str, prefixes: Sequence[str], limit: int = 500) -> list[str]:
+        """Lower-cased names and aliases of live topics starting with one of ``prefixes`` or
+        naming a member of such a theme ("toby (andrew's dog)")."""
+        ...
+
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
         """The stored vectors of some topics, by id (a topic without one is left out)."""
         ...

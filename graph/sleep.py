@@ -36,6 +36,7 @@ from graph.redaction import Redactor
 from graph.topics import LinkRequest, StateTopicReads, check_vector
 
 EXACT_MATCH_MAX = 5000  # namespaces up to this many topics are matched by exact cosine
+THEME_NAMES_MAX = 500  # the themes a sleep reads for its speakers (a long life has a few dozen)
 
 
 @dataclass
@@ -221,6 +222,19 @@ class SleepStore(StateTopicReads):
         """Whole topics by id (the ones a sleep will rewrite)."""
         records = self._read_ids(query("get_topics"), namespace, "topic_ids", topic_ids)
         return [topic_from_props(r["t"], r["related"]) for r in records]
+
+    def theme_names(
+        self, namespace: str, prefixes: Sequence[str], limit: int = THEME_NAMES_MAX
+    ) -> list[str]:
+        """The lower-cased names and aliases of the live topics starting with one of
+        ``prefixes`` ("melanie's ") or naming a member of such a theme ("toby (melanie's dog)"),
+        sorted, at most ``limit``: the themes the speakers of a slice already have and their
+        members' names (``sleepwake.theme_words``)."""
+        wanted = sorted({p.lower() for p in prefixes if p})
+        if not wanted:
+            return []
+        params = {"namespace": namespace, "prefixes": wanted, "limit": limit}
+        return [r["name"] for r in self._run(query("theme_names"), params, read=True)]
 
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
         """The stored vectors of some topics, by id (a topic without one is left out)."""

@@ -165,11 +165,9 @@ class MergeConfig(BaseModel):
         "recency (its facts are copies: each stays in its subject's topic)",
     )  # fmt: skip
     theme_kept_facts: int = Field(
-        default=20,
-        ge=1,
-        description="current facts a theme's topic keeps, by salience and recency (copies: "
-        "each stays in its episode's topic; sleepwake/themes.py)",
-    )
+        default=40, ge=1, description="current facts a theme's topic keeps, by salience and "
+        "recency (copies: each stays in its episode's topic; sleepwake/themes.py)",
+    )  # fmt: skip
     alias_share: float = Field(
         default=0.8,
         ge=0,
@@ -202,11 +200,8 @@ class FormationConfig(BaseModel):
         description="a speaker's facts about a theme of a slice filed under the theme's topic "
         "(sleepwake/themes.py); 0: no topics of themes",
     )
-    theme_min_facts: int = Field(
-        default=2,
-        ge=1,
-        description="an episode's theme is a noun at least this many of its owner's facts name",
-    )
+    theme_min_facts: int = Field(default=2, ge=1, description="an episode's theme is a noun at "
+                                 "least this many of its owner's facts name")  # fmt: skip
     theme_new_facts: int = Field(
         default=2,
         ge=1,
@@ -222,6 +217,10 @@ class FormationConfig(BaseModel):
     episode_themes: int = Field(
         default=2, ge=0, description="themes an episode's topic goes by, per speaker"
     )
+    theme_word_cosine: float = Field(  # "pup"/"dog" .80, "mom"/"dad" .76: sleepwake/theme_words
+        default=0.78, ge=0, le=1, description="a speaker's word at this cosine to another of "
+        "their theme words is that theme ('pup' -> 'Audrey's dog'); 0: every word its own theme"
+    )  # fmt: skip
 
     # -- segmentation (sleepwake/segments.py) --
     # between people a long turn often says what it is about after 200 characters (LoCoMo

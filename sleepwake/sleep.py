@@ -48,11 +48,13 @@ from sleepwake.people import speakers_of, with_people
 from sleepwake.policy import SleepReason, select_slice
 from sleepwake.side_topics import structured, with_assistant
 from sleepwake.subjects import SubjectHint, compute_subjects
+from sleepwake.theme_words import SAME, ThemeWords, known_words, theme_words
 from sleepwake.themes import (
     covered_themes_dropped,
     keep_recurring,
     part_of,
     seed_themes,
+    subject_words,
     with_themes,
 )
 from sleepwake.topic_vectors import blend, candidate_vectors, similarities
@@ -210,6 +212,7 @@ class SleepRun:
         self.started = self.mark = time.perf_counter()
         self.steps: dict[str, float] = {}
         self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
+        self.words = SAME  # which of each speaker's words are one theme (extract)
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -253,9 +256,24 @@ class SleepRun:
             cands = form_topics(self.piece, cands, cands.extractions, embed, tz, formation)
         if self.config.formation.person_facts:
             cands = with_people(self.piece, cands, self.config.formation)
-        cands = with_themes(self.piece, cands, self.config.formation)
+        self.words = self._theme_words(cands)
+        cands = with_themes(self.piece, cands, self.config.formation, self.words)
         self.cands = cands
         self._done("extract")
+
+    def _theme_words(self, cands: SliceCandidates) -> ThemeWords:
+        """Which of each speaker's words of the slice mean a theme they have or say more often
+        (``sleepwake.theme_words``): their themes read from the graph, the words embedded."""
+        formation = self.config.formation
+        if not formation.theme_facts or not formation.theme_word_cosine:
+            return SAME
+        said, lines = subject_words(self.piece, cands)
+        if not any(said.values()):
+            return SAME
+        names = self.sleeper.store.theme_names(self.namespace, [f"{o}'s " for o in said])
+        known, named = known_words(names, sorted(said))
+        embed, floor = self.sleeper.embedder.embed, formation.theme_word_cosine
+        return theme_words(said, known, embed, floor, named, lines)
 
     def _extractions(self) -> tuple[dict[str, Extraction], dict[str, Any]]:
         extractor = self.sleeper.extractor
@@ -296,7 +314,7 @@ class SleepRun:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
         found = keep_recurring(self.cands.candidates, self.vectors, self.reads.hits)
         read = partial(self.sleeper.store.get_topics, self.namespace)
-        candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config)
+        candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config, self.words)
         self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
         themes = {c.key for c in candidates if c.theme}

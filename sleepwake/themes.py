@@ -32,6 +32,7 @@ from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import FormationConfig, SleepConfig
 from sleepwake.names_apart import PLAIN_WORDS
+from sleepwake.theme_words import SAME, ThemeWords, member_alias
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
 from text.analysis import ENGLISH_STOP_WORDS
 from text.english import noun_phrases
@@ -68,7 +69,8 @@ _ADJECTIVES = frozenset(
     """blue red green black white yellow pink purple orange brown gray grey dark bright cute
     fancy proud busy tough hard easy real true huge tiny small large long short young special
     sweet lovely beautiful gorgeous stunning nice fun funny crazy wild calm safe sorry ready
-    fave own important around loving second third fourth fifth another""".split()
+    fave own important around loving second third fourth fifth another furry fluffy cozy comfy
+    sunny rainy snowy windy cloudy healthy tasty yummy lucky silly messy sleepy hungry""".split()
 )
 
 
@@ -118,14 +120,21 @@ def _subject_word(word: str) -> bool:
     return not (plain or word in _GENERIC or word.rstrip("s") in _GENERIC)
 
 
-def _said(fact: str) -> Iterable[tuple[str, str]]:
-    """(stem, surface) of every subject word of a fact, as often as it is said, but for what
-    is the listener's ("your courage")."""
+def _said(fact: str, words: ThemeWords = SAME) -> Iterable[tuple[str, str, str]]:
+    """(stem, surface, stem as said) of every subject word of a fact, as often as it is said,
+    but for what is the listener's ("your courage"); a word ``words`` maps to another of its
+    speaker's themes ("pup" -> "dog") comes as that theme's word."""
+    owner = speaker_of(fact)
     text = unspoken(fact).lower()
     for match in _WORD.finditer(text):
         word = match.group()
         if _subject_word(word) and not _YOURS.search(text[: match.start()]):
-            yield stem(word), word
+            root = stem(word)
+            theme = words.word(owner, _singular(word)) if words.canon else None
+            if theme is not None and theme != _singular(word):
+                yield stem(theme), theme, root
+            else:
+                yield root, word, root
 
 
 def _singular(word: str) -> str:
@@ -139,9 +148,9 @@ def _singular(word: str) -> str:
     return word
 
 
-def mentions(fact: str, theme: Theme) -> bool:
-    """Whether ``fact`` names ``theme``'s noun."""
-    return any(root == theme.stem for root, _ in _said(fact))
+def mentions(fact: str, theme: Theme, words: ThemeWords = SAME) -> bool:
+    """Whether ``fact`` names ``theme``'s noun (or a word ``words`` maps to it)."""
+    return any(root == theme.stem for root, _, _ in _said(fact, words))
 
 
 @dataclass
@@ -158,13 +167,14 @@ class _Counts:
         return Theme(owner, root, _singular(self.said[root].most_common(1)[0][0]))
 
 
-def _count(cand: Candidate, speakers: set[str]) -> _Counts:
+def _count(cand: Candidate, speakers: set[str], words: ThemeWords = SAME) -> _Counts:
     nouns = _nouns(unspoken(f.text) for f in cand.facts)
+    said = {f.text: list(_said(f.text, words)) for f in cand.facts}
     mine = {  # whose subject it is: someone who said it of themselves ("I made it in ...")
         (speaker_of(f.text), root)
         for f in cand.facts
         if FIRST_PERSON.search(unspoken(f.text))
-        for root, _ in _said(f.text)
+        for root, _, _ in said[f.text]
     }
     people = {stem(s.lower()) for s in speakers}
     counts = _Counts({}, {}, {}, {stem(w) for w in _WORD.findall(cand.name.lower())})
@@ -173,8 +183,11 @@ def _count(cand: Candidate, speakers: set[str]) -> _Counts:
         if owner not in speakers:
             continue
         own = counts.times.setdefault(owner, Counter())
-        for root, word in _said(fact.text):
-            if root in nouns and root not in people and (owner, root) in mine:
+        for root, word, as_said in said[fact.text]:
+            # a word the speaker's theme goes by counts as its noun: a synonym or a member's
+            # name ("Rocky sleeps on my bed": Rocky is James's puppy), never in a noun phrase
+            named = as_said in nouns or root != as_said
+            if named and root not in people and (owner, root) in mine:
                 own[root] += 1
                 counts.said.setdefault(root, Counter())[word] += 1
                 counts.order.setdefault(root, len(counts.order))
@@ -210,22 +223,61 @@ def said_themes(cand: Candidate, speakers: set[str], counts: _Counts | None = No
     return [counts.theme(o, r) for o, own in sorted(counts.times.items()) for r in sorted(own)]
 
 
+def subject_words(
+    piece: Sequence[Message], cands: SliceCandidates
+) -> tuple[dict[str, Counter[str]], dict[str, list[str]]]:
+    """Speaker -> the subject words they said of themselves in the slice's episodes (singular),
+    with how often, and speaker -> their turns: what ``sleepwake.theme_words`` matches by
+    meaning and reads member names in."""
+    speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
+    out: dict[str, Counter[str]] = {}
+    lines: dict[str, list[str]] = {}
+    for cand in _episodes(cands):
+        counts = _count(cand, speakers)
+        for owner, own in counts.times.items():
+            mine = out.setdefault(owner, Counter())
+            for root, n in own.items():
+                mine[_singular(counts.said[root].most_common(1)[0][0])] += n
+    for m in piece:  # every turn: an introduction ("meet Toby, my puppy") is seldom a fact
+        if m.role == "user" and m.speaker:
+            lines.setdefault(m.speaker, []).append(m.content)
+    return out, lines
+
+
+def _episodes(cands: SliceCandidates) -> list[Candidate]:
+    return [c for c in cands.candidates if not (c.person or c.theme or c.returns is None)]
+
+
+def _member_aliases(cand: Candidate, words: ThemeWords) -> None:
+    """An episode that names a member of a theme ("meet Toby, my puppy") goes by the member's
+    alias too ("Toby (Andrew's dog)"): how later sleeps know Toby is Andrew's dog."""
+    for (owner, name), word in sorted(words.found.items()):
+        said = re.compile(rf"\b{re.escape(name.capitalize())}\b")
+        if any(speaker_of(f.text) == owner and said.search(f.text) for f in cand.facts):
+            alias = member_alias(owner, word, name)
+            if alias not in cand.theme_names:
+                cand.theme_names.append(alias)
+
+
 def with_themes(
-    piece: Sequence[Message], cands: SliceCandidates, cfg: FormationConfig = FORMATION
+    piece: Sequence[Message],
+    cands: SliceCandidates,
+    cfg: FormationConfig = FORMATION,
+    words: ThemeWords = SAME,
 ) -> SliceCandidates:
     """``cands`` with each episode's themes kept as aliases of its topic, and one theme
     candidate per subject noun a speaker said of themselves in the slice (``theme`` set: see
-    ``_kind``; the sleep keeps one only when it has a topic or makes one: ``keep_recurring``)."""
+    ``_kind``; the sleep keeps one only when it has a topic or makes one: ``keep_recurring``).
+    ``words``: which of a speaker's words are one theme (``sleepwake.theme_words``)."""
     if not cfg.theme_facts:
         return cands
     by_id = {m.message_id: m for m in piece}
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     found: dict[str, tuple[Theme, list[Fact]]] = {}
     about: set[str] = set()  # the keys of the themes an episode of the slice is about
-    for cand in cands.candidates:
-        if cand.person or cand.theme or cand.returns is None:
-            continue
-        counts = _count(cand, speakers)
+    for cand in _episodes(cands):
+        _member_aliases(cand, words)
+        counts = _count(cand, speakers, words)
         for theme in episode_themes(cand, speakers, cfg, counts):
             about.add(theme.key)
             if theme.label not in cand.theme_names:
@@ -236,7 +288,7 @@ def with_themes(
                 for f in cand.facts
                 if speaker_of(f.text) == theme.owner
                 and FIRST_PERSON.search(unspoken(f.text))
-                and mentions(f.text, theme)
+                and mentions(f.text, theme, words)
                 and all(m in by_id for m in f.source_message_ids)
             ]
             _, facts = found.setdefault(theme.key, (theme, []))
@@ -246,6 +298,9 @@ def with_themes(
         for theme, facts in found.values()
         if facts
     ]
+    for cand in extra:
+        if (of := _of(cand)) is not None:
+            cand.theme_names += words.aliases(of.owner, of.surface)
     if not extra:
         return cands
     return replace(cands, candidates=[*cands.candidates, *extra])
@@ -275,7 +330,13 @@ def _theme(
     return cand
 
 
-def seed(cand: Candidate, earlier: Sequence[Topic], keep: int, cfg: FormationConfig) -> None:
+def seed(
+    cand: Candidate,
+    earlier: Sequence[Topic],
+    keep: int,
+    cfg: FormationConfig,
+    words: ThemeWords = SAME,
+) -> None:
     """A new theme topic starts with the owner's facts about the theme from the ``earlier``
     topics that go by its name (copies), the most telling ``keep`` of them."""
     theme = _of(cand)
@@ -289,7 +350,7 @@ def seed(cand: Candidate, earlier: Sequence[Topic], keep: int, cfg: FormationCon
         if f.invalid_at is None
         and f.text not in have
         and speaker_of(f.text) == theme.owner
-        and mentions(f.text, theme)
+        and mentions(f.text, theme, words)
     ]
     old = sorted(old, key=lambda f: -_weight(f, cfg))[:keep]
     for fact in sorted(old, key=_when):
@@ -380,6 +441,7 @@ def seed_themes(
     read: Callable[[list[str]], list[Topic]],
     seeded: dict[str, list[str]],
     cfg: SleepConfig,
+    words: ThemeWords = SAME,
 ) -> tuple[list[Candidate], list[list[float]], list[PoolHit]]:
     """Sleep step 6: a theme's new topic starts with what the earlier topics (``read`` by id)
     said of it (``seed``; ``seeded`` records them, for ``part_of``); one that would start with
@@ -390,7 +452,7 @@ def seed_themes(
     earlier = {t.topic_id: t for t in read(sorted({t for c in new for t in seeds[c.key]}))}
     for cand in new:
         found = [earlier[t] for t in seeds[cand.key] if t in earlier]
-        seed(cand, found, cfg.merge.theme_kept_facts, cfg.formation)
+        seed(cand, found, cfg.merge.theme_kept_facts, cfg.formation, words)
         seeded[cand.key] = [t.topic_id for t in found]
     thin = {c.key for c in new if len(c.facts) < cfg.formation.theme_topic_facts}
     kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]

@@ -124,6 +124,19 @@ class FakeSleepStore:
         with self.graph.lock:
             return self.graph.state_topics(namespace, tokens, limit)
 
+    def theme_names(self, namespace: str, prefixes: Sequence[str], limit: int = 500) -> list[str]:
+        """``theme_names.cypher``: lower-cased names and aliases of live topics starting with
+        one of ``prefixes`` or holding " (<prefix>", sorted, at most ``limit``."""
+        wanted = {p.lower() for p in prefixes if p}
+        with self.graph.lock:
+            names = {
+                name.lower()
+                for n in self.graph.live_topics(namespace)
+                for name in [n.props["name"], *(n.props.get("aliases") or ())]
+                if any(name.lower().startswith(p) or f" ({p}" in name.lower() for p in wanted)
+            }
+        return sorted(names)[:limit]
+
     def topic_vectors(self, namespace: str, topic_ids: list[str]) -> dict[str, list[float]]:
         """The stored vectors of some topics, by id (a topic without one is left out)."""
         with self.graph.lock:

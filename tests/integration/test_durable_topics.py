@@ -133,11 +133,62 @@ def test_a_subject_over_months_is_one_topic_that_every_sleep_grows(
     dogs = [
         t for t in themes if holds(texts[t.topic_id], "max") and holds(texts[t.topic_id], "luna")
     ]
-    assert [t.name for t in dogs] == ["James's dog"], [t.name for t in themes]
+    # one theme whatever the word of the day: "puppy" (said first, three times in March) and
+    # "dog" (from April) are one (sleepwake/theme_words.py), named by the word it started with
+    assert [t.name for t in dogs] in (["James's dog"], ["James's puppy"]), [t.name for t in themes]
+    assert not [t for t in themes if t.name in ("James's dog", "James's puppy") and t not in dogs]
     assert dogs[0].time.last_seen_at - dogs[0].time.first_seen_at > timedelta(days=50)
     assert all(f.startswith("James: ") for f in texts[dogs[0].topic_id])
     parts = memory.topics.edges(namespace, dogs[0].topic_id)
     assert luna in {e.from_topic_id for e in parts if e.type == EdgeType.PART_OF}, parts
+
+
+ROCKY_1 = [
+    ("James", "Big news, John: meet Rocky, my puppy! I adopted him from the shelter."),
+    ("John", "Congrats! He looks tiny."),
+    ("James", "My puppy Rocky chews my shoes all day long."),
+    ("James", "I take my puppy to training classes on Saturdays."),
+    ("John", "Training early is smart."),
+]
+ROCKY_2 = [
+    ("James", "Rocky learned to sit today, I am so proud of him."),
+    ("John", "Good boy!"),
+    ("James", "Rocky sleeps on my bed every night now."),
+    ("James", "I bought Rocky a new ball and he chases it around my garden."),
+]
+ROCKY_3 = [
+    ("James", "Rocky won a ribbon at my town's show yesterday!"),
+    ("John", "Wow, a ribbon already!"),
+    ("James", "Rocky and I walk by the lake every morning before my work."),
+    ("James", "My vet says Rocky is healthy and strong."),
+]
+
+
+def test_a_pet_named_once_gathers_what_is_said_of_it_by_name(
+    driver: Driver, embedder: MiniLMEmbedder, namespace: str
+) -> None:
+    """ "meet Rocky, my puppy": later sessions say only "Rocky", and what they say joins James's
+    puppy's topic (sleepwake/theme_words.py), which goes by "Rocky (James's puppy)"."""
+    memory = build(driver, embedder, namespace)
+    _said(memory, 0, ROCKY_1)
+    _said(memory, 20, TRIP)
+    bye = [("John", "Talk soon!")] * 4  # each session out of the tail by its own sleep
+    _said(memory, 35, ROCKY_2 + bye)
+    _said(memory, 70, ROCKY_3 + bye)
+    topics = memory.topics.list_live(namespace)
+    names = [t.name for t in topics]
+    pet = [t for t in topics if t.name.startswith("James's ") and any(
+        a.startswith("Rocky (James's ") for a in t.aliases
+    )]  # fmt: skip
+    assert len(pet) == 1, [(t.name, t.aliases) for t in topics]
+    texts = [f.text for f in pet[0].facts]
+    # by name alone, a month and two months after he was introduced
+    assert any("sleeps on my bed" in t for t in texts), (names, texts)
+    assert any("walk by the lake" in t or "healthy and strong" in t for t in texts), texts
+    assert not any("lisbon" in t.lower() for t in texts), texts
+    assert pet[0].time.last_seen_at - pet[0].time.first_seen_at > timedelta(days=30)
+    events = memory.events.for_topics(namespace, [pet[0].topic_id])
+    assert len({e.at.date() for e in events}) >= 2, events
 
 
 SMALL_TALK = [

@@ -750,6 +750,28 @@ def match_pool_nearest_and_named(s: Side, ns: str, other: str) -> Any:
     }
 
 
+def theme_names_of_the_speakers_live_topics(s: Side, ns: str, other: str) -> Any:
+    seed_topics(
+        s,
+        ns,
+        [
+            topic(ns, "dog", "Audrey's dog", "her dogs"),
+            topic(ns, "hike", "Hiking trip", "a hike", aliases=["Audrey's hike", "Andrew's trail"]),
+            topic(ns, "old", "Audrey's pup", "her puppy"),
+            topic(ns, "job", "Andrew's job", "his job", aliases=["Toby (Andrew's dog)"]),
+        ],
+    )
+    seed_topics(s, other, [topic(other, "cat", "Audrey's cat", "a cat")])
+    s.topics.archive(ns, f"{ns}-old", T0)
+    return {
+        "audrey": s.sleep.theme_names(ns, ["Audrey's "]),
+        "both": s.sleep.theme_names(ns, ["audrey's ", "andrew's "]),
+        "limited": s.sleep.theme_names(ns, ["audrey's ", "andrew's "], limit=2),
+        "none": s.sleep.theme_names(ns, []),
+        "elsewhere": s.sleep.theme_names(other, ["audrey's "]),
+    }
+
+
 def sleep_reads_are_the_pool_and_the_top_topics(s: Side, ns: str, other: str) -> Any:
     seed_topics(
         s,
@@ -1186,6 +1208,7 @@ SCENARIOS: list[Scenario] = [
     the_sleep_queue_claims_retries_and_records_runs,
     match_pool_nearest_and_named,
     sleep_reads_are_the_pool_and_the_top_topics,
+    theme_names_of_the_speakers_live_topics,
     stored_vectors_by_id_within_the_namespace,
     topics_holding_a_state_within_the_namespace,
     a_commit_writes_everything_or_nothing,
