@@ -93,12 +93,6 @@ def members(owner: str, texts: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def introduces(text: str) -> bool:
-    """Whether ``text`` names someone of the speaker's life by what they are to them ("meet
-    Toby, my puppy"): a fact worth a decision's weight (``turn_facts.sentence_weight``)."""
-    return any(members("", [text]).values())
-
-
 def known_words(
     names: Sequence[str], owners: Sequence[str]
 ) -> tuple[dict[str, list[str]], dict[tuple[str, str], str]]:

@@ -15,7 +15,6 @@ from sleepwake.candidates import fact_text, happened_at
 from sleepwake.config import DEFAULT, FormationConfig
 from sleepwake.extract import Extraction
 from sleepwake.policy import ANSWER_ROLES
-from sleepwake.theme_words import introduces
 from text.english import STOPWORDS, is_filler, time_spans
 
 FORMATION = DEFAULT.formation
@@ -70,8 +69,7 @@ def sentence_weight(sentence: str, cfg: FormationConfig = FORMATION) -> float:
         return 0.0
     weight = min(len(words), cfg.full_sentence_words) / cfg.full_sentence_words
     weight += cfg.first_person_weight if FIRST_PERSON.search(sentence) else 0.0
-    notable = _DECISION_WORDS.search(sentence) or introduces(sentence)  # "meet Toby, my puppy"
-    weight += cfg.decision_weight if notable else 0.0
+    weight += cfg.decision_weight if _DECISION_WORDS.search(sentence) else 0.0
     dated = _NUMBER.search(sentence) or time_spans(sentence)
     weight += cfg.number_weight if dated else 0.0
     return weight

@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from graph.models import Topic, TopicTime
 from sleepwake.candidates import Candidate, SliceCandidates
 from sleepwake.config import DEFAULT
-from sleepwake.theme_words import SAME, introduces, known_words, members, theme_words
+from sleepwake.theme_words import SAME, known_words, members, theme_words
 from sleepwake.themes import Theme, mentions, seed, subject_words, with_themes
-from sleepwake.turn_facts import select_sentences
 from tests.unit.test_themes import T0, episode
 from text.tokens import stem
 
@@ -181,13 +180,3 @@ def test_the_episode_and_the_theme_go_by_the_members_alias() -> None:
     dog = next(c for c in themed.candidates if c.label == "Andrew's dog")
     assert "Toby (Andrew's dog)" in dog.theme_names
     assert "Toby (Andrew's dog)" in toby.theme_names
-
-
-def test_an_introduction_outweighs_the_sentence_after_it() -> None:
-    """ "meet Toby, my puppy" is the turn's fact, not "He's a bundle of joy ..." (the question
-    "What are the names of Andrew's dogs?" needs it)."""
-    intro = "So much has changed since last time we talked - meet Toby, my puppy."
-    after = "He's a bundle of joy and I couldn't resist taking him home, city living and all."
-    assert introduces(intro) and not introduces(after)
-    assert not introduces("Yeah, my dog loves the park.")
-    assert select_sentences([intro, after]) == [intro]
