@@ -232,6 +232,8 @@ def subject_words(
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     out: dict[str, Counter[str]] = {}
     lines: dict[str, list[str]] = {}
+    if not speakers:  # a chat with an assistant: nobody's themes, nothing to read
+        return out, lines
     for cand in _episodes(cands):
         counts = _count(cand, speakers)
         for owner, own in counts.times.items():

@@ -180,3 +180,10 @@ def test_the_episode_and_the_theme_go_by_the_members_alias() -> None:
     dog = next(c for c in themed.candidates if c.label == "Andrew's dog")
     assert "Toby (Andrew's dog)" in dog.theme_names
     assert "Toby (Andrew's dog)" in toby.theme_names
+
+
+def test_a_chat_without_named_speakers_reads_no_words() -> None:
+    """An assistant chat (no speaker names) has no themes: the sleep embeds and reads nothing."""
+    messages, pups = episode("puppy", PUPS)
+    anonymous = [m.model_copy(update={"speaker": None}) for m in messages]
+    assert subject_words(anonymous, SliceCandidates([pups], [], None, {})) == ({}, {})
