@@ -79,16 +79,8 @@ def personal_cue(text: str) -> str | None:
         return f"personal_request: advice '{m.group(0).strip()[:40]}'"
     if _ASKS.search(text) is None:
         return None
-    # the first person in a question or in the sentence that sets it up ("I noticed my bike
-    # ... Could there be a reason?"), not in an aside after it ("Any news? I owe Sam 50 euros.")
-    before = ""
-    for sentence in split_sentences(text):
-        if _ASKS.search(sentence):
-            own = _OWN.search(sentence) or _OWN.search(before)
-            if own:
-                return f"personal_request: about the user's own life '{own.group(0)[:40]}'"
-        before = sentence
-    return None
+    own = _own_question(text)
+    return f"personal_request: about the user's own life '{own[:40]}'" if own else None
 
 
 def own_life_cue(text: str) -> str | None:
@@ -101,12 +93,20 @@ def own_life_cue(text: str) -> str | None:
     cuisine class!") or gives advice."""
     if _SECOND.search(text) or MEMORY_CUE.search(text) or _ASKS.search(text) is None:
         return None
+    own = _own_question(text)
+    return f"own life: '{own[:40]}'" if own else None
+
+
+def _own_question(text: str) -> str | None:
+    """The first-person words of the first question that has them, in the question or in the
+    sentence that sets it up ("I noticed my bike ... Could there be a reason?"), not in an aside
+    after it ("Any news? I owe Sam 50 euros.")."""
     before = ""
     for sentence in split_sentences(text):
         if _ASKS.search(sentence):
             own = _OWN.search(sentence) or _OWN.search(before)
             if own:
-                return f"own life: '{own.group(0)[:40]}'"
+                return own.group(0)
         before = sentence
     return None
 
