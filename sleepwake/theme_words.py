@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from text.analysis import ENGLISH_STOP_WORDS
-from text.tokens import stem
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
 
@@ -54,12 +53,6 @@ class ThemeWords:
         """The member aliases the slice found for ``owner``'s theme ``word``."""
         found = sorted(n for (o, n), w in self.found.items() if o == owner and w == word)
         return [member_alias(owner, word, n) for n in found]
-
-    def stems(self, owner: str, word: str) -> frozenset[str]:
-        """The stems of every word of ``owner``'s theme ``word`` (``word``'s own included)."""
-        return frozenset(
-            {stem(word)} | {stem(w) for (o, w), c in self.canon.items() if o == owner and c == word}
-        )
 
 
 SAME = ThemeWords()  # every word its own theme: no embedding, or the knob at 0
