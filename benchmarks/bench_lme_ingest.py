@@ -54,13 +54,14 @@ class CountingEmbedder:
         self.texts = 0
         self.chars = 0
         self.seconds = 0.0
+        self.cpu = 0.0  # CPU seconds of the calling thread inside the model (1 thread: all of it)
         self.by_caller: Counter[str] = Counter()  # "caller: texts" -> texts, chars, seconds
-        self.seen: set[str] = set()  # every text embedded so far (repeats are counted)
+        self.seen: dict[str, str] = {}  # every text embedded so far -> its first caller
         self.tokenizer = _tokenizer()
 
     def reset(self) -> None:
         self.calls = self.texts = self.chars = 0
-        self.seconds = 0.0
+        self.seconds = self.cpu = 0.0
         self.by_caller.clear()
         self.seen.clear()
 
@@ -69,19 +70,24 @@ class CountingEmbedder:
         self.texts += len(texts)
         chars = sum(len(t) for t in texts)
         self.chars += chars
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         vectors: list[list[float]] = self.inner.embed(texts)  # type: ignore[attr-defined]
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu
         self.seconds += seconds
+        self.cpu += cpu
         caller = sys._getframe(1).f_code.co_name
         self.by_caller[f"{caller} texts"] += len(texts)
         self.by_caller[f"{caller} chars"] += chars
         self.by_caller[f"{caller} ms"] += round(seconds * 1000)
+        self.by_caller[f"{caller} cpu_ms"] += round(cpu * 1000)
         # word pieces (truncated as the model reads them): what the model's time follows
         pieces = sum(len(e.ids) for e in self.tokenizer.encode_batch(list(texts)))
         self.by_caller[f"{caller} pieces"] += pieces
         self.by_caller[f"{caller} repeats"] += sum(1 for t in texts if t in self.seen)
-        self.seen.update(texts)
+        # a text another caller embedded first: what one shared cache would save
+        for first in (self.seen[t] for t in texts if self.seen.get(t, caller) != caller):
+            self.by_caller[f"{caller} repeats of {first}"] += 1
+        self.seen.update((t, caller) for t in texts if t not in self.seen)
         return vectors
 
 
@@ -255,7 +261,7 @@ def main() -> None:
         print(f"{key}: {value}")
     print(
         f"embed: {counting.calls} calls, {counting.texts} texts, {counting.chars} chars, "
-        f"{counting.seconds:.1f} s, "
+        f"{counting.seconds:.1f} s, CPU {counting.cpu:.1f} s, "
         f"{sum(v for k, v in counting.by_caller.items() if k.endswith(' pieces'))} word pieces"
     )
     for key, value in sorted(counting.by_caller.items()):
