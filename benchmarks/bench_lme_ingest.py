@@ -81,12 +81,14 @@ class CountingEmbedder:
         self.by_caller[f"{caller} ms"] += round(seconds * 1000)
         self.by_caller[f"{caller} cpu_ms"] += round(cpu * 1000)
         # word pieces (truncated as the model reads them): what the model's time follows
-        pieces = sum(len(e.ids) for e in self.tokenizer.encode_batch(list(texts)))
-        self.by_caller[f"{caller} pieces"] += pieces
+        counts = [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
+        self.by_caller[f"{caller} pieces"] += sum(counts)
         self.by_caller[f"{caller} repeats"] += sum(1 for t in texts if t in self.seen)
-        # a text another caller embedded first: what one shared cache would save
-        for first in (self.seen[t] for t in texts if self.seen.get(t, caller) != caller):
-            self.by_caller[f"{caller} repeats of {first}"] += 1
+        # a text another caller embedded first: what one shared cache saves (texts, pieces)
+        for text, n in zip(texts, counts, strict=True):
+            if (first := self.seen.get(text, caller)) != caller:
+                self.by_caller[f"{caller} repeats of {first}"] += 1
+                self.by_caller[f"{caller} repeats of {first} pieces"] += n
         self.seen.update((t, caller) for t in texts if t not in self.seen)
         return vectors
 
