@@ -50,7 +50,7 @@ class PassageIndexer:
             return 0
         cut = [message_passages(m.content, m.role) for m in pending]
         try:
-            vectors = self._embed(pending, cut)
+            vectors = self._passage_vectors(pending, cut)
         except EmbeddingUnavailable as exc:
             log.warning("passages not written (embedder unavailable): %s", exc)
             return 0
@@ -60,7 +60,7 @@ class PassageIndexer:
         ])  # fmt: skip
         return len(pending)
 
-    def _embed(
+    def _passage_vectors(
         self, pending: Sequence[PendingMessage], cut: Sequence[list[str]]
     ) -> list[list[list[float]]]:
         """Each message's passage vectors: one embedding call per namespace of the batch, in
