@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_lme_ingest.py --question 853b0a1d \
         [--data LONGMEMEVAL.json] [--sessions N] \
         [--mode inline|background] [--profile OUT.pstats] [--topics] [--keep] \
-        [--neo4j-pid PID]
+        [--neo4j-pid PID] [--runtime onnx|onnx-int8]
 
 In process (no HTTP), against the Neo4j the settings name: the haystack's sessions are
 appended in date order with ``Conversation.append`` (production policy), the sleeps run inside
@@ -230,9 +230,15 @@ def main() -> None:
     parser.add_argument(
         "--neo4j-pid", type=int, default=None, help="also count this Neo4j server's CPU"
     )
+    parser.add_argument(
+        "--runtime",
+        choices=["onnx", "onnx-int8"],
+        default="onnx",
+        help="the embedding runtime (SHERIFF_EMBEDDING_RUNTIME)",
+    )
     args = parser.parse_args()
     (question,) = load_questions(args.data, only=[args.question])
-    container = Container(Settings(sleep_mode=args.mode))
+    container = Container(Settings(sleep_mode=args.mode, embedding_runtime=args.runtime))
     container.migrate()
     counting = CountingEmbedder(container.embedder)
     container.__dict__["embedder"] = counting  # before the sleeper is built: it counts too
