@@ -17,6 +17,7 @@ needs torch (``pip install 'sheriff-claw[torch]'``), and only when the model's w
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -115,12 +116,14 @@ def quantise_int8(graph: Path) -> float:
     fd, tmp_name = tempfile.mkstemp(prefix=".model-int8-", suffix=".onnx", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    logging.disable(logging.WARNING)  # a line per tensor left in float, advice on pre-processing
     try:
         quantize_dynamic(graph, tmp, per_channel=True, weight_type=QuantType.QInt8)
         tmp.chmod(0o644)
         cosine = check_graph(tmp, INT8_MIN_COSINE)
         os.replace(tmp, target)
     finally:
+        logging.disable(logging.NOTSET)
         tmp.unlink(missing_ok=True)
     _write_stamp(target, minilm.expected_int8_stamp() | {"check_cosine": cosine})
     return cosine
