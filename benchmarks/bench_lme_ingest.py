@@ -13,9 +13,12 @@ messages' passages are written with their vectors (``PassageIndexer.run``, timed
 as ``passages_s``). Prints messages/s, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
-calls, texts, characters, word pieces and repeated texts by caller, the Cypher statements run (by query file) and the
+calls, texts, characters, word pieces, the CPU the calling thread spent inside the model, and
+repeated texts by caller (``repeats of X``: texts and word pieces caller X embedded first,
+which the per-namespace vector cache then serves), the Cypher statements run (by query file) and the
 transactions committed, and with ``--topics`` the topic list a user would see
-(name, facts, touches, first and last seen). With ``--profile`` the run is under cProfile and
+(name, facts, touches, first and last seen). ``--runtime onnx-int8`` embeds with the int8
+graph (docs/embedding.md). With ``--profile`` the run is under cProfile and
 the 25 costliest functions (cumulative) are printed.
 MiniLM is loaded before the clock starts. The machine is shared: compare runs taken together.
 """
