@@ -199,3 +199,14 @@ def test_the_int8_runtime_is_quantised_once_close_to_the_model_and_named_apart(
     again = MiniLMEmbedder("onnx-int8", onnx_path=graph)
     assert again.embed(TEXTS[:2]) == int8.embed(TEXTS[:2])
     assert built.stat().st_mtime_ns == mtime  # loaded, not quantised again
+
+
+def test_an_int8_graph_below_its_floor_is_not_installed(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = tmp_path / "model.onnx"
+    graph.symlink_to(minilm.onnx_file(settings.home).resolve())
+    monkeypatch.setattr(minilm_export, "INT8_MIN_COSINE", 0.9999)  # as strict as the fp32 graph
+    with pytest.raises(EmbeddingUnavailable, match="disagrees"):
+        minilm_export.quantise_int8(graph)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]  # nothing left behind
