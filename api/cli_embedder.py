@@ -28,17 +28,25 @@ def export(
         bool, typer.Option("--force", help="export even if the graph is current")
     ] = False,
 ) -> None:
-    """Export the ONNX graph the default embedding runtime loads (idempotent)."""
-    from retrieval.minilm_export import export_onnx  # onnx + safetensors: set-up only
+    """Export the ONNX graph the default embedding runtime loads (idempotent); with
+    ``SHERIFF_EMBEDDING_RUNTIME=onnx-int8`` also its int8 graph."""
+    from retrieval.minilm_export import export_onnx, quantise_int8  # set-up only
 
-    graph = minilm.onnx_file(Settings().home)
+    settings = Settings()
+    graph = minilm.onnx_file(settings.home)
+    int8 = minilm.int8_file(graph) if settings.embedding_runtime == "onnx-int8" else None
     try:
         with minilm.export_lock(graph):
             if not force and minilm.is_current(graph):
                 typer.echo(f"ONNX graph up to date: {graph}")
-                return
-            cosine = export_onnx(graph)
+            else:
+                cosine = export_onnx(graph)
+                typer.echo(f"exported {graph} (cosine vs sentence-transformers >= {cosine:.6f})")
+            if int8 is not None and (
+                force or not minilm.is_current(int8, minilm.expected_int8_stamp())
+            ):
+                cosine = quantise_int8(graph)
+                typer.echo(f"quantised {int8} (cosine vs sentence-transformers >= {cosine:.6f})")
     except SheriffError as exc:
         terminal.error(err, exc)
         raise typer.Exit(1) from exc
-    typer.echo(f"exported {graph} (cosine vs sentence-transformers >= {cosine:.6f})")

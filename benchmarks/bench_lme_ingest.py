@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_lme_ingest.py --question 853b0a1d \
         [--data LONGMEMEVAL.json] [--sessions N] \
         [--mode inline|background] [--profile OUT.pstats] [--topics] [--keep] \
-        [--neo4j-pid PID]
+        [--neo4j-pid PID] [--runtime onnx|onnx-int8]
 
 In process (no HTTP), against the Neo4j the settings name: the haystack's sessions are
 appended in date order with ``Conversation.append`` (production policy), the sleeps run inside
@@ -13,9 +13,12 @@ messages' passages are written with their vectors (``PassageIndexer.run``, timed
 as ``passages_s``). Prints messages/s, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
-calls, texts, characters, word pieces and repeated texts by caller, the Cypher statements run (by query file) and the
+calls, texts, characters, word pieces, the CPU the calling thread spent inside the model, and
+repeated texts by caller (``repeats of X``: texts and word pieces caller X embedded first,
+which the per-namespace vector cache then serves), the Cypher statements run (by query file) and the
 transactions committed, and with ``--topics`` the topic list a user would see
-(name, facts, touches, first and last seen). With ``--profile`` the run is under cProfile and
+(name, facts, touches, first and last seen). ``--runtime onnx-int8`` embeds with the int8
+graph (docs/embedding.md). With ``--profile`` the run is under cProfile and
 the 25 costliest functions (cumulative) are printed.
 MiniLM is loaded before the clock starts. The machine is shared: compare runs taken together.
 """
@@ -54,13 +57,14 @@ class CountingEmbedder:
         self.texts = 0
         self.chars = 0
         self.seconds = 0.0
+        self.cpu = 0.0  # CPU seconds of the calling thread inside the model (1 thread: all of it)
         self.by_caller: Counter[str] = Counter()  # "caller: texts" -> texts, chars, seconds
-        self.seen: set[str] = set()  # every text embedded so far (repeats are counted)
+        self.seen: dict[str, str] = {}  # every text embedded so far -> its first caller
         self.tokenizer = _tokenizer()
 
     def reset(self) -> None:
         self.calls = self.texts = self.chars = 0
-        self.seconds = 0.0
+        self.seconds = self.cpu = 0.0
         self.by_caller.clear()
         self.seen.clear()
 
@@ -69,19 +73,26 @@ class CountingEmbedder:
         self.texts += len(texts)
         chars = sum(len(t) for t in texts)
         self.chars += chars
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         vectors: list[list[float]] = self.inner.embed(texts)  # type: ignore[attr-defined]
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu
         self.seconds += seconds
+        self.cpu += cpu
         caller = sys._getframe(1).f_code.co_name
         self.by_caller[f"{caller} texts"] += len(texts)
         self.by_caller[f"{caller} chars"] += chars
         self.by_caller[f"{caller} ms"] += round(seconds * 1000)
+        self.by_caller[f"{caller} cpu_ms"] += round(cpu * 1000)
         # word pieces (truncated as the model reads them): what the model's time follows
-        pieces = sum(len(e.ids) for e in self.tokenizer.encode_batch(list(texts)))
-        self.by_caller[f"{caller} pieces"] += pieces
+        counts = [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
+        self.by_caller[f"{caller} pieces"] += sum(counts)
         self.by_caller[f"{caller} repeats"] += sum(1 for t in texts if t in self.seen)
-        self.seen.update(texts)
+        # a text another caller embedded first: what one shared cache saves (texts, pieces)
+        for text, n in zip(texts, counts, strict=True):
+            if (first := self.seen.get(text, caller)) != caller:
+                self.by_caller[f"{caller} repeats of {first}"] += 1
+                self.by_caller[f"{caller} repeats of {first} pieces"] += n
+        self.seen.update((t, caller) for t in texts if t not in self.seen)
         return vectors
 
 
@@ -222,9 +233,15 @@ def main() -> None:
     parser.add_argument(
         "--neo4j-pid", type=int, default=None, help="also count this Neo4j server's CPU"
     )
+    parser.add_argument(
+        "--runtime",
+        choices=["onnx", "onnx-int8"],
+        default="onnx",
+        help="the embedding runtime (SHERIFF_EMBEDDING_RUNTIME)",
+    )
     args = parser.parse_args()
     (question,) = load_questions(args.data, only=[args.question])
-    container = Container(Settings(sleep_mode=args.mode))
+    container = Container(Settings(sleep_mode=args.mode, embedding_runtime=args.runtime))
     container.migrate()
     counting = CountingEmbedder(container.embedder)
     container.__dict__["embedder"] = counting  # before the sleeper is built: it counts too
@@ -255,7 +272,7 @@ def main() -> None:
         print(f"{key}: {value}")
     print(
         f"embed: {counting.calls} calls, {counting.texts} texts, {counting.chars} chars, "
-        f"{counting.seconds:.1f} s, "
+        f"{counting.seconds:.1f} s, CPU {counting.cpu:.1f} s, "
         f"{sum(v for k, v in counting.by_caller.items() if k.endswith(' pieces'))} word pieces"
     )
     for key, value in sorted(counting.by_caller.items()):

@@ -2,23 +2,31 @@
 
 An append marks each message ``passages_pending`` (so it stays fast: no embedding inside it);
 ``PassageIndexer.run`` cuts the pending messages into passages (``text.passages``), embeds them
-in one batch with the product's embedder and writes them (``graph.passages.PassageStore``).
+with the product's embedder (one call per namespace of the batch, inside that namespace's
+``cache_scope``) and writes them (``graph.passages.PassageStore``).
 The sleep worker runs it whenever no sleep is due (``sleepwake.worker.SleepWorker``); a
 message waiting for it is still found by its words. When nothing is pending the worker takes
 one step of the backfill (``backfill_once``): messages stored before passages existed are
 marked pending a batch at a time, one namespace after another, and written the same way. The
 text cut is the text as stored (redacted), read back from Neo4j, so a passage holds nothing
 its message does not.
+
+The namespace's scope lets a sleep and the passages share their vectors: a short turn is often
+one passage whose text is the very lead the sleep's segmentation embeds, and whichever of the
+two comes second reads the first one's vector from the embedder's per-namespace cache instead
+of running the model again (the same float32 vector: the sleep's output does not change). The
+cache never answers one namespace with another's vector (docs/security.md).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from graph.errors import EmbeddingUnavailable
-from graph.passages import MessagePassages
+from graph.passages import MessagePassages, PendingMessage
 from graph.protocols import PassageStoreProtocol
-from retrieval.embedding import Embedder
+from retrieval.embedding import Embedder, cache_scope
 from text.passages import message_passages
 
 log = logging.getLogger(__name__)
@@ -41,21 +49,36 @@ class PassageIndexer:
         if not pending:
             return 0
         cut = [message_passages(m.content, m.role) for m in pending]
-        texts = [t for ts in cut for t in ts]
         try:
-            vectors = self.embedder.embed(texts) if texts else []
+            vectors = self._passage_vectors(pending, cut)
         except EmbeddingUnavailable as exc:
             log.warning("passages not written (embedder unavailable): %s", exc)
             return 0
-        out: list[MessagePassages] = []
-        start = 0
-        for m, ts in zip(pending, cut, strict=True):
-            out.append(MessagePassages(
-                m.namespace, m.message_id, m.content, ts, vectors[start : start + len(ts)]
-            ))  # fmt: skip
-            start += len(ts)
-        self.store.write(out)
+        self.store.write([
+            MessagePassages(m.namespace, m.message_id, m.content, ts, vs)
+            for m, ts, vs in zip(pending, cut, vectors, strict=True)
+        ])  # fmt: skip
         return len(pending)
+
+    def _passage_vectors(
+        self, pending: Sequence[PendingMessage], cut: Sequence[list[str]]
+    ) -> list[list[list[float]]]:
+        """Each message's passage vectors: one embedding call per namespace of the batch, in
+        that namespace's ``cache_scope`` (a text its sleep already embedded is not run again)."""
+        texts: dict[str, list[str]] = {}
+        for m, ts in zip(pending, cut, strict=True):
+            texts.setdefault(m.namespace, []).extend(ts)
+        found: dict[str, list[list[float]]] = {}
+        for namespace, theirs in texts.items():
+            with cache_scope(namespace):
+                found[namespace] = self.embedder.embed(theirs) if theirs else []
+        out: list[list[list[float]]] = []
+        start = dict.fromkeys(texts, 0)
+        for m, ts in zip(pending, cut, strict=True):
+            at = start[m.namespace]
+            out.append(found[m.namespace][at : at + len(ts)])
+            start[m.namespace] = at + len(ts)
+        return out
 
     def backfill_once(self, namespace: str | None = None) -> int:
         """One step of the backfill of messages stored before passages existed: the next batch

@@ -177,3 +177,36 @@ def test_a_reference_made_for_other_weights_is_refused_with_the_command(
         minilm_export.export_onnx(target)
     assert not target.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["minilm_reference.json"]
+
+
+def test_the_int8_runtime_is_quantised_once_close_to_the_model_and_named_apart(
+    settings: Settings, tmp_path: Path, reference: np.ndarray
+) -> None:
+    graph = tmp_path / "model.onnx"  # the current fp32 graph, as set-up leaves it
+    graph.symlink_to(minilm.onnx_file(settings.home).resolve())
+    minilm.stamp_path(graph).write_text(minilm.stamp_path(graph.resolve()).read_text())
+    int8 = MiniLMEmbedder("onnx-int8", onnx_path=graph)
+    vectors = np.asarray(int8.embed(TEXTS))
+    built = minilm.int8_file(graph)
+    assert minilm.is_current(built, minilm.expected_int8_stamp())
+    assert built.stat().st_size < graph.stat().st_size / 3  # int8 weights, not a copy
+    cosines = (vectors * reference).sum(axis=1)
+    # close to the model's vectors, yet not the same vectors: hence a model name of its own
+    assert cosines.min() >= minilm_export.INT8_MIN_COSINE and cosines.min() < 0.9999
+    assert int8.model_name == "sentence-transformers/all-MiniLM-L6-v2#int8"
+    assert MiniLMEmbedder("onnx", onnx_path=graph).model_name.endswith("all-MiniLM-L6-v2")
+    mtime = built.stat().st_mtime_ns
+    again = MiniLMEmbedder("onnx-int8", onnx_path=graph)
+    assert again.embed(TEXTS[:2]) == int8.embed(TEXTS[:2])
+    assert built.stat().st_mtime_ns == mtime  # loaded, not quantised again
+
+
+def test_an_int8_graph_below_its_floor_is_not_installed(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = tmp_path / "model.onnx"
+    graph.symlink_to(minilm.onnx_file(settings.home).resolve())
+    monkeypatch.setattr(minilm_export, "INT8_MIN_COSINE", 0.9999)  # as strict as the fp32 graph
+    with pytest.raises(EmbeddingUnavailable, match="disagrees"):
+        minilm_export.quantise_int8(graph)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]  # nothing left behind

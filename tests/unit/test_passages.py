@@ -3,15 +3,18 @@ and the passage indexer over an in-memory store (retrieval/passage_index.py). No
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from graph.messages import MessageHit
 from graph.models import Message
 from graph.passages import PendingMessage
+from retrieval.embedding import MiniLMEmbedder, cache_scope, current_scope
 from retrieval.evidence import fuse_evidence
 from retrieval.passage_index import PassageIndexer
 from tests.fakes.embedder import HashEmbedder
 from tests.fakes.passages import FakePassages
+from tests.unit.test_vector_cache_scope import CountingEncoder
 from text.passages import MAX_WORDS, OTHER_PASSAGES, USER_PASSAGES, message_passages, passages
 
 AT = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -98,3 +101,51 @@ def test_the_indexer_writes_every_pending_message_of_its_namespace_in_batches() 
         assert len(m.vectors) == len(m.texts)
         assert m.vectors[0] == embedder.vector(m.texts[0])
     assert indexer.run("ns") == 0
+
+
+class ScopeRecorder(HashEmbedder):
+    """A ``HashEmbedder`` that notes the namespace scope each call ran in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scopes: list[str | None] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.scopes.append(current_scope())
+        return super().embed(texts)
+
+
+def test_a_mixed_batch_embeds_each_namespace_in_its_own_scope() -> None:
+    store = FakePassages([
+        PendingMessage("alice", "a1", "user", "Alice bought a red kayak. It was on sale."),
+        PendingMessage("bob", "b1", "user", "Bob fixed the shed roof last weekend."),
+        PendingMessage("alice", "a2", "assistant", "Kayaks need a spray skirt in cold water."),
+    ])  # fmt: skip
+    embedder = ScopeRecorder()
+    assert PassageIndexer(store, embedder, batch=8).run() == 3
+    assert embedder.scopes == ["alice", "bob"]  # one call per namespace, each in its scope
+    assert current_scope() is None  # the scope ends with the call
+    roles = {"a1": "user", "b1": "user", "a2": "assistant"}
+    assert sorted(m.message_id for m in store.written) == ["a1", "a2", "b1"]
+    for m in store.written:  # the vectors went back to their own messages
+        assert m.texts == message_passages(m.content, roles[m.message_id])
+        assert m.vectors == [embedder.vector(t) for t in m.texts]
+
+
+def test_a_text_the_sleep_embedded_is_not_run_again_for_the_same_namespace_only() -> None:
+    model, encoder = MiniLMEmbedder(), CountingEncoder()
+    model._model = encoder  # type: ignore[assignment]  # the runtime's seam: encode(texts)
+    turn = "I adopted a grey cat called Miso last week."
+    with cache_scope("alice"):  # what a sleep of alice embeds (its turn leads)
+        fresh = model.embed([turn])
+    store = FakePassages([
+        PendingMessage("alice", "a1", "user", turn),
+        PendingMessage("bob", "b1", "user", turn),
+    ])  # fmt: skip
+    indexer = PassageIndexer(store, model)
+    assert indexer.run("alice") == 1
+    assert encoder.asked == [turn]  # alice's passage read her sleep's vector
+    assert store.written[0].texts == [turn] and store.written[0].vectors == fresh
+    assert indexer.run("bob") == 1
+    assert store.written[1].vectors == fresh  # the same vector for bob, but computed for him
+    assert encoder.asked == [turn, turn]
