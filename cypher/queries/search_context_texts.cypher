@@ -10,7 +10,8 @@
 //         $topic_since, $topic_until (datetime | null), $namespace
 // returns: message_raw, message_complete, message_hits (search_messages_fulltext's raw,
 //          complete and hits),
-//          topic_raw, topic_hits (search_topics_fulltext's raw and hits)
+//          topic_raw, topic_hits (search_topics_fulltext's raw and hits: the rows of the
+//          last row's score dropped when Lucene returned $topic_fetch)
 WITH size(COLLECT {
   MATCH (m:Message) WHERE m.namespace = $namespace RETURN 1 AS one LIMIT $exact_max + 1
 }) <= $exact_max AS small
@@ -30,16 +31,17 @@ CALL (small) {
 }
 CALL () {
   CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
-    YIELD node
-  WITH collect(node) AS found
+    YIELD node, score
+  WITH collect({n: node, s: score}) AS found
+  WITH found, CASE WHEN size(found) >= $topic_fetch THEN found[-1].s ELSE -1.0 END AS cut
   RETURN size(found) AS topic_raw,
-    [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
-       AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
-       AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
-     | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
-        gist: coalesce(n.gist, ''),
-        utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
-        last_seen_at: toString(n.last_seen_at)}]
+    [h IN found WHERE h.s > cut AND h.n.namespace = $namespace AND h.n.archived_at IS NULL
+       AND ($topic_since IS NULL OR h.n.last_seen_at >= $topic_since)
+       AND ($topic_until IS NULL OR h.n.first_seen_at < $topic_until)
+     | {topic_id: h.n.topic_id, name: h.n.name, alias_text: h.n.alias_text,
+        one_liner: h.n.one_liner, gist: coalesce(h.n.gist, ''),
+        utility_score: h.n.utility_score, first_seen_at: toString(h.n.first_seen_at),
+        last_seen_at: toString(h.n.last_seen_at), score: h.s}]
     AS topic_hits
 }
 RETURN message_raw, message_complete, message_hits, topic_raw, topic_hits
