@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
-from text.analysis import standard_tokens
+from text.analysis import english_terms, standard_tokens
 
 MAX_QUERY_WORDS = 32
 FUZZY_MIN_LENGTH = 4
@@ -120,6 +120,17 @@ def pool_query(text: str, fuzzy: bool = True) -> str:
         near = (w for w in dict.fromkeys(words) if len(w) >= FUZZY_MIN_LENGTH)
         parts += [_LUCENE_SPECIAL.sub(r"\\\1", w) + "~^0" for w in near]
     return " OR ".join(parts)
+
+
+def message_query(text: str) -> str:
+    """The conversation search's Lucene query for ``text`` (``MessageStore.text_query``): each
+    English-analyzer term (``message_text_en``: stems, no stop words) of ``content_words`` a
+    constant-score clause of weight 1, so a message's score is how many of the terms each of
+    its fields holds, computed from that message and the text alone (``pool_query`` for
+    topics). The same messages match as ``lucene_query(text, fuzzy=False, common=False)``'s;
+    "" when no term is left."""
+    terms = dict.fromkeys(t for w in content_words(text) for t in english_terms(w))
+    return " OR ".join(_constant(t, 1) for t in terms)
 
 
 def name_query(namespace: str, names: Sequence[str]) -> str:

@@ -9,7 +9,8 @@
 //         $topic_query (Lucene, escaped, namespace-confined), $topic_fetch,
 //         $topic_since, $topic_until (datetime | null), $namespace
 // returns: message_raw, message_complete, message_hits (search_messages_fulltext's raw,
-//          complete and hits),
+//          complete and hits: the rows of the last row's score dropped when Lucene returned
+//          $message_fetch of a larger namespace),
 //          topic_raw, topic_hits (search_topics_fulltext's raw and hits: the rows of the
 //          last row's score dropped when Lucene returned $topic_fetch)
 WITH size(COLLECT {
@@ -19,11 +20,13 @@ CALL (small) {
   CALL db.index.fulltext.queryNodes('message_text_en', $message_query,
     {limit: CASE WHEN small THEN $exact_max ELSE $message_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
-  WITH size(found) AS raw,
-    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH size(found) AS raw, found,
+    CASE WHEN NOT small AND size(found) >= $message_fetch THEN found[-1].score ELSE 0.0 END
+      AS cut
+  WITH raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > cut
        AND ($message_since IS NULL OR h.m.at >= $message_since)
-       AND ($message_until IS NULL OR h.m.at < $message_until)]
-      [0..CASE WHEN small THEN $exact_max ELSE $message_k END] AS kept
+       AND ($message_until IS NULL OR h.m.at < $message_until)] AS kept
   RETURN raw AS message_raw, small AS message_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]

@@ -23,11 +23,13 @@ CALL (small) {
   CALL db.index.fulltext.queryNodes('message_text_en', $message_query,
     {limit: CASE WHEN small THEN $exact_max ELSE $message_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
-  WITH size(found) AS raw,
-    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH size(found) AS raw, found,
+    CASE WHEN NOT small AND size(found) >= $message_fetch THEN found[-1].score ELSE 0.0 END
+      AS cut
+  WITH raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > cut
        AND ($message_since IS NULL OR h.m.at >= $message_since)
-       AND ($message_until IS NULL OR h.m.at < $message_until)]
-      [0..CASE WHEN small THEN $exact_max ELSE $message_k END] AS kept
+       AND ($message_until IS NULL OR h.m.at < $message_until)] AS kept
   RETURN raw AS message_raw, small AS message_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]
@@ -73,11 +75,13 @@ CALL (small) {
   CALL db.index.fulltext.queryNodes('message_text_en', $window_query,
     {limit: CASE WHEN small THEN $exact_max ELSE $window_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
-  WITH size(found) AS raw,
-    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH size(found) AS raw, found,
+    CASE WHEN NOT small AND size(found) >= $window_fetch THEN found[-1].score ELSE 0.0 END
+      AS cut
+  WITH raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > cut
        AND ($window_since IS NULL OR h.m.at >= $window_since)
-       AND ($window_until IS NULL OR h.m.at < $window_until)]
-      [0..CASE WHEN small THEN $exact_max ELSE $window_k END] AS kept
+       AND ($window_until IS NULL OR h.m.at < $window_until)] AS kept
   // a narrow window keeps a share of Lucene's rows: the next page when this one is short, as
   // the store would ask for it next (one round trip fewer, the same rows); none when the
   // namespace was read whole
@@ -89,10 +93,12 @@ CALL (small) {
         YIELD node, score
       RETURN {m: node, score: score} AS h
     } END AS more
-  WITH raw, kept, size(more) AS next_raw,
-    [h IN coalesce(more, []) WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH raw, kept, more, size(more) AS next_raw,
+    CASE WHEN size(more) >= $window_next THEN more[-1].score ELSE 0.0 END AS next_cut
+  WITH raw, kept, next_raw,
+    [h IN coalesce(more, []) WHERE h.m.namespace = $namespace AND h.score > next_cut
        AND ($window_since IS NULL OR h.m.at >= $window_since)
-       AND ($window_until IS NULL OR h.m.at < $window_until)][0..$window_k] AS next_kept
+       AND ($window_until IS NULL OR h.m.at < $window_until)] AS next_kept
   RETURN raw AS window_raw, small AS window_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]

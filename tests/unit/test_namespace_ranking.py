@@ -14,10 +14,12 @@ from graph.fulltext import (
     content_words,
     in_namespace,
     lucene_query,
+    message_query,
     namespace_token,
     pool_query,
 )
 from graph.lexical import FUZZY_BUDGET, edit_distance, rank, rank_many, tokens
+from graph.messages import groups_of
 from graph.topic_search import pool_of
 
 FIELDS = ("name", "alias_text", "one_liner")
@@ -93,6 +95,28 @@ def test_the_pool_takes_whole_groups_of_one_score_in_an_order_of_their_own() -> 
     # fewer than k above the cut: the next group whole, however large
     assert [str(r["topic_id"]) for r in pool_of(rows, 1, 3)] == ["a", "b", "c", "d", "e"]
     assert pool_of(rows, 100, 2) == sorted(rows, key=lambda r: (-r["score"], r["topic_id"]))
+
+
+def test_the_conversation_query_counts_the_english_terms_of_the_content_words() -> None:
+    """The message index's terms (stems, possessives and stop words gone), each scoring 1 per
+    field holding it: the same messages as the term query, scored by them alone."""
+    text = "What did we decide about Mel's parties, the billing migration?"
+    assert message_query(text) == " OR ".join(
+        f'["{t}" TO "{t}"]^1' for t in ("decid", "mel", "parti", "bill", "migrat")
+    )
+    assert message_query("the a") == ""  # a stop word only: nothing to search for
+
+
+def _said(seq: int, score: float) -> dict[str, object]:
+    return {"m": {"message_id": f"m{seq}", "seq": seq}, "score": score}
+
+
+def test_a_large_conversations_pool_takes_whole_groups_oldest_first() -> None:
+    rows = [_said(9, 3), _said(2, 2), _said(7, 2), _said(1, 2), _said(4, 1)]
+    assert [r["m"] for r in groups_of(rows, 2, 1)] == [{"message_id": "m9", "seq": 9}]
+    seqs = [r["m"]["seq"] for r in groups_of(rows, 4, 1)]  # type: ignore[index]
+    assert seqs == [9, 1, 2, 7]  # the group of 2 fits whole, oldest first
+    assert [r["m"]["seq"] for r in groups_of(rows[::-1], 1, 2)] == [9, 1, 2, 7]  # type: ignore[index]
 
 
 # -- local BM25 -----------------------------------------------------------------------------------
