@@ -40,7 +40,9 @@ WINDOW_OVERFETCH = 10
 SCAN_MAX = 2000
 FETCH_MORE = 10
 WINDOW_TEXT_FETCH = 4  # full-text rows asked for per candidate wanted when a window filters them
-RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
+# full-text candidates ranked with namespace-local statistics (graph/lexical.py): every match
+# when there are fewer, else whole groups of one constant score up to this many (``pool_of``)
+RERANK_POOL = 200
 TEXT_FIELDS = ("name", "alias_text", "one_liner", "gist")
 
 
@@ -131,9 +133,11 @@ class TopicSearchStore(Store):
         """Full-text search (fuzzy for near-miss spellings) over name, aliases, one-liner and gist.
 
         Lucene finds the namespace's candidates (the query is confined to the namespace before
-        ranking, ``graph/fulltext.py``); up to ``RERANK_POOL`` of them are ranked by BM25 with
-        the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
-        neither what is found here nor its order or scores."""
+        ranking, ``graph/fulltext.py``): every match when they are few, else whole groups of
+        one constant score of the topic and the text alone (``pool_query``, ``pool_of``), up
+        to ``RERANK_POOL``; they are ranked by BM25 with the namespace's own statistics
+        (``graph/lexical.py``), so another tenant's topics change neither what is found here
+        nor its order or scores."""
         search = self.text_query(namespace, text, k, since, until, fuzzy)
         return [] if search is None else self.text_ranked(namespace, text, k, search, fuzzy, light)
 
