@@ -19,6 +19,8 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 
+from text.analysis import english_terms, standard_tokens
+
 MAX_QUERY_WORDS = 32
 FUZZY_MIN_LENGTH = 4
 # Function words left out of the conversation's full-text query (``MessageStore.search_text``).
@@ -81,6 +83,54 @@ def lucene_query(text: str, fuzzy: bool = True, common: bool = True) -> str:
         escaped = _LUCENE_SPECIAL.sub(r"\\\1", word)
         parts.append(f"{escaped}~" if fuzzy and len(word) >= FUZZY_MIN_LENGTH else escaped)
     return " OR ".join(parts)
+
+
+# The topic search's candidate query (``pool_query``): every clause scores a constant, so the
+# score of a topic is the weight of the query terms each of its fields holds, computed from
+# that topic and the query alone. A term query's BM25 takes its statistics from every tenant
+# in the index, and so did the choice of a large namespace's candidates (the pool of Lucene's
+# best ``RERANK_POOL``): a 300k-topic neighbour moved which of a 10,000-topic tenant's
+# topics were ranked (docs/security.md, "Exact for small namespaces, exact groups for large
+# ones"). A content word weighs more than all the common words a topic can hold together (at
+# most 32 words in 6 fields), so topics holding more of the rarer words come first.
+COMMON_WEIGHT = 1
+CONTENT_WEIGHT = 256
+
+
+def _constant(term: str, weight: int) -> str:
+    """A clause matching ``term`` exactly in any field, scoring ``weight`` per field holding
+    it: a range ``[t TO t]`` is a constant-score query in Lucene (its bounds are lower-cased,
+    not tokenized: ``term`` is already one of the analyzer's terms)."""
+    escaped = term.replace("\\", "\\\\").replace('"', '\\"')
+    return f'["{escaped}" TO "{escaped}"]^{weight}'
+
+
+def pool_query(text: str, fuzzy: bool = True) -> str:
+    """The topic search's Lucene query for ``text`` (``TopicSearchStore.text_query``): each
+    standard-analyzer term of ``query_words`` a constant-score clause (``CONTENT_WEIGHT`` for a
+    term of ``content_words``, ``COMMON_WEIGHT`` for the others), and with ``fuzzy`` each word
+    of four letters or more also as a fuzzy clause of boost 0: it matches the near spellings
+    but adds nothing to the score (a fuzzy rewrite's weights come from the whole index). The
+    same topics match as ``lucene_query``'s; "" when the text has no word."""
+    words = query_words(text)
+    content = {t for w in content_words(text) for t in standard_tokens(w)}
+    terms = dict.fromkeys(t for w in words for t in standard_tokens(w))
+    parts = [_constant(t, CONTENT_WEIGHT if t in content else COMMON_WEIGHT) for t in terms]
+    if fuzzy:
+        near = (w for w in dict.fromkeys(words) if len(w) >= FUZZY_MIN_LENGTH)
+        parts += [_LUCENE_SPECIAL.sub(r"\\\1", w) + "~^0" for w in near]
+    return " OR ".join(parts)
+
+
+def message_query(text: str) -> str:
+    """The conversation search's Lucene query for ``text`` (``MessageStore.text_query``): each
+    English-analyzer term (``message_text_en``: stems, no stop words) of ``content_words`` a
+    constant-score clause of weight 1, so a message's score is how many of the terms each of
+    its fields holds, computed from that message and the text alone (``pool_query`` for
+    topics). The same messages match as ``lucene_query(text, fuzzy=False, common=False)``'s;
+    "" when no term is left."""
+    terms = dict.fromkeys(t for w in content_words(text) for t in english_terms(w))
+    return " OR ".join(_constant(t, 1) for t in terms)
 
 
 def name_query(namespace: str, names: Sequence[str]) -> str:

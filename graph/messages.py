@@ -15,7 +15,7 @@ from graph.clock import ensure_utc, window_bounds
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import ValidationFailed
-from graph.fulltext import content_words, in_namespace, in_window, lucene_query, wanted_names
+from graph.fulltext import content_words, in_namespace, in_window, message_query, wanted_names
 from graph.lexical import ENGLISH, rank
 from graph.mapping import as_datetime, message_from_props, message_props, redact_message
 from graph.models import Message
@@ -28,10 +28,13 @@ from graph.overfetch import Page, PagedQuery, Plan, overfetch, seeded
 # matches for the ranking; when the namespace has no more (the index ran dry) the ranking is
 # exactly the namespace's, else the pool is the one bound that is left (docs/security.md).
 MESSAGE_POOL = 400
-# A namespace with more matches than the pool is ranked over Lucene's best of them anyway (not
-# exact whatever the pool), so only the first TRUNCATED_POOL of them (or k) are ranked: ranking
-# 400 uncached messages took ~10 ms of an API worker per request beside a 30,000-message
-# conversation (docs/performance.md, "Namespace-local message ranking")
+# A namespace with more matches than the pool ranks the best groups of its matches by the
+# constant scores of ``graph.fulltext.message_query`` (how many of the question's terms a
+# message holds: its own and the question's alone), whole groups while they fit in
+# TRUNCATED_POOL (or until k are taken; ``groups_of``): ranking 400 uncached messages took ~10
+# ms of an API worker per request beside a 30,000-message conversation (docs/performance.md,
+# "Namespace-local message ranking"), and Lucene's BM25 order, which picked them before, counts
+# every tenant (docs/security.md)
 TRUNCATED_POOL = 100
 # A namespace of at most this many messages has every match of a search read and ranked (the
 # query counts the namespace first, a seek stopping one past this): Lucene's order, whose
@@ -260,7 +263,7 @@ class MessageStore(Store):
         """``search_text``'s query (``search_messages_fulltext``), not yet run; None when the
         text holds no word to search for. Its ``$k`` is the candidate pool (``MESSAGE_POOL``,
         or ``k`` if larger): ``text_hits`` ranks them and keeps ``k``."""
-        lucene = lucene_query(text, fuzzy=False, common=False)  # graph.fulltext.COMMON_WORDS
+        lucene = message_query(text)  # constant scores, without graph.fulltext.COMMON_WORDS
         if not lucene:
             return None
         since = ensure_utc(since, "since") if since else None
@@ -357,8 +360,13 @@ class MessageStore(Store):
 
         later = None if then is None else (search.next_fetch, then)
         pool = int(search.params["k"])
-        found = overfetch(pool, search.plan, seeded(page, first, search.first_fetch, later))
         want = search.want if isinstance(search, MessageQuery) else pool
+        # a page Lucene filled keeps only the messages scoring above its last row (the query
+        # file's cut): without a window always fewer than the pool it read, so that search
+        # grows only until ``want`` are kept; a window's reads more than the pool
+        whole = search.params["since"] is None and search.params["until"] is None
+        need = want if whole else pool
+        found = overfetch(need, search.plan, seeded(page, first, search.first_fetch, later))
         if found.complete and len(found.hits) > pool:
             # a small namespace read whole, with more matches than the pool: its own best
             # (BM25 over every match, namespace-local) stand in for the first of Lucene's
@@ -368,7 +376,7 @@ class MessageStore(Store):
             return [h for h, _ in rank_hits(words, found.hits, max(want, TRUNCATED_POOL))]
         if found.complete:  # every match of the namespace: the ranking is exactly its own
             return found.hits
-        return found.hits[: max(want, TRUNCATED_POOL)]
+        return groups_of(found.hits, max(want, TRUNCATED_POOL), want)
 
     def mentions(
         self, namespace: str, topic_ids: Sequence[str], per_topic: int = 30
@@ -412,6 +420,26 @@ def rank_hits(
         (i for i, s in enumerate(scores) if s > 0), key=lambda i: (-scores[i], seqs[i], i)
     )
     return [(hits[i], scores[i]) for i in order[:k]]
+
+
+def groups_of(hits: Sequence[Mapping[str, Any]], size: int, k: int) -> list[Mapping[str, Any]]:
+    """The candidates ranked of a large namespace's ``hits`` (``search_messages_fulltext``'s, in
+    Lucene's order: constant scores, ``graph.fulltext.message_query``): whole groups of one
+    score from the highest, while they fit in ``size`` or fewer than ``k`` are taken, oldest
+    first within a group. Never a part of a group: which of its messages Lucene returns first
+    follows its document order, which every tenant's writes move."""
+    ordered = sorted(hits, key=lambda h: (-float(h["score"]), int(h["m"].get("seq") or 0)))
+    pool: list[Mapping[str, Any]] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j < len(ordered) and ordered[j]["score"] == ordered[i]["score"]:
+            j += 1
+        if len(pool) >= k and j > size:
+            break
+        pool += ordered[i:j]
+        i = j
+    return pool
 
 
 def _by_external_id(messages: list[Message]) -> dict[str, Message]:

@@ -17,7 +17,7 @@ from graph.clock import BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store, iso
 from graph.errors import ValidationFailed
-from graph.fulltext import content_words, in_namespace, in_span, lucene_query, query_words
+from graph.fulltext import content_words, in_namespace, in_span, pool_query, query_words
 from graph.lexical import rank, rank_many
 from graph.mapping import topic_from_props
 from graph.models import EMBEDDING_DIMENSIONS, Topic
@@ -40,7 +40,9 @@ WINDOW_OVERFETCH = 10
 SCAN_MAX = 2000
 FETCH_MORE = 10
 WINDOW_TEXT_FETCH = 4  # full-text rows asked for per candidate wanted when a window filters them
-RERANK_POOL = 200  # full-text candidates ranked with namespace-local statistics (graph/lexical.py)
+# full-text candidates ranked with namespace-local statistics (graph/lexical.py): every match
+# when there are fewer, else whole groups of one constant score up to this many (``pool_of``)
+RERANK_POOL = 200
 TEXT_FIELDS = ("name", "alias_text", "one_liner", "gist")
 
 
@@ -131,9 +133,11 @@ class TopicSearchStore(Store):
         """Full-text search (fuzzy for near-miss spellings) over name, aliases, one-liner and gist.
 
         Lucene finds the namespace's candidates (the query is confined to the namespace before
-        ranking, ``graph/fulltext.py``); up to ``RERANK_POOL`` of them are ranked by BM25 with
-        the namespace's own statistics (``graph/lexical.py``), so another tenant's topics change
-        neither what is found here nor its order or scores."""
+        ranking, ``graph/fulltext.py``): every match when they are few, else whole groups of
+        one constant score of the topic and the text alone (``pool_query``, ``pool_of``), up
+        to ``RERANK_POOL``; they are ranked by BM25 with the namespace's own statistics
+        (``graph/lexical.py``), so another tenant's topics change neither what is found here
+        nor its order or scores."""
         search = self.text_query(namespace, text, k, since, until, fuzzy)
         return [] if search is None else self.text_ranked(namespace, text, k, search, fuzzy, light)
 
@@ -152,7 +156,7 @@ class TopicSearchStore(Store):
         # candidates weighs "the" and "was" by how many candidates hold them, and the
         # low-confidence trigger's text threshold was calibrated on those scores
         # (docs/performance.md, "What was tried and not kept")
-        lucene = lucene_query(text, fuzzy=fuzzy)
+        lucene = pool_query(text, fuzzy=fuzzy)
         if not lucene:
             return None
         window = _window(since, until)
@@ -217,7 +221,7 @@ class TopicSearchStore(Store):
         found = run_overfetch(
             text_need(search, k), search.plan, seeded(page, first, search.first_fetch, later)
         )
-        pool = found.hits[:size]
+        pool = pool_of(found.hits, size, k)
         words = query_words(text)
         # the same candidates scored by the content words alone too: a long chat topic's gist
         # holds "how", "many", "the", "have" and scored as high as one holding "cuisines"
@@ -327,10 +331,33 @@ class TopicSearchStore(Store):
 
 def text_need(search: PagedQuery, k: int) -> int:
     """How many candidates a topic full-text search (``TopicStore.text_query``) for ``k``
-    keeps before it stops growing: the whole rerank pool without a window, ``k`` with one."""
-    if search.params["since"] is None and search.params["until"] is None:
-        return max(k, RERANK_POOL)
+    keeps before it stops growing: ``k``. A page that Lucene filled holds only the topics
+    scoring above its last row (``search_topics_fulltext``), so it always keeps fewer than
+    it read: growing until the whole pool was kept would read every page to the limit."""
+    del search  # one rule for every window; kept for the callers that pass the search
     return k
+
+
+def pool_of(hits: Sequence[Mapping[str, Any]], size: int, k: int) -> list[Mapping[str, Any]]:
+    """The candidates the namespace's BM25 ranks, of ``hits`` (Lucene's rows in its order:
+    constant scores, highest first, ``graph.fulltext.pool_query``): whole groups of one score,
+    from the highest, while they fit in ``size`` or fewer than ``k`` are taken (so never a part
+    of a group: which of a group's topics came first follows Lucene's document order); in
+    order of score, then id, so the ranking (its fuzzy budget) sees them in an order of the
+    namespace's own."""
+    ordered = sorted(hits, key=lambda h: (-float(h.get("score") or 0.0), h["topic_id"]))
+    pool: list[Mapping[str, Any]] = []
+    i = 0
+    while i < len(ordered):
+        score = ordered[i].get("score") or 0.0
+        j = i
+        while j < len(ordered) and (ordered[j].get("score") or 0.0) == score:
+            j += 1
+        if len(pool) >= k and j > size:
+            break
+        pool += ordered[i:j]
+        i = j
+    return pool
 
 
 def _window(since: datetime | None, until: datetime | None) -> dict[str, datetime | None]:

@@ -9,8 +9,10 @@
 //         $topic_query (Lucene, escaped, namespace-confined), $topic_fetch,
 //         $topic_since, $topic_until (datetime | null), $namespace
 // returns: message_raw, message_complete, message_hits (search_messages_fulltext's raw,
-//          complete and hits),
-//          topic_raw, topic_hits (search_topics_fulltext's raw and hits)
+//          complete and hits: the rows of the last row's score dropped when Lucene returned
+//          $message_fetch of a larger namespace),
+//          topic_raw, topic_hits (search_topics_fulltext's raw and hits: the rows of the
+//          last row's score dropped when Lucene returned $topic_fetch)
 WITH size(COLLECT {
   MATCH (m:Message) WHERE m.namespace = $namespace RETURN 1 AS one LIMIT $exact_max + 1
 }) <= $exact_max AS small
@@ -18,11 +20,13 @@ CALL (small) {
   CALL db.index.fulltext.queryNodes('message_text_en', $message_query,
     {limit: CASE WHEN small THEN $exact_max ELSE $message_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
-  WITH size(found) AS raw,
-    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH size(found) AS raw, found,
+    CASE WHEN NOT small AND size(found) >= $message_fetch THEN found[-1].score ELSE 0.0 END
+      AS cut
+  WITH raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > cut
        AND ($message_since IS NULL OR h.m.at >= $message_since)
-       AND ($message_until IS NULL OR h.m.at < $message_until)]
-      [0..CASE WHEN small THEN $exact_max ELSE $message_k END] AS kept
+       AND ($message_until IS NULL OR h.m.at < $message_until)] AS kept
   RETURN raw AS message_raw, small AS message_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]
@@ -30,16 +34,17 @@ CALL (small) {
 }
 CALL () {
   CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
-    YIELD node
-  WITH collect(node) AS found
+    YIELD node, score
+  WITH collect({n: node, s: score}) AS found
+  WITH found, CASE WHEN size(found) >= $topic_fetch THEN found[-1].s ELSE -1.0 END AS cut
   RETURN size(found) AS topic_raw,
-    [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
-       AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
-       AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
-     | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
-        gist: coalesce(n.gist, ''),
-        utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
-        last_seen_at: toString(n.last_seen_at)}]
+    [h IN found WHERE h.s > cut AND h.n.namespace = $namespace AND h.n.archived_at IS NULL
+       AND ($topic_since IS NULL OR h.n.last_seen_at >= $topic_since)
+       AND ($topic_until IS NULL OR h.n.first_seen_at < $topic_until)
+     | {topic_id: h.n.topic_id, name: h.n.name, alias_text: h.n.alias_text,
+        one_liner: h.n.one_liner, gist: coalesce(h.n.gist, ''),
+        utility_score: h.n.utility_score, first_seen_at: toString(h.n.first_seen_at),
+        last_seen_at: toString(h.n.last_seen_at), score: h.s}]
     AS topic_hits
 }
 RETURN message_raw, message_complete, message_hits, topic_raw, topic_hits

@@ -23,11 +23,13 @@ CALL (small) {
   CALL db.index.fulltext.queryNodes('message_text_en', $message_query,
     {limit: CASE WHEN small THEN $exact_max ELSE $message_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
-  WITH size(found) AS raw,
-    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH size(found) AS raw, found,
+    CASE WHEN NOT small AND size(found) >= $message_fetch THEN found[-1].score ELSE 0.0 END
+      AS cut
+  WITH raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > cut
        AND ($message_since IS NULL OR h.m.at >= $message_since)
-       AND ($message_until IS NULL OR h.m.at < $message_until)]
-      [0..CASE WHEN small THEN $exact_max ELSE $message_k END] AS kept
+       AND ($message_until IS NULL OR h.m.at < $message_until)] AS kept
   RETURN raw AS message_raw, small AS message_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]
@@ -35,43 +37,51 @@ CALL (small) {
 }
 CALL () {
   CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_fetch})
-    YIELD node
-  WITH collect(node) AS found
+    YIELD node, score
+  WITH collect({n: node, s: score}) AS found
+  // search_topics_fulltext's cut: the rows of the last row's score dropped when Lucene
+  // returned $topic_fetch (which of them made the window follows its document order)
   WITH size(found) AS raw,
-    [n IN found WHERE n.namespace = $namespace AND n.archived_at IS NULL
-       AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
-       AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)] AS kept
+    [h IN found WHERE h.s > CASE WHEN size(found) >= $topic_fetch THEN found[-1].s ELSE -1.0 END
+       AND h.n.namespace = $namespace AND h.n.archived_at IS NULL
+       AND ($topic_since IS NULL OR h.n.last_seen_at >= $topic_since)
+       AND ($topic_until IS NULL OR h.n.first_seen_at < $topic_until)] AS kept
   // the next page when this one is short, as the store would ask for it next
   WITH raw, kept, CASE
     WHEN size(kept) < $topic_need AND raw >= $topic_fetch AND $topic_next > $topic_fetch
     THEN COLLECT {
       CALL db.index.fulltext.queryNodes('topic_text', $topic_query, {limit: $topic_next})
-        YIELD node
-      RETURN node
+        YIELD node, score
+      RETURN {n: node, s: score} AS h
     } END AS more
+  WITH raw, kept, more,
+    CASE WHEN size(more) >= $topic_next THEN more[-1].s ELSE -1.0 END AS more_cut
   RETURN raw AS topic_raw,
-    [n IN kept | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text,
-                  one_liner: n.one_liner, gist: coalesce(n.gist, ''),
-        utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
-        last_seen_at: toString(n.last_seen_at)}] AS topic_hits,
+    [h IN kept | {topic_id: h.n.topic_id, name: h.n.name, alias_text: h.n.alias_text,
+                  one_liner: h.n.one_liner, gist: coalesce(h.n.gist, ''),
+        utility_score: h.n.utility_score, first_seen_at: toString(h.n.first_seen_at),
+        last_seen_at: toString(h.n.last_seen_at), score: h.s}] AS topic_hits,
     size(more) AS topic_next_raw,
-    [n IN coalesce(more, []) WHERE n.namespace = $namespace AND n.archived_at IS NULL
-       AND ($topic_since IS NULL OR n.last_seen_at >= $topic_since)
-       AND ($topic_until IS NULL OR n.first_seen_at < $topic_until)
-     | {topic_id: n.topic_id, name: n.name, alias_text: n.alias_text, one_liner: n.one_liner,
-        gist: coalesce(n.gist, ''),
-        utility_score: n.utility_score, first_seen_at: toString(n.first_seen_at),
-        last_seen_at: toString(n.last_seen_at)}] AS topic_next_hits
+    [h IN coalesce(more, []) WHERE h.s > more_cut
+       AND h.n.namespace = $namespace AND h.n.archived_at IS NULL
+       AND ($topic_since IS NULL OR h.n.last_seen_at >= $topic_since)
+       AND ($topic_until IS NULL OR h.n.first_seen_at < $topic_until)
+     | {topic_id: h.n.topic_id, name: h.n.name, alias_text: h.n.alias_text,
+        one_liner: h.n.one_liner, gist: coalesce(h.n.gist, ''),
+        utility_score: h.n.utility_score, first_seen_at: toString(h.n.first_seen_at),
+        last_seen_at: toString(h.n.last_seen_at), score: h.s}] AS topic_next_hits
 }
 CALL (small) {
   CALL db.index.fulltext.queryNodes('message_text_en', $window_query,
     {limit: CASE WHEN small THEN $exact_max ELSE $window_fetch END}) YIELD node, score
   WITH collect({m: node, score: score}) AS found
-  WITH size(found) AS raw,
-    [h IN found WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH size(found) AS raw, found,
+    CASE WHEN NOT small AND size(found) >= $window_fetch THEN found[-1].score ELSE 0.0 END
+      AS cut
+  WITH raw,
+    [h IN found WHERE h.m.namespace = $namespace AND h.score > cut
        AND ($window_since IS NULL OR h.m.at >= $window_since)
-       AND ($window_until IS NULL OR h.m.at < $window_until)]
-      [0..CASE WHEN small THEN $exact_max ELSE $window_k END] AS kept
+       AND ($window_until IS NULL OR h.m.at < $window_until)] AS kept
   // a narrow window keeps a share of Lucene's rows: the next page when this one is short, as
   // the store would ask for it next (one round trip fewer, the same rows); none when the
   // namespace was read whole
@@ -83,10 +93,12 @@ CALL (small) {
         YIELD node, score
       RETURN {m: node, score: score} AS h
     } END AS more
-  WITH raw, kept, size(more) AS next_raw,
-    [h IN coalesce(more, []) WHERE h.m.namespace = $namespace AND h.score > 0
+  WITH raw, kept, more, size(more) AS next_raw,
+    CASE WHEN size(more) >= $window_next THEN more[-1].score ELSE 0.0 END AS next_cut
+  WITH raw, kept, next_raw,
+    [h IN coalesce(more, []) WHERE h.m.namespace = $namespace AND h.score > next_cut
        AND ($window_since IS NULL OR h.m.at >= $window_since)
-       AND ($window_until IS NULL OR h.m.at < $window_until)][0..$window_k] AS next_kept
+       AND ($window_until IS NULL OR h.m.at < $window_until)] AS next_kept
   RETURN raw AS window_raw, small AS window_complete,
     [h IN kept | {m: {message_id: h.m.message_id, content: h.m.content, speaker: h.m.speaker,
       at_days: h.m.at_days, seq: h.m.seq}, score: h.score}]

@@ -309,11 +309,12 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     store's own search, which takes two round trips for them."""
     start = datetime(2026, 1, 1, tzinfo=UTC)
     day = start + timedelta(days=9)
-    # Lucene ranks only the window's UTC day (graph/fulltext.py in_window): its 840 messages
-    # before the window's hours outscore the window's two (the word once in a longer text), so
-    # the first 800 rows of the day (twice the candidate pool, graph.messages.MESSAGE_POOL)
-    # hold neither, whatever order it gives equal scores; the 200 on the days before are never
-    # read by the window's search
+    # Lucene ranks only the window's UTC day (graph/fulltext.py in_window): every message of it
+    # holds "lake" once in its content, one score (graph/fulltext.py message_query), so the
+    # first 800 rows of the day's 842 (twice the candidate pool, graph.messages.MESSAGE_POOL)
+    # are one group cut off whole (which of them Lucene returns first follows its document
+    # order) and the page keeps none: the next page, 3,200 rows, holds the day whole; the 200
+    # on the days before are never read by the window's search
     loud = "lake lake lake cold"
     early = 840
     said = [_said(namespace, i, start + timedelta(hours=i), loud) for i in range(200)]
@@ -327,9 +328,12 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     counting = CountingDriver(driver)
     store = ContextStore(counting)  # type: ignore[arg-type]
     got = store.search_texts(namespace, TextSearch("lake", 5), TextSearch("lake", 12), window)
-    # and each list's best read whole after the ranking (the evidence's and the window's)
+    # the conversation's own search grows once: its 1,042 matches are one group of one score,
+    # more than its first 400 rows; then each list's best read whole after the ranking (the
+    # evidence's and the window's)
     assert counting.calls == [
         "search_context_texts_windowed",
+        "search_messages_fulltext",
         "get_message_hits",
         "get_message_hits",
     ], counting.calls
@@ -337,9 +341,9 @@ def test_a_narrow_windows_next_page_comes_in_the_same_round_trip(
     hits = MessageStore(alone).search_text(  # type: ignore[arg-type]
         namespace, window.text, window.k, window.since, window.until
     )
-    # it did grow (two pages), then read the whole conversation's candidates (its statistics),
-    # then its best whole
-    assert alone.calls == ["search_messages_fulltext"] * 3 + ["get_message_hits"], alone.calls
+    # it did grow (two pages), then read the whole conversation's candidates (its statistics:
+    # two pages too, as above), then its best whole
+    assert alone.calls == ["search_messages_fulltext"] * 4 + ["get_message_hits"], alone.calls
     assert sorted(h.message.message_id for h in got.windowed) == [
         f"{namespace}-m1040",
         f"{namespace}-m1041",

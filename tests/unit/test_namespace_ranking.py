@@ -8,8 +8,19 @@ import time
 
 import pytest
 
-from graph.fulltext import content_words, in_namespace, lucene_query, namespace_token
+from graph.fulltext import (
+    COMMON_WEIGHT,
+    CONTENT_WEIGHT,
+    content_words,
+    in_namespace,
+    lucene_query,
+    message_query,
+    namespace_token,
+    pool_query,
+)
 from graph.lexical import FUZZY_BUDGET, edit_distance, rank, rank_many, tokens
+from graph.messages import groups_of
+from graph.topic_search import pool_of
 
 FIELDS = ("name", "alias_text", "one_liner")
 
@@ -46,6 +57,66 @@ def test_the_conversation_query_leaves_common_words_out_unless_nothing_else_is_l
     )  # the topic search keeps every word (its BM25 and trigger thresholds weigh them)
     assert content_words("The Who") == ["the", "who"]  # only common words: all of them
     assert content_words("??") == []
+
+
+# -- the topic search's pool ----------------------------------------------------------------------
+def test_the_topic_query_scores_constants_of_the_topic_and_the_question_alone() -> None:
+    """Range clauses score their boost in Lucene (no index-wide statistics); a content word
+    outweighs every common word a topic can hold; fuzzy clauses match and score nothing."""
+    text = "What did we decide about the Billing migration, don't panic"
+    assert pool_query(text, fuzzy=False) == " OR ".join([
+        '["what" TO "what"]^1', '["did" TO "did"]^1', '["we" TO "we"]^1',
+        '["decide" TO "decide"]^256', '["about" TO "about"]^1', '["the" TO "the"]^1',
+        '["billing" TO "billing"]^256', '["migration" TO "migration"]^256',
+        '["don\'t" TO "don\'t"]^1', '["panic" TO "panic"]^256',
+    ])  # fmt: skip
+    fuzzy = pool_query("the billing migration", fuzzy=True)
+    assert fuzzy.endswith(" OR billing~^0 OR migration~^0")  # "the": too short to be fuzzy
+    assert CONTENT_WEIGHT > 32 * 6 * COMMON_WEIGHT  # 32 words at most, 6 fields
+    assert pool_query("the the who") == '["the" TO "the"]^256 OR ["who" TO "who"]^256'
+    hostile = pool_query('x" TO "z"] OR ns_token:nsbob0 OR ["a*', fuzzy=True)
+    for clause in hostile.split(" OR "):  # words only: no field, range or operator of theirs
+        assert re.fullmatch(r"""\["([\w']+)" TO "\1"\]\^(1|256)|[\w']+~\^0""", clause), clause
+    assert pool_query("??") == ""
+
+
+def _row(topic_id: str, score: float) -> dict[str, object]:
+    return {"topic_id": topic_id, "score": score}
+
+
+def test_the_pool_takes_whole_groups_of_one_score_in_an_order_of_their_own() -> None:
+    """Which of a group of equal scores Lucene returns first follows its document order (other
+    tenants' writes move it): the pool never holds part of a group, and orders a group by id."""
+    rows = [_row("b", 9), _row("a", 9), _row("d", 5), _row("c", 5), _row("e", 5), _row("f", 1)]
+    ids = [str(r["topic_id"]) for r in pool_of(rows, 4, 2)]
+    assert ids == ["a", "b"]  # "d", "c", "e" would pass 4: the group is left out whole
+    assert [str(r["topic_id"]) for r in pool_of(rows, 5, 2)] == ["a", "b", "c", "d", "e"]
+    assert [str(r["topic_id"]) for r in pool_of(rows[::-1], 5, 2)] == ["a", "b", "c", "d", "e"]
+    # fewer than k above the cut: the next group whole, however large
+    assert [str(r["topic_id"]) for r in pool_of(rows, 1, 3)] == ["a", "b", "c", "d", "e"]
+    assert pool_of(rows, 100, 2) == sorted(rows, key=lambda r: (-r["score"], r["topic_id"]))
+
+
+def test_the_conversation_query_counts_the_english_terms_of_the_content_words() -> None:
+    """The message index's terms (stems, possessives and stop words gone), each scoring 1 per
+    field holding it: the same messages as the term query, scored by them alone."""
+    text = "What did we decide about Mel's parties, the billing migration?"
+    assert message_query(text) == " OR ".join(
+        f'["{t}" TO "{t}"]^1' for t in ("decid", "mel", "parti", "bill", "migrat")
+    )
+    assert message_query("the a") == ""  # a stop word only: nothing to search for
+
+
+def _said(seq: int, score: float) -> dict[str, object]:
+    return {"m": {"message_id": f"m{seq}", "seq": seq}, "score": score}
+
+
+def test_a_large_conversations_pool_takes_whole_groups_oldest_first() -> None:
+    rows = [_said(9, 3), _said(2, 2), _said(7, 2), _said(1, 2), _said(4, 1)]
+    assert [r["m"] for r in groups_of(rows, 2, 1)] == [{"message_id": "m9", "seq": 9}]
+    seqs = [r["m"]["seq"] for r in groups_of(rows, 4, 1)]  # type: ignore[index]
+    assert seqs == [9, 1, 2, 7]  # the group of 2 fits whole, oldest first
+    assert [r["m"]["seq"] for r in groups_of(rows[::-1], 1, 2)] == [9, 1, 2, 7]  # type: ignore[index]
 
 
 # -- local BM25 -----------------------------------------------------------------------------------
