@@ -16,12 +16,14 @@ in Cypher by the migration that back-fills existing nodes (``009_namespace_searc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
+from typing import TypeVar
 
 from text.analysis import english_terms, standard_tokens
 
 MAX_QUERY_WORDS = 32
+T = TypeVar("T")
 FUZZY_MIN_LENGTH = 4
 # Function words left out of the conversation's full-text query (``MessageStore.search_text``).
 # ``message_text_en``'s English analyzer drops Lucene's stop set ("the", "was", "with"), but
@@ -131,6 +133,24 @@ def message_query(text: str) -> str:
     "" when no term is left."""
     terms = dict.fromkeys(t for w in content_words(text) for t in english_terms(w))
     return " OR ".join(_constant(t, 1) for t in terms)
+
+
+def whole_groups(ordered: Sequence[T], score: Callable[[T], float], size: int, k: int) -> list[T]:
+    """The first rows of ``ordered`` (by ``score``, highest first) in whole groups of one score,
+    while they fit in ``size`` or fewer than ``k`` are taken: never a part of a group, since
+    which of a group's rows Lucene returned first follows its document order, which every
+    tenant's writes move (``TopicSearchStore``'s pool, ``MessageStore``'s groups)."""
+    pool: list[T] = []
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j < len(ordered) and score(ordered[j]) == score(ordered[i]):
+            j += 1
+        if len(pool) >= k and j > size:
+            break
+        pool += ordered[i:j]
+        i = j
+    return pool
 
 
 def name_query(namespace: str, names: Sequence[str]) -> str:

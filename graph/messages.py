@@ -15,7 +15,14 @@ from graph.clock import ensure_utc, window_bounds
 from graph.cypher import query
 from graph.db import Store
 from graph.errors import ValidationFailed
-from graph.fulltext import content_words, in_namespace, in_window, message_query, wanted_names
+from graph.fulltext import (
+    content_words,
+    in_namespace,
+    in_window,
+    message_query,
+    wanted_names,
+    whole_groups,
+)
 from graph.lexical import ENGLISH, rank
 from graph.mapping import as_datetime, message_from_props, message_props, redact_message
 from graph.models import Message
@@ -429,17 +436,7 @@ def groups_of(hits: Sequence[Mapping[str, Any]], size: int, k: int) -> list[Mapp
     first within a group. Never a part of a group: which of its messages Lucene returns first
     follows its document order, which every tenant's writes move."""
     ordered = sorted(hits, key=lambda h: (-float(h["score"]), int(h["m"].get("seq") or 0)))
-    pool: list[Mapping[str, Any]] = []
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j < len(ordered) and ordered[j]["score"] == ordered[i]["score"]:
-            j += 1
-        if len(pool) >= k and j > size:
-            break
-        pool += ordered[i:j]
-        i = j
-    return pool
+    return whole_groups(ordered, lambda h: float(h["score"]), size, k)
 
 
 def _by_external_id(messages: list[Message]) -> dict[str, Message]:

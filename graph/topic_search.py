@@ -17,7 +17,14 @@ from graph.clock import BEFORE_ALL, ensure_utc
 from graph.cypher import query
 from graph.db import Store, iso
 from graph.errors import ValidationFailed
-from graph.fulltext import content_words, in_namespace, in_span, pool_query, query_words
+from graph.fulltext import (
+    content_words,
+    in_namespace,
+    in_span,
+    pool_query,
+    query_words,
+    whole_groups,
+)
 from graph.lexical import rank, rank_many
 from graph.mapping import topic_from_props
 from graph.models import EMBEDDING_DIMENSIONS, Topic
@@ -346,18 +353,7 @@ def pool_of(hits: Sequence[Mapping[str, Any]], size: int, k: int) -> list[Mappin
     order of score, then id, so the ranking (its fuzzy budget) sees them in an order of the
     namespace's own."""
     ordered = sorted(hits, key=lambda h: (-float(h.get("score") or 0.0), h["topic_id"]))
-    pool: list[Mapping[str, Any]] = []
-    i = 0
-    while i < len(ordered):
-        score = ordered[i].get("score") or 0.0
-        j = i
-        while j < len(ordered) and (ordered[j].get("score") or 0.0) == score:
-            j += 1
-        if len(pool) >= k and j > size:
-            break
-        pool += ordered[i:j]
-        i = j
-    return pool
+    return whole_groups(ordered, lambda h: float(h.get("score") or 0.0), size, k)
 
 
 def _window(since: datetime | None, until: datetime | None) -> dict[str, datetime | None]:
