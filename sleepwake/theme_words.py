@@ -152,8 +152,14 @@ def theme_words(
         o: fixed_pairs(words[o], (texts or {}).get(o, ()), known.get(o, ())) for o in sorted(words)
     }
     vectors = _vectors(words, known, pairs, embed)
+    first = _by_meaning(words, known, vectors, min_cosine)  # a word of a known theme stays its
     heads = {
-        o: {w: n for w, n in p.items() if _means_head(w, n, vectors)} for o, p in pairs.items()
+        o: {
+            w: n
+            for w, n in p.items()
+            if first.get((o, w), w) not in known.get(o, ()) and _means_head(w, n, vectors)
+        }
+        for o, p in pairs.items()
     }
     for owner, modifiers in heads.items():  # "video" of "video games" is no subject of its own
         for word in modifiers:
@@ -176,14 +182,15 @@ def theme_words(
 def fixed_pairs(said: Counter[str], texts: Iterable[str], known: Iterable[str]) -> dict[str, str]:
     """word -> the word it is always said right before in ``texts`` ("video" of "video games",
     "video game tournament": "game"), when that word is one of the speaker's ``said`` words too;
-    not a theme they already have (``known``: a theme keeps its name). A candidate compound:
+    not a theme they already have (``known``: a theme keeps its name; nor, in ``theme_words``, a
+    word of one by meaning: "dog" of "dog agility contest" stays James's puppy). A candidate compound:
     ``_means_head`` decides whether the first word is only its modifier."""
     after: dict[str, Counter[str]] = {}
     for text in texts:
-        tokens = _WORDS.findall(text.lower())
+        tokens = [_said_form(t, said) for t in _WORDS.findall(text.lower())]
         for word, nxt in zip(tokens, [*tokens[1:], ""][: len(tokens)], strict=True):
             if word in said:
-                after.setdefault(word, Counter())[_said_form(nxt, said)] += 1
+                after.setdefault(word, Counter())[nxt] += 1
     out: dict[str, str] = {}
     for word, nexts in sorted(after.items()):
         nxt, times = nexts.most_common(1)[0]

@@ -33,6 +33,8 @@ _VECTORS = {
     "pottery": [0.85, 0.0, 0.53],
     "class": [0.58, 0.81, 0.0],
     "pottery class": [1.0, 0.0, 0.0],
+    "agility": [0.0, 0.0, 1.0],
+    "dog agility": [0.0, 0.0, 1.0],
 }
 
 
@@ -209,6 +211,11 @@ def test_a_word_said_only_in_a_compound_that_means_its_head_is_that_heads_theme(
         texts={"Nate": nate},
     )  # fmt: skip
     assert video.word("Nate", "video") == "video"
+    # nor a word of a theme he has by meaning: "dog" of "dog agility contest" is James's puppy
+    luna = ["Luna won second place at the dog agility contest!", "We train for agility."]
+    said = {"James": Counter(dog=1, agility=2)}
+    dogs = theme_words(said, {"James": ["puppy"]}, CountingEmbed(), 0.78, texts={"James": luna})
+    assert dogs.word("James", "dog") == "puppy"
 
 
 def test_the_episode_and_the_theme_go_by_the_members_alias() -> None:
