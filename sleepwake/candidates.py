@@ -251,10 +251,10 @@ def constraint_phrase(sentence: str) -> str:
     is no function word, common verb, pronoun, modifier or adverb; the word after "don't",
     "never", "to"... is the rule's verb; a run ends on a noun, not a participle ("Keep the wiki
     updated" -> "wiki"); a lone word is no gerund and must be the verb's object or follow a
-    determiner. Between
-    friends most rules are encouragement ("Keep me updated!", "Keep pushing on.", "Don't give
-    up!", "I never want to go through this again."): before, the clause's last three words
-    other than rule words named episodes "me updated", "pushing", "through this again"."""
+    determiner. Between friends most rules are encouragement ("Keep me updated!", "Keep pushing
+    on.", "Don't give up!", "I never want to go through this again."): before, the clause's last
+    three words other than rule words named episodes "me updated", "pushing", "through this
+    again"."""
     clause = re.split(r"[,;:.!?]", sentence, maxsplit=1)[0]
     runs: list[tuple[str, list[str]]] = []  # (the word before, the run)
     before, prev = "", ""

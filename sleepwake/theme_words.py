@@ -152,7 +152,8 @@ def theme_words(
         o: fixed_pairs(words[o], (texts or {}).get(o, ()), known.get(o, ())) for o in sorted(words)
     }
     vectors = _vectors(words, known, pairs, embed)
-    first = _by_meaning(words, known, vectors, min_cosine)  # a word of a known theme stays its
+    # a word that means a theme the speaker has is that theme's, never a compound's modifier
+    first = _by_meaning(words, known, vectors, min_cosine)
     heads = {
         o: {
             w: n
@@ -183,8 +184,8 @@ def fixed_pairs(said: Counter[str], texts: Iterable[str], known: Iterable[str]) 
     """word -> the word it is always said right before in ``texts`` ("video" of "video games",
     "video game tournament": "game"), when that word is one of the speaker's ``said`` words too;
     not a theme they already have (``known``: a theme keeps its name; nor, in ``theme_words``, a
-    word of one by meaning: "dog" of "dog agility contest" stays James's puppy). A candidate compound:
-    ``_means_head`` decides whether the first word is only its modifier."""
+    word of one by meaning: "dog" of "dog agility contest" stays James's puppy). A candidate
+    compound: ``_means_head`` decides whether the first word is only its modifier."""
     after: dict[str, Counter[str]] = {}
     for text in texts:
         tokens = [_said_form(t, said) for t in _WORDS.findall(text.lower())]
