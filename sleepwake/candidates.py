@@ -20,8 +20,10 @@ from sleepwake.config import DEFAULT, ExtractionConfig
 from sleepwake.extract import Extraction, InProgress, extract, noun_phrases, subject_phrases
 from sleepwake.policy import ANSWER_ROLES
 from sleepwake.redact import redact
+from text.english import MODIFIERS, STOPWORDS
 from text.gist import semantic_parts, semantic_text
 from text.timephrases import resolve
+from text.words import DETERMINERS, ELLIPTIC
 
 _DETERMINERS = re.compile(
     r"^(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those|some)\s+", re.I
@@ -233,15 +235,59 @@ def build_candidates(
 _RULE_WORDS = frozenset(
     "always never don't dont do not please we i you must should prefer like use using avoid "
     "keep make sure want would rather let's lets to be a an the our my your it that with "
-    "for of in on at and or but than instead".split()
+    "for of in on at and or but than instead around away back along ahead forward together "
+    "anytime".split()
 )
+# after these the next word is the rule's verb ("Don't quit", "never give up"), not its subject
+_VERB_LEADS = frozenset("don't dont never always must should to will please not".split())
+# a lone word after one of these is the object the rule is about ("use plastic", "avoid
+# sugar"); after a preposition it is not ("stands up for justice", "allergic to fur")
+_NOUN_LEADS = DETERMINERS | frozenset("use using avoid prefer like".split())
 
 
 def constraint_phrase(sentence: str) -> str:
-    """What a rule with no named entity is about: "Never use plastic plates" -> "plastic plates"."""
+    """What a rule with no named entity is about: the longest run of adjacent subject words in
+    its first clause ("Never use plastic plates" -> "plastic plates"), else "". A subject word
+    is no function word, common verb, pronoun, modifier or adverb; the word after "don't",
+    "never", "to"... is the rule's verb; a run ends on a noun, not a participle ("Keep the wiki
+    updated" -> "wiki"); a lone word is no gerund and must be the verb's object or follow a
+    determiner. Between friends most rules are encouragement ("Keep me updated!", "Keep pushing
+    on.", "Don't give up!", "I never want to go through this again."): before, the clause's last
+    three words other than rule words named episodes "me updated", "pushing", "through this
+    again"."""
     clause = re.split(r"[,;:.!?]", sentence, maxsplit=1)[0]
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", clause) if w.lower() not in _RULE_WORDS]
-    return " ".join(words[-3:]).lower()
+    runs: list[tuple[str, list[str]]] = []  # (the word before, the run)
+    before, prev = "", ""
+    run: list[str] = []
+    for word in re.findall(r"[A-Za-z][\w'-]*", clause):
+        low = word.lower()
+        if _subject_word(low) and (run or prev not in _VERB_LEADS):
+            before = before if run else prev
+            run.append(low)
+        elif run:
+            runs.append((before, run))
+            run = []
+        # the verb's object stands where a noun does ("Always format dates as ISO")
+        prev = "use" if _subject_word(low) and prev in _VERB_LEADS else low
+    if run:
+        runs.append((before, run))
+    kept = [r for r in (_noun_run(b, r) for b, r in runs) if r]
+    return " ".join(max(kept, key=len)[-3:]) if kept else ""
+
+
+def _subject_word(low: str) -> bool:
+    plain = low in _RULE_WORDS or low in STOPWORDS or low in MODIFIERS or low in ELLIPTIC
+    plain = plain or "'" in low
+    return not plain and not low.endswith("ly")
+
+
+def _noun_run(before: str, run: list[str]) -> list[str]:
+    """``run`` without its trailing participles, or [] when what is left is no noun phrase."""
+    while run and run[-1].endswith("ed"):
+        run = run[:-1]
+    if len(run) == 1 and (run[0].endswith("ing") or before not in _NOUN_LEADS):
+        return []
+    return run
 
 
 def _usable(key: str) -> bool:

@@ -19,6 +19,12 @@ dog Max", "a puppy called Pixie" make "Toby", "Max" and "Pixie" words of "Andrew
 "Audrey's dog", so "Toby and I hiked the trail" joins it without saying "dog". A sleep that finds
 such a name files it as an alias of the theme's topic, "Toby (Andrew's dog)" (``member_alias``),
 which is how later sleeps know it (``known_words``) and how a search for "Toby" finds the topic.
+
+A word a speaker says only in front of another of their words is the compound's, when the
+compound means its head: "video" of "video games" and "video game tournament" is Nate's game
+(MiniLM: "video game" .70 to "game", .45 to "video"), so "Nate's video" is no theme of its own;
+"pottery" of "pottery class" stays Melanie's pottery (.85 / .58) (``fixed_pairs``,
+``_means_head``).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from text.analysis import ENGLISH_STOP_WORDS
+from text.words import MODIFIERS
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
 
@@ -57,7 +64,8 @@ class ThemeWords:
 
 SAME = ThemeWords()  # every word its own theme: no embedding, or the knob at 0
 
-_NAME = r"(?P<name>[A-Z][a-z]{2,})"
+# a name, not the first word of a title or a place ("Lord of the Rings", "New York")
+_NAME = r"(?P<name>[A-Z][a-z]{2,})(?! (?:of (?:the )?)?[A-Z])"
 _NOUN = r"(?:[a-z]+ )?(?P<noun>[a-z]{3,})"  # "my childhood dog Max": the noun, not "childhood"
 # how a speaker names a member of a theme: "my dog Max", "Toby, my puppy", "a puppy called Pixie"
 _MEMBER = (
@@ -65,6 +73,13 @@ _MEMBER = (
     re.compile(rf"\b[a-z]+ {_NAME}, my {_NOUN}\b"),  # "meet Toby, my puppy"; not "Yeah, my dog"
     re.compile(rf"\b{_NOUN} (?:called|named) {_NAME}\b"),
 )
+# what an adjective stands for when it stands alone ("my favorite, Lord of the Rings": the
+# favourite book): not the noun a member is called by
+_NOT_NOUNS = MODIFIERS | frozenset("favorite favourite fave fav only dear darling".split())
+_WORDS = re.compile(r"[a-z][a-z-]*")
+# how much nearer its head a compound must be than its first word for that word to be only its
+# modifier ("video game": .70 vs .45; "chocolate cake", .80 vs .77, stays chocolate's)
+_HEAD_MARGIN = 0.1
 _MEMBER_ALIAS = re.compile(r"(?P<name>[a-z]+) \((?P<owner>.+)'s (?P<word>[a-z]+)\)")
 
 
@@ -75,13 +90,16 @@ def member_alias(owner: str, word: str, name: str) -> str:
 
 def members(owner: str, texts: Iterable[str]) -> dict[str, str]:
     """name (lower case) -> the noun ``texts`` (``owner``'s turns) call it by ("meet Toby, my
-    puppy": "toby" -> "puppy"); not the owner."""
+    puppy": "toby" -> "puppy"); not the owner, not an adjective standing alone ("my favorite,
+    Lord of the Rings" was the alias "Lord (Tim's favorite)" and made a theme "Tim's favorite"
+    of 23 facts on LoCoMo conv-43), not the first word of a title ("Lord of the Rings")."""
     out: dict[str, str] = {}
     for text in texts:
         for pattern in _MEMBER:
             for m in pattern.finditer(text):
                 noun, name = m.group("noun"), m.group("name").lower()
-                if name != owner.lower() and name != noun and noun not in ENGLISH_STOP_WORDS:
+                noun_like = noun not in ENGLISH_STOP_WORDS and noun not in _NOT_NOUNS
+                if name != owner.lower() and name != noun and noun_like:
                     out.setdefault(name, noun[:-1] if noun.endswith("s") else noun)
     return out
 
@@ -120,7 +138,9 @@ def theme_words(
     the theme they mean: the nearest of the speaker's ``known`` theme words at ``min_cosine`` or
     more, else the nearest word said more often (ties: alphabetical) at that cosine, else itself.
     Member names map to their theme's word: the ``named`` ones the graph holds, and those the
-    speaker's first-person ``texts`` of the slice introduce (``members``).
+    speaker's first-person ``texts`` of the slice introduce (``members``). A word said only as
+    the modifier of a compound that means its head ("video" of "video games") maps to the
+    head's theme (``fixed_pairs``). One batch of embeddings for all of it.
     ``min_cosine`` 0 (or nothing said) maps nothing and embeds nothing."""
     if min_cosine <= 0 or not any(said.values()):
         return SAME
@@ -128,8 +148,28 @@ def theme_words(
     words = {o: Counter(c) for o, c in said.items()}
     for owner, found_here in met.items():  # a member's noun is matched like a word said
         words.setdefault(owner, Counter()).update({n: 0 for n in found_here.values()})
-    canon = _by_meaning(words, known, embed, min_cosine)
+    pairs = {
+        o: fixed_pairs(words[o], (texts or {}).get(o, ()), known.get(o, ())) for o in sorted(words)
+    }
+    vectors = _vectors(words, known, pairs, embed)
+    # a word that means a theme the speaker has is that theme's, never a compound's modifier
+    first = _by_meaning(words, known, vectors, min_cosine)
+    heads = {
+        o: {
+            w: n
+            for w, n in p.items()
+            if first.get((o, w), w) not in known.get(o, ()) and _means_head(w, n, vectors)
+        }
+        for o, p in pairs.items()
+    }
+    for owner, modifiers in heads.items():  # "video" of "video games" is no subject of its own
+        for word in modifiers:
+            del words[owner][word]
+    canon = _by_meaning(words, known, vectors, min_cosine)
     theme_of = ThemeWords(canon).word
+    for owner, modifiers in sorted(heads.items()):
+        for word, head in sorted(modifiers.items()):
+            canon[(owner, word)] = theme_of(owner, head)
     for (owner, name), word in sorted((named or {}).items()):
         canon.setdefault((owner, name), theme_of(owner, word))
     found: dict[tuple[str, str], str] = {}
@@ -140,16 +180,61 @@ def theme_words(
     return ThemeWords(canon, found)
 
 
+def fixed_pairs(said: Counter[str], texts: Iterable[str], known: Iterable[str]) -> dict[str, str]:
+    """word -> the word it is always said right before in ``texts`` ("video" of "video games",
+    "video game tournament": "game"), when that word is one of the speaker's ``said`` words too;
+    not a theme they already have (``known``: a theme keeps its name; nor, in ``theme_words``, a
+    word of one by meaning: "dog" of "dog agility contest" stays James's puppy). A candidate
+    compound: ``_means_head`` decides whether the first word is only its modifier."""
+    after: dict[str, Counter[str]] = {}
+    for text in texts:
+        tokens = [_said_form(t, said) for t in _WORDS.findall(text.lower())]
+        for word, nxt in zip(tokens, [*tokens[1:], ""][: len(tokens)], strict=True):
+            if word in said:
+                after.setdefault(word, Counter())[nxt] += 1
+    out: dict[str, str] = {}
+    for word, nexts in sorted(after.items()):
+        nxt, times = nexts.most_common(1)[0]
+        if times == sum(nexts.values()) and nxt in said and nxt != word and word not in set(known):
+            out[word] = nxt
+    return out
+
+
+def _said_form(word: str, said: Counter[str]) -> str:
+    """``word`` as ``said`` counts it (singular: "games" -> "game")."""
+    return word[:-1] if word not in said and word.endswith("s") and word[:-1] in said else word
+
+
+def _means_head(word: str, head: str, vectors: Mapping[str, np.ndarray]) -> bool:
+    """Whether the compound "<word> <head>" means its head rather than its first word, by the
+    sleep's model: "video game" is a game (cosine .70 to "game", .45 to "video"), "dog park" a
+    park; "pottery class" is pottery (.85 / .58), "basketball game" basketball, "camping trip"
+    camping: the first word of those is the subject a person files them under."""
+    compound = vectors[f"{word} {head}"]
+    return float(compound @ vectors[head]) - float(compound @ vectors[word]) >= _HEAD_MARGIN
+
+
+def _vectors(
+    said: Mapping[str, Counter[str]],
+    known: Mapping[str, Sequence[str]],
+    pairs: Mapping[str, Mapping[str, str]],
+    embed: Embed,
+) -> dict[str, np.ndarray]:
+    """Unit vectors of every word said or known and of each candidate compound: one batch."""
+    words = {w for c in said.values() for w in c} | {w for k in known.values() for w in k}
+    compounds = {f"{w} {n}" for p in pairs.values() for w, n in p.items()}
+    texts = sorted(words | compounds)
+    matrix = np.asarray(embed(texts), dtype=float)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return dict(zip(texts, matrix, strict=True))
+
+
 def _by_meaning(
     said: Mapping[str, Counter[str]],
     known: Mapping[str, Sequence[str]],
-    embed: Embed,
+    vectors: Mapping[str, np.ndarray],
     min_cosine: float,
 ) -> dict[tuple[str, str], str]:
-    words = sorted({w for c in said.values() for w in c} | {w for k in known.values() for w in k})
-    matrix = np.asarray(embed(words), dtype=float)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    row = {w: i for i, w in enumerate(words)}
     canon: dict[tuple[str, str], str] = {}
     for owner, counts in sorted(said.items()):
         heads = sorted(set(known.get(owner, ())))  # existing themes: each stays its own
@@ -158,8 +243,8 @@ def _by_meaning(
         for word in order:
             if word in heads:
                 continue
-            best = _nearest(matrix[row[word]], heads[:known_heads], matrix, row, min_cosine)
-            best = best or _nearest(matrix[row[word]], heads[known_heads:], matrix, row, min_cosine)
+            best = _nearest(vectors[word], heads[:known_heads], vectors, min_cosine)
+            best = best or _nearest(vectors[word], heads[known_heads:], vectors, min_cosine)
             if best is None:
                 heads.append(word)
             else:
@@ -168,12 +253,12 @@ def _by_meaning(
 
 
 def _nearest(
-    vector: np.ndarray, heads: Sequence[str], matrix: np.ndarray, row: dict[str, int], floor: float
+    vector: np.ndarray, heads: Sequence[str], vectors: Mapping[str, np.ndarray], floor: float
 ) -> str | None:
     """The head nearest ``vector`` at ``floor`` or more (ties: the first), else None."""
     best, best_cos = None, floor
     for head in heads:
-        cos = float(vector @ matrix[row[head]])
+        cos = float(vector @ vectors[head])
         if cos > best_cos or (best is None and cos >= floor):
             best, best_cos = head, cos
     return best

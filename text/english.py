@@ -20,6 +20,7 @@ from text.words import (
     ABBREVIATIONS,
     CONNECTORS,
     DETERMINERS,
+    ELLIPTIC,
     FUNCTION_WORDS,
     GENERIC_NOUNS,
     INTERJECTIONS,
@@ -349,6 +350,8 @@ def _determiner_phrases(sentence: str, tokens: list[_Token]) -> Iterator[Span]:
         while len(words) > 1 and _is_capitalised(words[-1]) and not _is_capitalised(words[0]):
             words = words[:-1]  # "my friend Jolene": the name is its own entity
         if not words or all(w.low in GENERIC_NOUNS | MODIFIERS for w in words):
+            continue
+        if len(words) == 1 and words[0].low in ELLIPTIC:  # "my favorite": of what?
             continue
         surface = strip_possessive(sentence[words[0].start : words[-1].end])
         yield Span(1, words[0].start, words[-1].end, surface)

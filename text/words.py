@@ -10,6 +10,7 @@ __all__ = [
     "ABBREVIATIONS",
     "CONNECTORS",
     "DETERMINERS",
+    "ELLIPTIC",
     "FUNCTION_WORDS",
     "GENERIC_NOUNS",
     "INTERJECTIONS",
@@ -95,6 +96,9 @@ GENERIC_NOUNS = word_set(
     project plan problem issue stuff news
     """
 )
+# adjectives that stand for a noun left out ("my favorite" for "my favorite book"): alone they
+# name nothing ("Tim's favorite" was a topic of 23 facts about books and films)
+ELLIPTIC = word_set("favorite favorites favourite favourites fave faves fav")
 HONORIFICS = word_set("mr mrs ms dr prof sir madam miss")
 STOPWORDS = FUNCTION_WORDS | INTERJECTIONS | _TIME_WORDS | _COMMON_VERBS | DETERMINERS | HONORIFICS
 CONNECTORS = word_set("of the de la da del von van & for")

@@ -73,6 +73,9 @@ def test_locomo_message() -> None:
         ("We used the great support group resources.", ["support group resources"]),
         ("I called agencies that support LGBTQ+ folks.", ["LGBTQ+"]),
         ("The sleep job compacts conversations nightly.", ["sleep job"]),
+        # "my favorite" alone is of nothing named (conv-43); "my favorite book" names a book
+        ("Here's a pic of my favorite, Lord of the Rings!", ["pic", "Lord of the Rings"]),
+        ("Harry Potter is my favorite book.", ["Harry Potter", "favorite book"]),
     ],
 )
 def test_noun_phrases(text: str, expected: list[str] | None) -> None:

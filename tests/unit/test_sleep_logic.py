@@ -469,6 +469,27 @@ def test_a_rule_without_a_named_entity_becomes_a_candidate_of_what_it_is_about()
     assert [f.text for f in plates.facts] == ["Never use plastic plates, we prefer real dishes."]
 
 
+def test_what_a_rule_is_about_is_a_noun_phrase_not_its_last_words() -> None:
+    """Between friends most rule-shaped sentences are encouragement (LoCoMo dev): their last
+    three words other than rule words named episodes "me updated", "pushing", "give up",
+    "through this again". What a rule constrains is its object, a noun phrase, or nothing."""
+    for said in [
+        "Keep me updated!",
+        "Keep pushing on.",
+        "Don't give up, buddy!",
+        "I never want to go through this again.",
+        "Keep motivating each other!",
+        "He never gives up and always stands up for justice.",
+    ]:
+        assert constraint_phrase(said) == "", said
+    assert constraint_phrase("Keep the wiki updated") == "wiki"
+    assert constraint_phrase("Always format dates as ISO") == "dates"
+    reach = "Use social media channels and work with influencers for bigger reach."
+    assert constraint_phrase(reach) == "social media channels"
+    found = by_key([msg(1, "Keep me updated!"), msg(2, "Keep pushing on.")])
+    assert "me updated" not in found and "pushing" not in found
+
+
 def test_a_rule_does_not_constrain_an_entity_of_another_sentence() -> None:
     found = by_key([msg(1, "Never use plastic plates. The Garden Shed has a new roof.")])
     assert found["plastic plates"].constraint_count == 1

@@ -25,6 +25,16 @@ _VECTORS = {
     "trail": [0.0, 0.67, 0.74],
     "mom": [0.0, 0.0, 1.0],
     "dad": [0.0, 0.65, 0.76],
+    # compounds, as MiniLM has them: "video game" is a game (.70 to "game", .45 to "video"),
+    # "pottery class" pottery (.85 / .58)
+    "video": [0.45, 0.0, 0.89],
+    "game": [0.70, 0.71, 0.0],
+    "video game": [1.0, 0.0, 0.0],
+    "pottery": [0.85, 0.0, 0.53],
+    "class": [0.58, 0.81, 0.0],
+    "pottery class": [1.0, 0.0, 0.0],
+    "agility": [0.0, 0.0, 1.0],
+    "dog agility": [0.0, 0.0, 1.0],
 }
 
 
@@ -163,6 +173,49 @@ def test_a_member_named_by_a_theme_word_is_a_word_of_that_theme() -> None:
     )  # fmt: skip
     assert pup.found == {("Andrew", "max"): "dog", ("Andrew", "bobo"): "dog"}
     assert members("Audrey", ["I love my recipes for Mediterranean food"]) == {}
+
+
+def test_an_adjective_or_a_title_names_no_member() -> None:
+    """ "my favorite, Lord of the Rings" (LoCoMo conv-43) made the alias "Lord (Tim's
+    favorite)" and a theme "Tim's favorite": "favorite" stands for a noun left out, and "Lord"
+    begins a title."""
+    assert members("Tim", ["Here's a pic of my favorite, Lord of the Rings!"]) == {}
+    assert members("Tim", ["Seen my favorite, Frodo?"]) == {}  # the adjective alone
+    assert members("Tim", ["I love my book Lord of the Rings."]) == {}  # the title alone
+    assert members("Andrew", ["So much has changed - meet Toby, my puppy."]) == {"toby": "puppy"}
+
+
+def test_a_word_said_only_in_a_compound_that_means_its_head_is_that_heads_theme() -> None:
+    """ "video" said only in "video game(s)" (LoCoMo conv-42) was the theme "Nate's video"
+    beside "Nate's game"; a video game is a game. A pottery class is pottery: "pottery" stays."""
+    nate = [
+        "Hey Joanna! That's cool! I won my first video game tournament last week!",
+        "Playing video games and watching movies are my main hobbies.",
+        "The game was intense.",
+        "",  # a turn that only shares a photo
+    ]
+    said = {"Nate": Counter(video=2, game=3, tournament=1)}
+    words = theme_words(said, {}, CountingEmbed(), 0.78, texts={"Nate": nate})
+    assert words.word("Nate", "video") == "game"
+    mel = ["I'm taking a pottery class this month.", "My class was great.", "Class ran late."]
+    said = {"Melanie": Counter(pottery=1, **{"class": 3})}
+    words = theme_words(said, {}, CountingEmbed(), 0.78, texts={"Melanie": mel})
+    assert words.word("Melanie", "pottery") == "pottery"
+    # a theme she already has keeps its name, whatever it is said before
+    known = theme_words(
+        said, {"Melanie": ["pottery"]}, CountingEmbed(), 0.78, texts={"Melanie": mel}
+    )
+    assert known.word("Melanie", "pottery") == "pottery"
+    video = theme_words(
+        {"Nate": Counter(video=2, game=3)}, {"Nate": ["video"]}, CountingEmbed(), 0.78,
+        texts={"Nate": nate},
+    )  # fmt: skip
+    assert video.word("Nate", "video") == "video"
+    # nor a word of a theme he has by meaning: "dog" of "dog agility contest" is James's puppy
+    luna = ["Luna won second place at the dog agility contest!", "We train for agility."]
+    said = {"James": Counter(dog=1, agility=2)}
+    dogs = theme_words(said, {"James": ["puppy"]}, CountingEmbed(), 0.78, texts={"James": luna})
+    assert dogs.word("James", "dog") == "puppy"
 
 
 def test_the_episode_and_the_theme_go_by_the_members_alias() -> None:
