@@ -87,6 +87,12 @@ class ContextConfig(BaseModel):
         le=1,
         description="weight of the passages' cosine against the messages' BM25 in the evidence",
     )
+    scoped_topics: int = Field(
+        default=0, ge=0, description="best topics whose cited passages are searched by meaning"
+    )
+    scoped_evidence: int = Field(
+        default=0, ge=0, description="passages of those topics found by meaning; 0: none"
+    )
     tail_turns: int = Field(default=6, ge=0, description="recent turns read for triggers")
     evidence_topics: int = Field(default=25, ge=0, description="topics reached via messages")
     fact_topics: int = Field(default=5, ge=0, description="best topics whose facts are read")
