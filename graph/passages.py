@@ -41,6 +41,9 @@ MIN_FETCH = 100  # rows asked of the index at least
 FETCH_FACTOR = 3  # rows asked per passage wanted
 FETCH_MORE = 10  # the second index call: this many times the first
 SCAN_MAX = 2000  # a namespace with at most this many passages is scanned exactly when short
+# a topic's newest cited messages whose passages ``search_within`` scores (facts_scanned reads a
+# topic's newest 200 facts the same way): a topic of years costs what one of months does
+SCOPED_PER_TOPIC = 200
 
 
 @dataclass(frozen=True)
@@ -145,19 +148,49 @@ class PassageStore(Store):
             "exact_max": EXACT_VECTOR_MAX,
         }
         records = self._run(query("search_passages_vector"), params, read=True)
-        hits: dict[str, MessageHit] = {}
-        for h in records[0]["hits"] if records else []:
-            message_id = h["m"]["message_id"]
-            found = hits.get(message_id)
-            if found is None:
-                hits[message_id] = MessageHit(
-                    message_from_props(h["m"]),
-                    float(h["score"]),
-                    tuple((t["topic_id"], t["name"]) for t in h["topics"]),
-                    (h["text"],),
-                )
-            elif h["text"] not in found.passages:
-                hits[message_id] = MessageHit(
-                    found.message, found.score, found.topics, (*found.passages, h["text"])
-                )
-        return list(hits.values())
+        return _message_hits(records[0]["hits"] if records else [])
+
+    def search_within(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        """The messages the topics of ``topic_ids`` cite whose passages are nearest ``vector``
+        (the best ``k`` passages, said before ``until`` when given), as ``search`` gives them:
+        the facts of the best topics of a question, found by meaning."""
+        if not topic_ids or k <= 0:
+            return []
+        params = {
+            "vector": check_vector(vector),
+            "k": k,
+            "namespace": namespace,
+            "topic_ids": list(topic_ids),
+            "per_topic": SCOPED_PER_TOPIC,
+            "until": iso(ensure_utc(until, "until")) if until else None,
+        }
+        records = self._run(query("search_topic_passages"), params, read=True)
+        return _message_hits(records[0]["hits"] if records else [])
+
+
+def _message_hits(rows: Sequence[Any]) -> list[MessageHit]:
+    """One hit per message of passage rows (best first): its best passage's cosine as the score,
+    its passages found in ``MessageHit.passages`` (best first)."""
+    hits: dict[str, MessageHit] = {}
+    for h in rows:
+        message_id = h["m"]["message_id"]
+        found = hits.get(message_id)
+        if found is None:
+            hits[message_id] = MessageHit(
+                message_from_props(h["m"]),
+                float(h["score"]),
+                tuple((t["topic_id"], t["name"]) for t in h["topics"]),
+                (h["text"],),
+            )
+        elif h["text"] not in found.passages:
+            hits[message_id] = MessageHit(
+                found.message, found.score, found.topics, (*found.passages, h["text"])
+            )
+    return list(hits.values())

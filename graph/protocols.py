@@ -47,6 +47,15 @@ class PassageStoreProtocol(Protocol):
         until: datetime | None = None,
     ) -> list[MessageHit]: ...
 
+    def search_within(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]: ...
+
 
 class MessageStoreProtocol(Protocol):
     """The conversation log of a namespace (``graph.messages.MessageStore``)."""

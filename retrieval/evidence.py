@@ -17,6 +17,24 @@ from graph.messages import MessageHit
 from retrieval.search import score_fusion
 
 
+def with_scoped(near: Sequence[MessageHit], scoped: Sequence[MessageHit]) -> list[MessageHit]:
+    """The namespace's nearest passages (``near``) with those of the best topics (``scoped``,
+    ``PassageStore.search_within``; scored against the same vector, so comparable): one hit a
+    message, its best cosine, the passages of both (best first), ``near``'s order then the
+    messages only the topics' passages found."""
+    out: dict[str, MessageHit] = {}
+    for hit in [*near, *scoped]:
+        mid = hit.message.message_id
+        known = out.get(mid)
+        if known is None:
+            out[mid] = hit
+            continue
+        first, second = (known, hit) if known.score >= hit.score else (hit, known)
+        passages = tuple(dict.fromkeys((*first.passages, *second.passages)))
+        out[mid] = replace(known, score=first.score, passages=passages)
+    return list(out.values())
+
+
 def fuse_evidence(
     lexical: Sequence[MessageHit], dense: Sequence[MessageHit], dense_weight: float
 ) -> list[MessageHit]:

@@ -23,7 +23,7 @@ from graph.topics import ScoredTopic, TextRank, TopicBrief
 from retrieval.classify import RequestClass
 from retrieval.context_result import RoutedSkill, SkillRouting
 from retrieval.context_state import RunView
-from retrieval.evidence import fuse_evidence
+from retrieval.evidence import fuse_evidence, with_scoped
 from retrieval.search import CandidatePool, TopicHit, unnamed
 from retrieval.triggers import RetrievalSignals, TriggerContext, after_search
 from text.timephrases import TimeWindow
@@ -88,7 +88,7 @@ def gather(run: RunView) -> Gathered:
     got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
     if not plan.deep:
         pool, evidence = _widened(run, got.signals, query, light, vector, pool, evidence)
-    _ranked(run, got, pool, evidence, dense)
+    _ranked(run, got, pool, evidence, dense, vector)
     return got
 
 
@@ -124,9 +124,11 @@ def _ranked(
     pool: CandidatePool,
     evidence: Future[ContextTexts],
     dense: Future[list[MessageHit]] | None = None,
+    vector: list[float] | None = None,
 ) -> None:
     """The pool ranked into ``got``'s topic hits (as known ``as_of``), with the evidence: the
-    messages found by words fused with those found by meaning (``fuse_evidence``)."""
+    messages found by words fused with those found by meaning (``fuse_evidence``), the best
+    topics' own passages among the latter (``_scoped``)."""
     deep = run.plan.deep
     k = run.cfg.deep_topics if deep else run.cfg.light_topics
     found = run.builder.search.rank(pool, k, expand=deep)
@@ -137,9 +139,26 @@ def _ranked(
         got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
     said = evidence.result()
     near = dense.result() if dense is not None else []
+    near = with_scoped(near, _scoped(run, got, vector))
     got.evidence = fuse_evidence(said.evidence + said.windowed, near, run.cfg.dense_weight)
     for hit in got.topic_hits:
         got.topics[hit.topic.topic_id] = hit.topic
+
+
+def _scoped(run: RunView, got: Gathered, vector: list[float] | None) -> list[MessageHit]:
+    """The passages of the messages the best topic hits cite, nearest ``vector``: a fact of the
+    topic found that shares no word with the question (``search_topic_passages.cypher``)."""
+    store, cfg = run.builder.passages, run.cfg
+    if store is None or vector is None or cfg.scoped_evidence == 0 or cfg.scoped_topics == 0:
+        return []
+    ids = [h.topic.topic_id for h in got.topic_hits[: cfg.scoped_topics]]
+    try:
+        return store.search_within(
+            run.req.namespace, ids, vector, cfg.scoped_evidence, after(run.req.as_of)
+        )
+    except SheriffError as exc:  # an add-on to the evidence: never fatal
+        log.warning("topic passages unavailable: %s", exc)
+        return []
 
 
 def _dense(run: RunView, vector: list[float] | None) -> Future[list[MessageHit]] | None:

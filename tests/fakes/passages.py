@@ -43,3 +43,13 @@ class FakePassages:
         self, namespace: str, vector: Sequence[float], k: int, until: datetime | None = None
     ) -> list[MessageHit]:
         return []
+
+    def search_within(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        return []

@@ -210,6 +210,9 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # the messages' passages by meaning, with the same query vector (evidence by
             # meaning, retrieval/gather.py): one read
             "search_passages_vector": 1,
+            # the passages of the messages the best topics cite, by the same vector, once the
+            # topics are ranked (docs/retrieval.md, "The best topics' own passages"): one read
+            "search_topic_passages": 1,
             "get_topic_summaries": 1,  # every candidate, the best ones whole
             # citations by external id: read with the summaries (no get_message_source_ids)
             "mark_topics_used": 1,

@@ -10,7 +10,7 @@ from graph.messages import MessageHit
 from graph.models import Message
 from graph.passages import PendingMessage
 from retrieval.embedding import MiniLMEmbedder, cache_scope, current_scope
-from retrieval.evidence import fuse_evidence
+from retrieval.evidence import fuse_evidence, with_scoped
 from retrieval.passage_index import PassageIndexer
 from tests.fakes.embedder import HashEmbedder
 from tests.fakes.passages import FakePassages
@@ -149,3 +149,15 @@ def test_a_text_the_sleep_embedded_is_not_run_again_for_the_same_namespace_only(
     assert indexer.run("bob") == 1
     assert store.written[1].vectors == fresh  # the same vector for bob, but computed for him
     assert encoder.asked == [turn, turn]
+
+
+def test_the_best_topics_passages_join_the_nearest_once_a_message() -> None:
+    near = [_hit("a", 0.9, ("a1",)), _hit("b", 0.7, ("b1",))]
+    scoped = [_hit("b", 0.8, ("b2",)), _hit("c", 0.6, ("c1",)), _hit("a", 0.5, ("a2",))]
+    merged = with_scoped(near, scoped)
+    assert [h.message.message_id for h in merged] == ["a", "b", "c"]
+    by_id = {h.message.message_id: h for h in merged}
+    assert by_id["a"].score == 0.9 and by_id["a"].passages == ("a1", "a2")
+    assert by_id["b"].score == 0.8 and by_id["b"].passages == ("b2", "b1")  # best first
+    assert by_id["c"].passages == ("c1",)
+    assert with_scoped(near, []) == near and with_scoped([], scoped[:1]) == scoped[:1]
