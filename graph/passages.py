@@ -15,6 +15,11 @@ namespace's; when another namespace crowds them out it scans its own passages ex
 ``SCAN_MAX`` of them) or asks the index again for ``FETCH_MORE`` times the rows
 (``search_passages_vector.cypher``; the same plan as topics, ``graph.topic_search``).
 
+Within topics (``search_within``, ``search_topic_passages.cypher``): the passages of the messages
+some topics cite (each topic's newest ``SCOPED_PER_TOPIC``), scored exactly against a vector with
+no index: the best topics' facts found by meaning (docs/retrieval.md, "The best topics' own
+passages").
+
 Backfill: messages stored before passages existed were never marked pending. Migration 021
 gives every conversation then stored a cursor; ``backfill`` walks one namespace a step (the one
 with the fewest steps so far), marking the next batch's messages without passages pending, so

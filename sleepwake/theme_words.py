@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from text.analysis import ENGLISH_STOP_WORDS
-from text.words import MODIFIERS
+from text.words import ELLIPTIC, MODIFIERS
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
 
@@ -75,7 +75,7 @@ _MEMBER = (
 )
 # what an adjective stands for when it stands alone ("my favorite, Lord of the Rings": the
 # favourite book): not the noun a member is called by
-_NOT_NOUNS = MODIFIERS | frozenset("favorite favourite fave fav only dear darling".split())
+_NOT_NOUNS = MODIFIERS | ELLIPTIC | frozenset("only dear darling".split())
 _WORDS = re.compile(r"[a-z][a-z-]*")
 # how much nearer its head a compound must be than its first word for that word to be only its
 # modifier ("video game": .70 vs .45; "chocolate cake", .80 vs .77, stays chocolate's)
