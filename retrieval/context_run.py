@@ -15,9 +15,11 @@ shares its readings instead of scanning the text again.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import cast
 
 from graph.clock import ensure_utc
@@ -48,6 +50,8 @@ from text.timephrases import most_specific
 
 log = logging.getLogger(__name__)
 
+_EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="early-embedding")
+
 
 class ContextRun:
     """One request's context (``ContextBuilder.build`` makes one per request)."""
@@ -61,6 +65,8 @@ class ContextRun:
         self.now = ensure_utc(req.now)
         self.msg = ParsedMessage(req.message)
         self.timings: dict[str, float] = {}
+        # the message's vector, embedded while the first read runs (``embed``)
+        self.early: Future[list[float] | None] | None = None
 
     @traced("context", namespace="self.req.namespace")
     def run(self) -> ContextResult:
@@ -86,6 +92,7 @@ class ContextRun:
     def make_plan(self) -> Plan:
         """The triggers that can be read off the message before searching, and its class."""
         req, msg, now = self.req, self.msg, self.now
+        self.early = self._embed_early()
         begun = self.builder.reads.start(
             req.namespace,
             self.cfg.tail_turns,
@@ -96,6 +103,7 @@ class ContextRun:
             (req.session_id, now) if req.session_id is not None else None,
         )
         tail, history, known = begun.tail, begun.history, begun.known
+        self._remember_speakers(bool(begun.speakers))
         # the windows found once: the filter is the most specific, the relative-time trigger
         # reads the same (a window still ahead of now holds nothing said: neither)
         window = most_specific(msg.windows(now, self.builder.tz, history, known))
@@ -123,6 +131,35 @@ class ContextRun:
             tail, window, triggers, cls, deep, personal, evidence_text, begun.skills,
             frozenset(begun.speakers), begun.session, tidied(msg.text, evidence_text),
         )  # fmt: skip
+
+    def _embed_early(self) -> Future[list[float] | None] | None:
+        """The message embedded beside the first read, on a thread of its own (in this
+        context's vector-cache scope): the topic search embeds the message itself unless it is
+        short ("and then?" leans on the tail, small talk searches nothing) or names the
+        conversation's participants (dropped first: which are, the first read says), so its
+        vector is ready sooner: the same vector, about an embedding's time off the request's
+        wall time (docs/performance.md, Session 25). Not when the namespace's last message
+        named a participant (LoCoMo's questions mostly do): that embedding would be wasted."""
+        search = self.builder.search
+        named = self.builder.named_speakers.get(self.req.namespace, True)
+        if named or search.embedder is None or len(self.msg.terms) < 3:
+            return None
+        return _EMBED_POOL.submit(contextvars.copy_context().run, search.embed_query, self.msg.text)
+
+    def _remember_speakers(self, named: bool) -> None:
+        """Whether this message named a participant: the next one of the namespace is embedded
+        early only when it did not (``_embed_early``); at most 10,000 namespaces kept."""
+        hints = self.builder.named_speakers
+        if len(hints) >= 10_000 and self.req.namespace not in hints:
+            hints.clear()
+        hints[self.req.namespace] = named
+
+    def embed(self, text: str) -> list[float] | None:
+        """The vector of ``text`` (``TopicSearch.embed_query``): the one embedded beside the
+        first read when it is of the same text."""
+        if self.early is not None and text == self.msg.text:
+            return self.early.result()
+        return self.builder.search.embed_query(text)
 
     def _held_names(self, begun: ContextStart) -> frozenset[str]:
         """The known names the session holds: a topic so named was injected into it within

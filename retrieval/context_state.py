@@ -66,6 +66,7 @@ class Shared(Protocol):
     tz: str
     config: RetrievalConfig
     cfg: ContextConfig
+    named_speakers: dict[str, bool]
 
 
 class RunView(Protocol):
@@ -83,4 +84,9 @@ class RunView(Protocol):
         self, vector: list[float] | None, stamp: SkillStamp | None = None
     ) -> tuple[list[RoutedSkill], SkillRouting]:
         """The skills routed for the message (never raises)."""
+        ...
+
+    def embed(self, text: str) -> list[float] | None:
+        """The vector of ``text`` as ``TopicSearch.embed_query`` gives it (the message's may
+        have been embedded already)."""
         ...

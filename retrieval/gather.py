@@ -84,7 +84,7 @@ def gather(run: RunView) -> Gathered:
     # are read in one round trip while the message is embedded (the evidence again, deep,
     # if a late trigger widens the search)
     evidence = _texts(run, query, sized)
-    vector = run.builder.search.embed_query(query)
+    vector = run.embed(query)  # usually embedded beside the first read (ContextRun.embed)
     dense = _dense(run, vector)  # the passages nearest the same vector, beside the topics
     if run.builder.skill_router is not None:  # routed beside the topic search, same vector
         # (the message's own, names aside: a skill is not about a participant)
