@@ -15,11 +15,10 @@ shares its readings instead of scanning the text again.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import cast
 
 from graph.clock import ensure_utc
@@ -37,8 +36,8 @@ from retrieval.context_result import (
     SkillRouting,
     WindowReport,
 )
-from retrieval.context_state import Plan, Shared
-from retrieval.gather import Gathered, gather
+from retrieval.context_state import Early, Plan, Shared
+from retrieval.gather import Gathered, early, gather
 from retrieval.message import ParsedMessage
 from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
 from retrieval.search import tidied
@@ -49,8 +48,6 @@ from text.english import drop_names
 from text.timephrases import most_specific
 
 log = logging.getLogger(__name__)
-
-_EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="early-embedding")
 
 
 class ContextRun:
@@ -65,8 +62,8 @@ class ContextRun:
         self.now = ensure_utc(req.now)
         self.msg = ParsedMessage(req.message)
         self.timings: dict[str, float] = {}
-        # the message's vector, embedded while the first read runs (``embed``)
-        self.early: Future[list[float] | None] | None = None
+        # the message's vector and its passage search, begun while the first read runs
+        self.early: Future[Early] | None = None
 
     @traced("context", namespace="self.req.namespace")
     def run(self) -> ContextResult:
@@ -132,19 +129,18 @@ class ContextRun:
             frozenset(begun.speakers), begun.session, tidied(msg.text, evidence_text),
         )  # fmt: skip
 
-    def _embed_early(self) -> Future[list[float] | None] | None:
-        """The message embedded beside the first read, on a thread of its own (in this
-        context's vector-cache scope): the topic search embeds the message itself unless it is
+    def _embed_early(self) -> Future[Early] | None:
+        """The message embedded, and its passages searched, beside the first read
+        (``retrieval.gather.early``): the topic search embeds the message itself unless it is
         short ("and then?" leans on the tail, small talk searches nothing) or names the
         conversation's participants (dropped first: which are, the first read says), so its
-        vector is ready sooner: the same vector, about an embedding's time off the request's
-        wall time (docs/performance.md, Session 25). Not when the namespace's last message
-        named a participant (LoCoMo's questions mostly do): that embedding would be wasted."""
-        search = self.builder.search
+        vector and passages are ready sooner: the same ones, about an embedding's time off the
+        request's wall time (docs/performance.md, Session 25). Not when the namespace's last
+        message named a participant (LoCoMo's questions mostly do): the work would be wasted."""
         named = self.builder.named_speakers.get(self.req.namespace, True)
-        if named or search.embedder is None or len(self.msg.terms) < 3:
+        if named or self.builder.search.embedder is None or len(self.msg.terms) < 3:
             return None
-        return _EMBED_POOL.submit(contextvars.copy_context().run, search.embed_query, self.msg.text)
+        return early(self)
 
     def _remember_speakers(self, named: bool) -> None:
         """Whether this message named a participant: the next one of the namespace is embedded
@@ -153,13 +149,6 @@ class ContextRun:
         if len(hints) >= 10_000 and self.req.namespace not in hints:
             hints.clear()
         hints[self.req.namespace] = named
-
-    def embed(self, text: str) -> list[float] | None:
-        """The vector of ``text`` (``TopicSearch.embed_query``): the one embedded beside the
-        first read when it is of the same text."""
-        if self.early is not None and text == self.msg.text:
-            return self.early.result()
-        return self.builder.search.embed_query(text)
 
     def _held_names(self, begun: ContextStart) -> frozenset[str]:
         """The known names the session holds: a topic so named was injected into it within

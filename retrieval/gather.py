@@ -9,6 +9,7 @@ light search's own signals fire the low-confidence trigger the deep ranking sear
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from graph.models import Topic
 from graph.topics import ScoredTopic, TextRank, TopicBrief
 from retrieval.classify import RequestClass
 from retrieval.context_result import RoutedSkill, SkillRouting
-from retrieval.context_state import RunView
+from retrieval.context_state import Early, RunView
 from retrieval.evidence import fuse_evidence
 from retrieval.search import CandidatePool, TopicHit, unnamed
 from retrieval.triggers import RetrievalSignals, TriggerContext, after_search
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 
 SKILL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skill-routing")
 _EVIDENCE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evidence-search")
+_EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="early-embedding")
 
 
 @dataclass
@@ -84,8 +86,9 @@ def gather(run: RunView) -> Gathered:
     # are read in one round trip while the message is embedded (the evidence again, deep,
     # if a late trigger widens the search)
     evidence = _texts(run, query, sized)
-    vector = run.embed(query)  # usually embedded beside the first read (ContextRun.embed)
-    dense = _dense(run, vector)  # the passages nearest the same vector, beside the topics
+    # the passages nearest the same vector, beside the topics; both usually begun beside the
+    # first read (``early``)
+    vector, dense = _embedded(run, query)
     if run.builder.skill_router is not None:  # routed beside the topic search, same vector
         # (the message's own, names aside: a skill is not about a participant)
         own = vector if query == plan.topic_text else None
@@ -165,6 +168,30 @@ def _within(run: RunView, got: Gathered, vector: list[float] | None) -> Within |
     if not ids:
         return None
     return Within(ids, vector, cfg.scoped_evidence, after(run.req.as_of))
+
+
+def early(run: RunView) -> Future[Early]:
+    """The message embedded and its passages searched on a thread of their own, in this
+    context's vector-cache scope, while the first read runs (``ContextRun._embed_early``):
+    neither needs the plan, and the search uses both when it reads the message as it is."""
+
+    def work() -> Early:
+        vector = run.builder.search.embed_query(run.msg.text)
+        return Early(vector, _dense(run, vector))
+
+    return _EMBED_POOL.submit(contextvars.copy_context().run, work)
+
+
+def _embedded(
+    run: RunView, query: str
+) -> tuple[list[float] | None, Future[list[MessageHit]] | None]:
+    """The vector of ``query`` and the search of the passages nearest it: those begun early
+    when ``query`` is the message itself, else embedded and begun now."""
+    if run.early is not None and query == run.msg.text:
+        done = run.early.result()
+        return done.vector, done.dense
+    vector = run.builder.search.embed_query(query)
+    return vector, _dense(run, vector)
 
 
 def _dense(run: RunView, vector: list[float] | None) -> Future[list[MessageHit]] | None:
