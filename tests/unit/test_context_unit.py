@@ -8,6 +8,7 @@ with the hashed embedder first; which topic a paraphrase finds is the integratio
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from datetime import timedelta
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from graph.errors import Neo4jUnavailable
 from graph.models import Topic, TopicTime
 from graph.topics import partial_topic
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
@@ -23,6 +25,7 @@ from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
 from tests.fakes import DownEmbedder
 from tests.fakes.context import SeparateReads
+from tests.fakes.passages import FakePassages
 from tests.fakes.pipelines import T0, Memory, sleep_history, wire
 
 NOW = T0 + timedelta(days=9)
@@ -508,4 +511,31 @@ def test_a_message_is_embedded_beside_the_first_read_when_it_names_no_participan
     assert len(threads) == 1 and threads[0].startswith("early-embedding"), threads
     late.named_speakers[m.namespace] = True  # never early
     expected = late.build(req)
+    assert got.model_dump(exclude={"timings_ms"}) == expected.model_dump(exclude={"timings_ms"})
+
+
+def test_the_best_topics_passages_failing_leave_the_topics_read(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The best topics' own passages are an add-on to the evidence: when the read that brings
+    them with the topics fails, the topics are read alone and the context is the one built
+    without passages."""
+    m = remembered()
+    s = m.stores
+
+    class Failing:
+        def read_topics(self, *args: Any) -> Any:
+            raise Neo4jUnavailable("passages down")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(s.context, name)
+
+    failing = ContextBuilder(s.topics, s.messages, m.search, Failing(), passages=FakePassages([]))  # type: ignore[arg-type]
+    plain = ContextBuilder(s.topics, s.messages, m.search, s.context)
+    req = ContextRequest(namespace=m.namespace, message=IMPLICIT, now=NOW)
+    with caplog.at_level(logging.WARNING, logger="retrieval.topic_reads"):
+        got = failing.build(req)
+    assert "topic passages unavailable" in caplog.text
+    assert got.items
+    expected = plain.build(req)
     assert got.model_dump(exclude={"timings_ms"}) == expected.model_dump(exclude={"timings_ms"})
