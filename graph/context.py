@@ -32,8 +32,9 @@ from graph.events import EventStore
 from graph.fulltext import name_query, wanted_names
 from graph.mapping import as_datetime, message_from_props
 from graph.messages import MessageHit, MessageStore
-from graph.models import Message, TailTurn, WakePacket
+from graph.models import Message, TailTurn, Topic, WakePacket
 from graph.overfetch import Page, PagedQuery
+from graph.passages import SCOPED_PER_TOPIC, message_hits
 from graph.redaction import Redactor
 from graph.skill_vectors import STAMP_CAP, SkillStamp
 from graph.suppression import (
@@ -43,7 +44,15 @@ from graph.suppression import (
     state_from_row,
     turn_params,
 )
-from graph.topics import ScoredTopic, TextRank, TopicStore, text_need
+from graph.topic_search import check_vector
+from graph.topics import (
+    ScoredTopic,
+    TextRank,
+    TopicBrief,
+    TopicStore,
+    summaries_of,
+    text_need,
+)
 from text.timephrases import SleepHistory
 
 log = logging.getLogger(__name__)
@@ -116,6 +125,28 @@ def sleep_history(packet: WakePacket | None, woke_at: datetime | None) -> SleepH
         return SleepHistory(woke_at=woke_at)
     last_turn = packet.conversation_tail[-1].at if packet.conversation_tail else None
     return SleepHistory(slept_at=packet.slept_at, woke_at=woke_at, previous_session_end=last_turn)
+
+
+@dataclass(frozen=True)
+class Within:
+    """A search of the passages of the messages ``topic_ids`` cite, nearest ``vector`` (the
+    best ``k``, said before ``until``): ``PassageStore.search_within``'s arguments."""
+
+    topic_ids: Sequence[str]
+    vector: Sequence[float]
+    k: int
+    until: datetime | None = None
+
+
+@dataclass
+class ContextTopics:
+    """``ContextStore.read_topics``: the topics read (``TopicStore.cited_summaries``'s
+    ``found`` and ``cited``) and the passages found within the best topics (``hits``,
+    ``PassageStore.search_within``'s)."""
+
+    found: list[tuple[Topic | TopicBrief, list[str]]]
+    cited: dict[str, str]
+    hits: list[MessageHit] = field(default_factory=list)
 
 
 class ContextStore(Store):
@@ -249,6 +280,35 @@ class ContextStore(Store):
             )
             out.event_topic_ids = set(row["event_topic_ids"])
         return out
+
+    def read_topics(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str],
+        brief_ids: Sequence[str],
+        within: Within,
+    ) -> ContextTopics:
+        """``TopicStore.cited_summaries`` of the topics and ``PassageStore.search_within``'s
+        hits for ``within``, in one round trip (``read_context_topics.cypher``), with the same
+        answers as the two; the topics the hits' messages are mentioned in that are not among
+        ``topic_ids`` are read besides, as briefs, after those asked (the caller fuses the hits
+        into its evidence and picks its briefs then: ``retrieval.topic_reads``)."""
+        if not within.topic_ids or within.k <= 0:
+            found, cited = self._stores()[1].cited_summaries(
+                namespace, topic_ids, full_ids, brief_ids
+            )
+            return ContextTopics(found, cited)
+        until = within.until
+        params = {
+            "namespace": namespace, "topic_ids": list(topic_ids), "full_ids": list(full_ids),
+            "brief_ids": list(brief_ids), "cite": True, "scoped_ids": list(within.topic_ids),
+            "vector": check_vector(within.vector), "k": within.k, "per_topic": SCOPED_PER_TOPIC,
+            "until": iso(ensure_utc(until, "until")) if until else None,
+        }  # fmt: skip
+        row = self._run(query("read_context_topics"), params, read=True)[0]
+        found, cited = summaries_of(row["topics"])
+        return ContextTopics(found, cited, message_hits(row["hits"]))
 
     def _one_by_one(
         self,

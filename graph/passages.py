@@ -153,7 +153,7 @@ class PassageStore(Store):
             "exact_max": EXACT_VECTOR_MAX,
         }
         records = self._run(query("search_passages_vector"), params, read=True)
-        return _message_hits(records[0]["hits"] if records else [])
+        return message_hits(records[0]["hits"] if records else [])
 
     def search_within(
         self,
@@ -177,10 +177,10 @@ class PassageStore(Store):
             "until": iso(ensure_utc(until, "until")) if until else None,
         }
         records = self._run(query("search_topic_passages"), params, read=True)
-        return _message_hits(records[0]["hits"] if records else [])
+        return message_hits(records[0]["hits"] if records else [])
 
 
-def _message_hits(rows: Sequence[Any]) -> list[MessageHit]:
+def message_hits(rows: Sequence[Any]) -> list[MessageHit]:
     """One hit per message of passage rows (best first): its best passage's cosine as the score,
     its passages found in ``MessageHit.passages`` (best first)."""
     hits: dict[str, MessageHit] = {}

@@ -21,7 +21,7 @@ from graph.models import EdgeType, Message, Topic, TopicEvent, WakeCheck, WakePa
 
 if TYPE_CHECKING:
     from graph.append_plan import AppendState, BufferStats
-    from graph.context import ContextStart, ContextTexts, TextSearch
+    from graph.context import ContextStart, ContextTexts, ContextTopics, TextSearch, Within
     from graph.messages import MessageHit
     from graph.passages import BackfillStep, MessagePassages, PendingMessage
     from graph.sleep import PoolHit, SleepCommit, SleepReads
@@ -289,6 +289,19 @@ class ContextStoreProtocol(Protocol):
         topics with an event in the topic search's window (``EventStore.topic_ids_in_window``,
         at most 1,000). In one round trip where it can. Without ``read_topics`` it may leave
         the topics unread and give their ranking (``ContextTexts.topic_ranks``)."""
+        ...
+
+    def read_topics(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str],
+        brief_ids: Sequence[str],
+        within: Within,
+    ) -> ContextTopics:
+        """``TopicStore.cited_summaries`` of the topics and ``PassageStore.search_within``'s
+        hits for ``within``, in one round trip where it can; the topics the hits' messages are
+        mentioned in that are not among ``topic_ids`` come besides, as briefs."""
         ...
 
     @property

@@ -59,6 +59,7 @@ __all__ = [
     "check_vector",
     "partial_topic",
     "ranked_hits",
+    "summaries_of",
     "text_need",
 ]
 
@@ -82,6 +83,23 @@ def brief_from_props(props: Mapping[str, Any]) -> TopicBrief:
         props["topic_id"], props["name"], props.get("one_liner") or "",
         iso_time(props["first_seen_at"]), iso_time(props["last_seen_at"]),
     )  # fmt: skip
+
+
+def summaries_of(
+    rows: Sequence[Mapping[str, Any]],
+) -> tuple[list[tuple[Topic | TopicBrief, list[str]]], dict[str, str]]:
+    """The topics of ``get_topic_summaries``'s rows (briefs as ``TopicBrief``) with their
+    one-liners' sources, and message id -> the id to cite it by, as ``cited_summaries``
+    gives them (``read_context_topics``'s rows too, ``graph.context``)."""
+    cited = {pair[0]: pair[1] for r in rows for pair in r["cited"]}
+    found: list[tuple[Topic | TopicBrief, list[str]]] = [
+        (
+            brief_from_props(r["t"]) if r["brief"] else topic_from_props(r["t"]),
+            list(r["one_liner_sources"]),
+        )
+        for r in rows
+    ]
+    return found, cited
 
 
 @dataclass(frozen=True)
@@ -289,15 +307,7 @@ class TopicStore(TopicSearchStore, StateTopicReads):
         params["full_ids"] = list(full_ids)
         params["brief_ids"] = list(brief_ids)
         rows = self._run(query("get_topic_summaries"), params, read=True)[0]["topics"]
-        cited = {pair[0]: pair[1] for r in rows for pair in r["cited"]}
-        found: list[tuple[Topic | TopicBrief, list[str]]] = [
-            (
-                brief_from_props(r["t"]) if r["brief"] else topic_from_props(r["t"]),
-                list(r["one_liner_sources"]),
-            )
-            for r in rows
-        ]
-        return found, cited
+        return summaries_of(rows)
 
     def get_one(self, namespace: str, topic_id: str, *, for_update: bool = False) -> Topic:
         """One topic (``NotFound`` if missing). ``for_update``: read under the node's write lock

@@ -2,18 +2,18 @@
 candidates (topics) and snippets (sentences that answer the message, facts of the best topics),
 every one described and citable (``retrieval.context_run``).
 
-The topics a context may show are read once (``read_topics``): the search's hits, the topics
-only the matching messages reached (as briefs) and the best ones whole (their facts make fact
-snippets and hide superseded statements from the evidence).
+The topics a context may show are read once (``retrieval.topic_reads.read_topics``): the
+search's hits, the topics only the matching messages reached (as briefs) and the best ones whole
+(their facts make fact snippets and hide superseded statements from the evidence).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from datetime import UTC, datetime
 
 from graph.models import Fact, Message, Topic
-from graph.protocols import MessageStoreProtocol, TopicStoreProtocol
+from graph.protocols import MessageStoreProtocol
 from graph.topics import TopicBrief
 from retrieval.classify import ConsultSignals
 from retrieval.config import ContextConfig
@@ -23,6 +23,7 @@ from retrieval.gather import Gathered
 from retrieval.packer import Candidate, Snippet, day
 from retrieval.search import TopicHit
 from retrieval.snippets import best_sentences, overlap, sentences
+from retrieval.topic_reads import read_topics
 from text.claims import state_claims, state_token
 from text.timephrases import TimeWindow
 
@@ -41,7 +42,7 @@ def expand(
     best = [h.topic.topic_id for h in got.topic_hits[: cfg.fact_topics]]
     states = _state_topics(run)
     best += [tid for tid in states if tid not in best]
-    read_topics(run.builder.topics, run.req.namespace, got, best, cfg, extra=states)
+    read_topics(run, got, best, extra=states)
     stored = [got.whole[tid] for tid in best if tid in got.whole]
     full = [t.view(run.req.as_of) for t in stored]
     # a question about the user's own life is answered by what the user said
@@ -109,65 +110,6 @@ def _evidence_snippets(
         )  # fmt: skip
         snippets[m.message_id] = _snippet(cfg, m, base * boost, homes, qterms, window, shown)
     return snippets, evidence_topics
-
-
-def read_topics(
-    store: TopicStoreProtocol,
-    namespace: str,
-    got: Gathered,
-    best: list[str],
-    cfg: ContextConfig,
-    extra: Sequence[str] = (),
-) -> None:
-    """One read of every topic a context may show: the search's hits as summaries (a hit
-    scored from its full-text row alone gets its light record), the topics only the
-    matching messages reached as briefs (title, dates, one-liner: all a context shows of
-    them), each with its one-liner's sources, and the ``best`` whole (their facts make
-    fact snippets and hide superseded statements); ``extra``: topics no search found that the
-    context shows (those holding the state a question asks about)."""
-    by_evidence: dict[str, float] = {}
-    for hit in got.evidence:
-        for tid, _ in hit.topics:
-            by_evidence[tid] = max(by_evidence.get(tid, 0.0), hit.score)
-    reached = sorted(by_evidence, key=lambda t: -by_evidence[t])
-    # twice the evidence topics kept: a few are dropped later (all their text superseded)
-    ids = [h.topic.topic_id for h in got.topic_hits]
-    ids += [tid for tid in extra if tid not in ids]
-    hit_ids = set(ids)
-    briefs = [t for t in reached[: 2 * cfg.evidence_topics] if t not in hit_ids]
-    found, got.cited = store.cited_summaries(
-        namespace, list(dict.fromkeys(ids + briefs)), best, brief_ids=briefs
-    )
-    for hit in got.evidence:  # read whole: its id to cite by is known
-        m = hit.message
-        got.cited.setdefault(m.message_id, m.external_id or m.message_id)
-    for topic, sources in found:
-        got.one_liner_sources[topic.topic_id] = sources
-        if isinstance(topic, TopicBrief):
-            got.briefs[topic.topic_id] = topic
-            continue
-        if topic.topic_id in got.partial:
-            got.topics[topic.topic_id] = topic  # the topic as read, for its partial hit
-        got.topics.setdefault(topic.topic_id, topic)
-        if topic.topic_id in best:
-            got.whole[topic.topic_id] = topic
-    if got.partial:
-        _replace_partial(got)
-
-
-def _replace_partial(got: Gathered) -> None:
-    """Each partial hit gets its topic as read (gone since: left out)."""
-    kept = []
-    for found_hit in got.topic_hits:
-        tid = found_hit.topic.topic_id
-        if tid in got.partial:
-            read = got.topics.get(tid)
-            if read is None or read is found_hit.topic:
-                got.topics.pop(tid, None)
-                continue
-            found_hit.topic = read
-        kept.append(found_hit)
-    got.topic_hits = kept
 
 
 def _state_topics(run: RunView) -> list[str]:

@@ -61,6 +61,10 @@ class ContextBuilder:
         self.skill_router = skill_router  # (message, last tool output, vector) -> route dict
         self.reads = start
         self.suppression = start.suppression
+        # per namespace: whether its last context's message named a participant of the
+        # conversation (``ContextStart.speakers``); when not, the next message is embedded
+        # beside the first read (``ContextRun.embed``). A hint for speed only, never for answers
+        self.named_speakers: dict[str, bool] = {}
 
     def build(self, req: ContextRequest) -> ContextResult:
         """The memory context for one message: triggers, one light search (deep when a trigger

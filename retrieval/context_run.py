@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import cast
 
 from graph.clock import ensure_utc
@@ -35,8 +36,8 @@ from retrieval.context_result import (
     SkillRouting,
     WindowReport,
 )
-from retrieval.context_state import Plan, Shared
-from retrieval.gather import Gathered, gather
+from retrieval.context_state import Early, Plan, Shared
+from retrieval.gather import Gathered, early, gather
 from retrieval.message import ParsedMessage
 from retrieval.packer import Candidate, Packed, Snippet, pack, prefer_newest
 from retrieval.search import tidied
@@ -61,6 +62,8 @@ class ContextRun:
         self.now = ensure_utc(req.now)
         self.msg = ParsedMessage(req.message)
         self.timings: dict[str, float] = {}
+        # the message's vector and its passage search, begun while the first read runs
+        self.early: Future[Early] | None = None
 
     @traced("context", namespace="self.req.namespace")
     def run(self) -> ContextResult:
@@ -86,6 +89,7 @@ class ContextRun:
     def make_plan(self) -> Plan:
         """The triggers that can be read off the message before searching, and its class."""
         req, msg, now = self.req, self.msg, self.now
+        self.early = self._embed_early()
         begun = self.builder.reads.start(
             req.namespace,
             self.cfg.tail_turns,
@@ -96,6 +100,7 @@ class ContextRun:
             (req.session_id, now) if req.session_id is not None else None,
         )
         tail, history, known = begun.tail, begun.history, begun.known
+        self._remember_speakers(bool(begun.speakers))
         # the windows found once: the filter is the most specific, the relative-time trigger
         # reads the same (a window still ahead of now holds nothing said: neither)
         window = most_specific(msg.windows(now, self.builder.tz, history, known))
@@ -123,6 +128,27 @@ class ContextRun:
             tail, window, triggers, cls, deep, personal, evidence_text, begun.skills,
             frozenset(begun.speakers), begun.session, tidied(msg.text, evidence_text),
         )  # fmt: skip
+
+    def _embed_early(self) -> Future[Early] | None:
+        """The message embedded, and its passages searched, beside the first read
+        (``retrieval.gather.early``): the topic search embeds the message itself unless it is
+        short ("and then?" leans on the tail, small talk searches nothing) or names the
+        conversation's participants (dropped first: which are, the first read says), so its
+        vector and passages are ready sooner: the same ones, about an embedding's time off the
+        request's wall time (docs/performance.md, Session 25). Not when the namespace's last
+        message named a participant (LoCoMo's questions mostly do): the work would be wasted."""
+        named = self.builder.named_speakers.get(self.req.namespace, True)
+        if named or self.builder.search.embedder is None or len(self.msg.terms) < 3:
+            return None
+        return early(self)
+
+    def _remember_speakers(self, named: bool) -> None:
+        """Whether this message named a participant: the next one of the namespace is embedded
+        early only when it did not (``_embed_early``); at most 10,000 namespaces kept."""
+        hints = self.builder.named_speakers
+        if len(hints) >= 10_000 and self.req.namespace not in hints:
+            hints.clear()
+        hints[self.req.namespace] = named
 
     def _held_names(self, begun: ContextStart) -> frozenset[str]:
         """The known names the session holds: a topic so named was injected into it within

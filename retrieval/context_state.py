@@ -5,10 +5,12 @@ need not import the run itself."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from graph.messages import MessageHit
 from graph.models import Message
 from graph.protocols import (
     ContextStoreProtocol,
@@ -25,6 +27,15 @@ from retrieval.context_result import ContextRequest, RoutedSkill, SkillRouter, S
 from retrieval.message import ParsedMessage
 from retrieval.search import TopicSearch
 from text.timephrases import TimeWindow
+
+
+@dataclass
+class Early:
+    """The message's vector (None: no model) and its passage search, begun before the plan
+    (``retrieval.gather.early``)."""
+
+    vector: list[float] | None
+    dense: Future[list[MessageHit]] | None
 
 
 @dataclass
@@ -66,6 +77,7 @@ class Shared(Protocol):
     tz: str
     config: RetrievalConfig
     cfg: ContextConfig
+    named_speakers: dict[str, bool]
 
 
 class RunView(Protocol):
@@ -78,6 +90,8 @@ class RunView(Protocol):
     plan: Plan
     cfg: ContextConfig
     config: RetrievalConfig
+    # the message's vector and passage search begun beside the first read (None: not begun)
+    early: Future[Early] | None
 
     def route_skills(
         self, vector: list[float] | None, stamp: SkillStamp | None = None

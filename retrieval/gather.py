@@ -9,21 +9,22 @@ light search's own signals fire the low-confidence trigger the deep ranking sear
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from graph.clock import ensure_utc
-from graph.context import ContextTexts, TextSearch
+from graph.context import ContextTexts, TextSearch, Within
 from graph.errors import SheriffError
 from graph.messages import MessageHit
 from graph.models import Topic
 from graph.topics import ScoredTopic, TextRank, TopicBrief
 from retrieval.classify import RequestClass
 from retrieval.context_result import RoutedSkill, SkillRouting
-from retrieval.context_state import RunView
-from retrieval.evidence import fuse_evidence, with_scoped
+from retrieval.context_state import Early, RunView
+from retrieval.evidence import fuse_evidence
 from retrieval.search import CandidatePool, TopicHit, unnamed
 from retrieval.triggers import RetrievalSignals, TriggerContext, after_search
 from text.timephrases import TimeWindow
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 
 SKILL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="skill-routing")
 _EVIDENCE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="evidence-search")
+_EMBED_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="early-embedding")
 
 
 @dataclass
@@ -51,8 +53,14 @@ class Gathered:
     whole: dict[str, Topic] = field(default_factory=dict)  # the best topics with their facts
     degraded: bool = False
     # hits whose topic the search scored from its full-text row alone (``partial_topic``):
-    # ``retrieval.candidates.read_topics`` puts the topic as read in its place
+    # ``retrieval.topic_reads.read_topics`` puts the topic as read in its place
     partial: set[str] = field(default_factory=set)
+    # the evidence's parts: the messages found by words (the request's, and a deep window's),
+    # by meaning over the namespace, and the search within the best topics still to run with
+    # their read (``retrieval.topic_reads.read_topics`` fuses its hits into ``evidence``)
+    said: list[MessageHit] = field(default_factory=list)
+    near: list[MessageHit] = field(default_factory=list)
+    within: Within | None = None
 
 
 def gather(run: RunView) -> Gathered:
@@ -78,8 +86,9 @@ def gather(run: RunView) -> Gathered:
     # are read in one round trip while the message is embedded (the evidence again, deep,
     # if a late trigger widens the search)
     evidence = _texts(run, query, sized)
-    vector = run.builder.search.embed_query(query)
-    dense = _dense(run, vector)  # the passages nearest the same vector, beside the topics
+    # the passages nearest the same vector, beside the topics; both usually begun beside the
+    # first read (``early``)
+    vector, dense = _embedded(run, query)
     if run.builder.skill_router is not None:  # routed beside the topic search, same vector
         # (the message's own, names aside: a skill is not about a participant)
         own = vector if query == plan.topic_text else None
@@ -127,8 +136,8 @@ def _ranked(
     vector: list[float] | None = None,
 ) -> None:
     """The pool ranked into ``got``'s topic hits (as known ``as_of``), with the evidence: the
-    messages found by words fused with those found by meaning (``fuse_evidence``), the best
-    topics' own passages among the latter (``_scoped``)."""
+    messages found by words fused with those found by meaning (``fuse_evidence``); the best
+    topics' own passages join the latter when the topics are read (``_within``)."""
     deep = run.plan.deep
     k = run.cfg.deep_topics if deep else run.cfg.light_topics
     found = run.builder.search.rank(pool, k, expand=deep)
@@ -138,27 +147,51 @@ def _ranked(
     if known_by is not None:
         got.topic_hits = [h for h in got.topic_hits if h.topic.time.first_seen_at < known_by]
     said = evidence.result()
-    near = dense.result() if dense is not None else []
-    near = with_scoped(near, _scoped(run, got, vector))
-    got.evidence = fuse_evidence(said.evidence + said.windowed, near, run.cfg.dense_weight)
+    got.said = said.evidence + said.windowed
+    got.near = dense.result() if dense is not None else []
+    got.within = _within(run, got, vector)
+    # the best topics' own passages are searched with the topics' read and fused in then
+    # (``retrieval.topic_reads.read_topics``): one round trip, not two in a row
+    got.evidence = fuse_evidence(got.said, got.near, run.cfg.dense_weight)
     for hit in got.topic_hits:
         got.topics[hit.topic.topic_id] = hit.topic
 
 
-def _scoped(run: RunView, got: Gathered, vector: list[float] | None) -> list[MessageHit]:
-    """The passages of the messages the best topic hits cite, nearest ``vector``: a fact of the
-    topic found that shares no word with the question (``search_topic_passages.cypher``)."""
-    store, cfg = run.builder.passages, run.cfg
-    if store is None or vector is None or cfg.scoped_evidence == 0 or cfg.scoped_topics == 0:
-        return []
+def _within(run: RunView, got: Gathered, vector: list[float] | None) -> Within | None:
+    """The search of the passages of the messages the best topic hits cite, nearest
+    ``vector``: a fact of the topic found that shares no word with the question
+    (``read_context_topics.cypher``); None when there is nothing to search."""
+    cfg = run.cfg
+    if run.builder.passages is None or vector is None or cfg.scoped_evidence == 0:
+        return None
     ids = [h.topic.topic_id for h in got.topic_hits[: cfg.scoped_topics]]
-    try:
-        return store.search_within(
-            run.req.namespace, ids, vector, cfg.scoped_evidence, after(run.req.as_of)
-        )
-    except SheriffError as exc:  # an add-on to the evidence: never fatal
-        log.warning("topic passages unavailable: %s", exc)
-        return []
+    if not ids:
+        return None
+    return Within(ids, vector, cfg.scoped_evidence, after(run.req.as_of))
+
+
+def early(run: RunView) -> Future[Early]:
+    """The message embedded and its passages searched on a thread of their own, in this
+    context's vector-cache scope, while the first read runs (``ContextRun._embed_early``):
+    neither needs the plan, and the search uses both when it reads the message as it is."""
+
+    def work() -> Early:
+        vector = run.builder.search.embed_query(run.msg.text)
+        return Early(vector, _dense(run, vector))
+
+    return _EMBED_POOL.submit(contextvars.copy_context().run, work)
+
+
+def _embedded(
+    run: RunView, query: str
+) -> tuple[list[float] | None, Future[list[MessageHit]] | None]:
+    """The vector of ``query`` and the search of the passages nearest it: those begun early
+    when ``query`` is the message itself, else embedded and begun now."""
+    if run.early is not None and query == run.msg.text:
+        done = run.early.result()
+        return done.vector, done.dense
+    vector = run.builder.search.embed_query(query)
+    return vector, _dense(run, vector)
 
 
 def _dense(run: RunView, vector: list[float] | None) -> Future[list[MessageHit]] | None:

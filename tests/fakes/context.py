@@ -9,11 +9,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from graph.context import ContextStart, ContextTexts, TextSearch, sleep_history
+from graph.context import (
+    ContextStart,
+    ContextTexts,
+    ContextTopics,
+    TextSearch,
+    Within,
+    sleep_history,
+)
 from graph.models import Topic
 from graph.protocols import (
     EventStoreProtocol,
     MessageStoreProtocol,
+    PassageStoreProtocol,
     SuppressionStoreProtocol,
     TopicStoreProtocol,
 )
@@ -38,6 +46,7 @@ class FakeContextStore:
         self.sleep = FakeSleepStore(self.graph)
         self.events = FakeEventStore(self.graph)
         self.suppression = LocalSuppression()
+        self.passages: PassageStoreProtocol | None = None  # none searched unless given
 
     def start(
         self,
@@ -93,6 +102,19 @@ class FakeContextStore:
             _window_texts(out, namespace, self.messages, self.events, t, window)
         return out
 
+    def read_topics(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str],
+        brief_ids: Sequence[str],
+        within: Within,
+    ) -> ContextTopics:
+        """The passages within the topics, then the topics (``read_apart``)."""
+        return read_apart(
+            self.topics, self.passages, namespace, topic_ids, full_ids, brief_ids, within
+        )
+
     def finish(
         self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
     ) -> None:
@@ -117,12 +139,14 @@ class SeparateReads:
         events: EventStoreProtocol,
         sleep_history: Any = None,
         suppression: SuppressionStoreProtocol | None = None,
+        passages: PassageStoreProtocol | None = None,
     ) -> None:
         """``sleep_history``: callable(namespace) -> SleepHistory (None: no sleeps);
-        ``suppression``: this process's (``LocalSuppression``) unless given."""
+        ``suppression``: this process's (``LocalSuppression``) unless given; ``passages``:
+        the store ``read_topics`` searches within topics (None: no passages)."""
         self.topics, self.messages, self.sleep_history = topics, messages, sleep_history
         self.suppression = suppression if suppression is not None else LocalSuppression()
-        self.events = events
+        self.events, self.passages = events, passages
 
     def start(
         self,
@@ -164,6 +188,19 @@ class SeparateReads:
             _window_texts(out, namespace, self.messages, self.events, t, window)
         return out
 
+    def read_topics(
+        self,
+        namespace: str,
+        topic_ids: Sequence[str],
+        full_ids: Sequence[str],
+        brief_ids: Sequence[str],
+        within: Within,
+    ) -> ContextTopics:
+        """The passages within the topics, then the topics (``read_apart``)."""
+        return read_apart(
+            self.topics, self.passages, namespace, topic_ids, full_ids, brief_ids, within
+        )
+
     def finish(
         self, namespace: str, used: Sequence[str], now: datetime, turn: SessionTurn | None
     ) -> None:
@@ -179,6 +216,32 @@ class SeparateReads:
             )  # fmt: skip
         except Exception as exc:
             log.warning("suppression state not recorded: %s", exc)
+
+
+def read_apart(
+    topics: TopicStoreProtocol,
+    passages: PassageStoreProtocol | None,
+    namespace: str,
+    topic_ids: Sequence[str],
+    full_ids: Sequence[str],
+    brief_ids: Sequence[str],
+    within: Within,
+) -> ContextTopics:
+    """``ContextStore.read_topics`` a store at a time, as the context read them before it was
+    one query: the passages within the topics (``PassageStore.search_within``; none without
+    a passage store), then the topics (``TopicStore.cited_summaries``), the topics the
+    passages' messages are mentioned in that were not asked for added as briefs."""
+    hits = (
+        passages.search_within(namespace, within.topic_ids, within.vector, within.k, within.until)
+        if passages is not None
+        else []
+    )
+    asked = set(topic_ids)
+    reached = list(dict.fromkeys(t for h in hits for t, _ in h.topics if t not in asked))
+    found, cited = topics.cited_summaries(
+        namespace, [*topic_ids, *reached], full_ids, [*brief_ids, *reached]
+    )
+    return ContextTopics(found, cited, hits)
 
 
 def _window_texts(

@@ -22,10 +22,12 @@ from neo4j import Driver
 from api.container import Container
 from api.settings import Settings
 from graph.clock import FixedClock
-from graph.context import ContextStore, TextSearch
+from graph.context import ContextStore, ContextTopics, TextSearch
 from graph.messages import MessageStore
 from graph.models import Message, parse
+from retrieval.context import ContextBuilder, ContextRequest
 from retrieval.embedding import MiniLMEmbedder
+from tests.fakes.context import read_apart
 from tests.integration.test_context import (
     DAY1,
     DAY1_TURNS,
@@ -210,10 +212,14 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # the messages' passages by meaning, with the same query vector (evidence by
             # meaning, retrieval/gather.py): one read
             "search_passages_vector": 1,
-            # the passages of the messages the best topics cite, by the same vector, once the
-            # topics are ranked (docs/retrieval.md, "The best topics' own passages"): one read
-            "search_topic_passages": 1,
-            "get_topic_summaries": 1,  # every candidate, the best ones whole
+            # every candidate, the best ones whole, and in the same read the passages of the
+            # messages the best topics cite, by the same vector, once the topics are ranked
+            # (docs/retrieval.md, "The best topics' own passages"): one read where the
+            # passages (search_topic_passages) and then the topics (get_topic_summaries) were
+            # two in a row; the topics those passages reach come with it as briefs
+            # (retrieval/topic_reads.py); the same answers, test_the_topics_and_their_passages_
+            # read_together_answer_as_read_apart
+            "read_context_topics": 1,
             # citations by external id: read with the summaries (no get_message_source_ids)
             "mark_topics_used": 1,
             # skill routing: no query of its own (the skills' stamp came with the first read
@@ -363,3 +369,62 @@ def _said(namespace: str, i: int, at: datetime, content: str) -> Message:
         "content": content, "at": at, "token_estimate": len(content) // 4,
     }  # fmt: skip
     return parse(Message, data)
+
+
+class Reads:
+    """The context's own store (``graph.context.ContextStore``) with its writes left out, so
+    that two builders over one memory see the same stored state; ``apart``: the topics and
+    the best topics' passages read as before they were one query, the passages and then the
+    topics (``tests.fakes.context.read_apart``), the hits it found kept in ``hits``."""
+
+    def __init__(self, container: Container, apart: bool) -> None:
+        self._store, self._container, self._apart = container.context.reads, container, apart
+        self.hits: list[Any] = []
+
+    def read_topics(self, namespace: str, *args: Any) -> ContextTopics:
+        if not self._apart:
+            return self._store.read_topics(namespace, *args)
+        c = self._container
+        read = read_apart(c.topics, c.passages, namespace, *args)
+        self.hits += read.hits
+        return read
+
+    def finish(self, *args: Any) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_the_topics_and_their_passages_read_together_answer_as_read_apart(
+    counted: tuple[Stack, CountingDriver, CountingEmbedder],
+) -> None:
+    """``read_context_topics`` (the best topics' passages and every topic a context shows, one
+    query) gives the contexts the two reads in a row gave: the same items, order, scores,
+    text and trace, light and deep, on the three slept days with their passages written."""
+    stack, driver, _ = counted
+    c = stack.container
+    c.passage_indexer.run(stack.namespace)
+    together, apart = Reads(c, apart=False), Reads(c, apart=True)
+
+    def builder(reads: Reads) -> ContextBuilder:
+        return ContextBuilder(
+            c.topics, c.messages, c.search, reads, c.settings.timezone,  # type: ignore[arg-type]
+            config=c.settings.retrieval, skill_router=c.route_skills, passages=c.passages,
+        )  # fmt: skip
+
+    one, two = builder(together), builder(apart)
+    asked = [LIGHT, CLEAR, VAGUE, IMPLICIT, "Why did we choose Postgres for the billing database?",
+             "What did we say about the tax return last week?", "What did he end up saying about it?"]  # fmt: skip
+    for text in asked:
+        for explicit in (False, True):
+            req = ContextRequest(
+                namespace=stack.namespace, message=text, now=NOW, explicit=explicit
+            )
+            driver.calls.clear()
+            got = one.build(req).model_dump(exclude={"timings_ms"})
+            assert "read_context_topics" in driver.calls, (text, driver.calls)
+            assert "search_topic_passages" not in driver.calls, (text, driver.calls)
+            assert got == two.build(req).model_dump(exclude={"timings_ms"}), (text, explicit)
+            assert got["items"], text
+    assert apart.hits  # the passages took part: the topics' own passages were found

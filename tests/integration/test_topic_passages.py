@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from neo4j import Driver
@@ -16,12 +17,15 @@ from neo4j import Driver
 import graph.passages as passages_module
 from api.container import Container
 from api.settings import Settings
+from graph.context import ContextTopics
 from graph.cypher import query as cypher
 from graph.db import drop_namespace
 from graph.models import Message, Topic, parse
 from retrieval.config import ContextConfig
+from retrieval.context import ContextBuilder
 from retrieval.context_result import ContextRequest
 from retrieval.embedding import MiniLMEmbedder
+from tests.fakes.context import read_apart
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 QUESTION = "What kind of pet do I own?"
@@ -57,9 +61,11 @@ def _said(c: Container, ns: str, texts: list[str], start: int = 0) -> list[Messa
     return stored
 
 
-def _topic(c: Container, driver: Driver, ns: str, key: str, cited: list[Message]) -> str:
+def _topic(
+    c: Container, driver: Driver, ns: str, key: str, cited: list[Message], one_liner: str = ""
+) -> str:
     topic = parse(Topic, {
-        "topic_id": f"{ns}-{key}", "namespace": ns, "name": key,
+        "topic_id": f"{ns}-{key}", "namespace": ns, "name": key, "one_liner": one_liner,
         "facts": [{"text": m.content, "source_message_ids": [m.message_id], "at": m.at}
                   for m in cited],
         "time": {"first_seen_at": T0, "last_seen_at": T0 + timedelta(hours=1)},
@@ -150,3 +156,65 @@ def test_the_best_topics_fact_reaches_the_context(
     answer = dogs[0].message_id
     assert answer not in seen[0]  # the control: by words and the namespace-wide search, not
     assert answer in seen[10]
+
+
+class _Apart:
+    """The context's own store, its topics and their passages read as before they were one
+    query: the passages, then the topics (``tests.fakes.context.read_apart``); writes left
+    out, so that two builders over one memory see the same stored state."""
+
+    def __init__(self, container: Container, apart: bool) -> None:
+        self._c, self._apart = container, apart
+
+    def read_topics(self, namespace: str, *args: Any) -> ContextTopics:
+        c = self._c
+        if self._apart:
+            return read_apart(c.topics, c.passages, namespace, *args)
+        return c.context.reads.read_topics(namespace, *args)
+
+    def finish(self, *args: Any) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._c.context.reads, name)
+
+
+def test_the_topics_and_their_passages_read_together_answer_as_read_apart(
+    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, spaces: tuple[str, str]
+) -> None:
+    """``read_context_topics`` (the best topics' passages and every topic the context shows,
+    one query) builds the context the two reads in a row built: the same items, order,
+    scores, text and trace. The best topic's own passages bring the answer, and with it a
+    topic no search ranked (the answer's other topic, reached through that passage alone),
+    shown from its brief: read in the same query."""
+    ns, _ = spaces
+    cfg = settings.retrieval.model_copy(update={"context": ContextConfig(
+        light_topics=1, deep_topics=1, scoped_topics=1, scoped_evidence=10, dense_evidence=3,
+    )})  # fmt: skip
+    c = Container(
+        settings.model_copy(update={"extractor": "deterministic", "retrieval": cfg}),
+        driver=driver, embedder=embedder,
+    )  # fmt: skip
+    near = [f"A pet dog needs {w}." for w in ("walks", "a vet", "toys", "a bed", "patience")]
+    dogs = _said(c, ns, DOGS)
+    _said(c, ns, near + [f"Note {i}: the train was late again today." for i in range(30)], 10)
+    _topic(c, driver, ns, "pet dog", dogs)
+    # the answer's other topic, its one-liner quoting it (citable, so the context shows it)
+    rex = _topic(c, driver, ns, "chewed slippers", dogs[:1], one_liner=ANSWER)
+    built = {}
+    for apart in (False, True):
+        builder = ContextBuilder(
+            c.topics, c.messages, c.search, _Apart(c, apart), c.settings.timezone,  # type: ignore[arg-type]
+            config=c.settings.retrieval, passages=c.passages,
+        )  # fmt: skip
+        req = ContextRequest(
+            namespace=ns, message="Tell me about my pet dog", now=T0 + timedelta(days=1),
+            budget=400,
+        )  # fmt: skip
+        built[apart] = builder.build(req).model_dump(exclude={"timings_ms"})
+    assert built[False] == built[True]
+    items = {i["record_id"]: i for i in built[False]["items"]}
+    shown = {s for i in built[False]["items"] for s in i["provenance"]["source_ids"]}
+    assert dogs[0].message_id in shown  # the answer, through the best topic's passages
+    assert items[rex]["reason_label"] == "conversation_match"
+    assert items[rex]["freshness"]["first_seen_at"]  # its dates: described from its brief

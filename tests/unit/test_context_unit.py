@@ -8,12 +8,15 @@ with the hashed embedder first; which topic a paraphrase finds is the integratio
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from graph.errors import Neo4jUnavailable
 from graph.models import Topic, TopicTime
 from graph.topics import partial_topic
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
@@ -22,6 +25,7 @@ from sleepwake.conversation import IncomingMessage
 from sleepwake.policy import SleepPolicy
 from tests.fakes import DownEmbedder
 from tests.fakes.context import SeparateReads
+from tests.fakes.passages import FakePassages
 from tests.fakes.pipelines import T0, Memory, sleep_history, wire
 
 NOW = T0 + timedelta(days=9)
@@ -478,3 +482,60 @@ def test_a_topic_reached_only_through_its_messages_is_shown_from_its_brief() -> 
         return [tuple(str(i.get(k)) for k in keys) for i in r.items]
 
     assert got.context_text == whole.context_text and shown(got) == shown(whole)
+
+
+def test_a_message_is_embedded_beside_the_first_read_when_it_names_no_participant() -> None:
+    """Once a namespace's message named no participant, the next is embedded on its own thread
+    while the first read runs (``ContextRun.embed``): one embedding, the same context as a
+    builder that embeds it after the read."""
+    m = remembered()
+    threads: list[str] = []
+
+    class Recording:
+        model_name, dimensions = m.search.embedder.model_name, m.search.embedder.dimensions
+
+        def embed(self, texts: Any) -> Any:
+            threads.extend(threading.current_thread().name for _ in texts)
+            return m.search.embedder.embed(texts)
+
+    s = m.stores
+    engine = TopicSearch(s.topics, s.events, Recording(), m.search.cfg)
+    early = ContextBuilder(s.topics, s.messages, engine, s.context)
+    late = ContextBuilder(s.topics, s.messages, m.search, s.context)
+    req = ContextRequest(namespace=m.namespace, message=IMPLICIT, now=NOW)
+    early.build(req)  # the namespace's first: after the read, as always
+    assert early.named_speakers == {m.namespace: False} and len(threads) == 1
+    assert not threads[0].startswith("early-embedding")
+    threads.clear()
+    got = early.build(req)
+    assert len(threads) == 1 and threads[0].startswith("early-embedding"), threads
+    late.named_speakers[m.namespace] = True  # never early
+    expected = late.build(req)
+    assert got.model_dump(exclude={"timings_ms"}) == expected.model_dump(exclude={"timings_ms"})
+
+
+def test_the_best_topics_passages_failing_leave_the_topics_read(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The best topics' own passages are an add-on to the evidence: when the read that brings
+    them with the topics fails, the topics are read alone and the context is the one built
+    without passages."""
+    m = remembered()
+    s = m.stores
+
+    class Failing:
+        def read_topics(self, *args: Any) -> Any:
+            raise Neo4jUnavailable("passages down")
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(s.context, name)
+
+    failing = ContextBuilder(s.topics, s.messages, m.search, Failing(), passages=FakePassages([]))  # type: ignore[arg-type]
+    plain = ContextBuilder(s.topics, s.messages, m.search, s.context)
+    req = ContextRequest(namespace=m.namespace, message=IMPLICIT, now=NOW)
+    with caplog.at_level(logging.WARNING, logger="retrieval.topic_reads"):
+        got = failing.build(req)
+    assert "topic passages unavailable" in caplog.text
+    assert got.items
+    expected = plain.build(req)
+    assert got.model_dump(exclude={"timings_ms"}) == expected.model_dump(exclude={"timings_ms"})
