@@ -35,6 +35,7 @@ from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
+from sleepwake.aspects import file_aspects
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
@@ -213,6 +214,7 @@ class SleepRun:
         self.steps: dict[str, float] = {}
         self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
         self.words = SAME  # which of each speaker's words are one theme (extract)
+        self.known: dict[str, list[str]] = {}  # speaker -> the theme words the graph holds
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -258,7 +260,8 @@ class SleepRun:
             cands = with_people(self.piece, cands, self.config.formation)
         self.words = self._theme_words(cands)
         cands = with_themes(self.piece, cands, self.config.formation, self.words)
-        self.cands = cands
+        embed = self.sleeper.embedder.embed  # areas of a life (docs/topics.md, "Aspects")
+        self.cands = file_aspects(self.piece, cands, self.config, self.known, embed)
         self._done("extract")
 
     def _theme_words(self, cands: SliceCandidates) -> ThemeWords:
@@ -271,7 +274,8 @@ class SleepRun:
         if not any(said.values()):
             return SAME
         names = self.sleeper.store.theme_names(self.namespace, [f"{o}'s " for o in said])
-        known, named = known_words(names, sorted(said))
+        self.known, named = known_words(names, sorted(said))
+        known = self.known
         embed, floor = self.sleeper.embedder.embed, formation.theme_word_cosine
         return theme_words(said, known, embed, floor, named, lines)
 

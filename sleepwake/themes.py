@@ -56,6 +56,7 @@ _PLAIN = PLAIN_WORDS | frozenset(
     wanted""".split()
 )
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
+ASPECT = "aspect"  # the kind of an area's candidate that makes its topic (sleepwake.aspects)
 _NOT_PLURAL = frozenset("trans lgbtq news series species physics lens bus gas yes".split())
 # "your courage": the listener's, not the speaker's subject
 _YOURS = re.compile(r"\byour\s+(?:\w+\s+)?$", re.I)
@@ -146,6 +147,12 @@ def _singular(word: str) -> str:
     if word.endswith("s") and not word.endswith("ss") and stem(word[:-1]) == stem(word):
         return word[:-1]
     return word
+
+
+def words_of(fact: str) -> list[str]:
+    """The subject words of ``fact`` its speaker says (singular, as often as said), not the
+    listener's ("your courage"): what ``sleepwake.aspects`` files by area."""
+    return [_singular(surface) for _, surface, _ in _said(fact)]
 
 
 def mentions(fact: str, theme: Theme, words: ThemeWords = SAME) -> bool:
@@ -397,8 +404,9 @@ def keep_recurring(
         found = names.get(i, [])
         own = any(n[0] == cand.key for _, n in found)  # its topic exists: it joins it
         earlier = [tid for tid, n in found if cand.key in n[1:] and n[0] != cand.key]
-        # a new theme topic: an episode of the slice is about it, and one before was too
-        if not own and not (cand.theme == "episode" and earlier):
+        # a new theme topic: an episode of the slice is about it, and one before was too (an
+        # area's topic: the slice says enough of it, sleepwake.aspects)
+        if not own and not (cand.theme == "episode" and earlier) and cand.theme != ASPECT:
             continue
         kept.append(i)
         seeds[cand.key] = [] if own else earlier
@@ -477,7 +485,9 @@ def covered_themes_dropped(
     drop = {
         i
         for i, (cand, (_, new)) in enumerate(zip(candidates, targets, strict=True))
-        if cand.theme and new and set(seeded.get(cand.key, [])) <= joined.get(cand.key, set())
+        if cand.theme not in ("", ASPECT)
+        and new
+        and set(seeded.get(cand.key, [])) <= joined.get(cand.key, set())
     }
     for i in drop:
         seeded.pop(candidates[i].key, None)
