@@ -14,14 +14,18 @@ alone) at ``cosine`` or more, ahead of every other area by ``margin`` ("violin" 
 "novel" -> books, "shelter" -> volunteering; "team" and "beach" are nobody's).
 
 Each sleep files a speaker's first-person facts (a few per area, the most telling first:
-``sentence_weight``) under the area's topic, "<speaker>'s <area>", made when the slice has
-``new_facts`` of them and joined at every later sleep that has one; it merges only with the topic
-of its name and keeps ``MergeConfig.theme_kept_facts`` facts by salience and recency, like a
-theme's. When a theme of the speaker already stands for the area ("Audrey's dog" for pets,
-"Tim's book" for books), the area's facts join the theme's topic instead (no "Audrey's pets"
-beside "Audrey's dog"). Facts are copies: each stays in its episode's topic. A chat with an
-assistant (no speaker names) has no aspects. Knobs: ``SleepConfig.aspects``; docs/topics.md,
-"Aspects of a life".
+``sentence_weight``) under the area's topic, "<speaker>'s <area>", and the episodes holding them
+go by that name (an alias, as a theme's episodes do). The topic is made when the slice has
+``new_facts`` of them, or when the area comes back: a later sleep with one such fact finds the
+earlier topics that went by the name and starts the topic with what the speaker said of the
+area there (``seed_aspects``; made only with ``FormationConfig.theme_topic_facts`` facts in all).
+Once made, it is joined at every sleep that has one; it merges only with the topic of its name
+and keeps ``MergeConfig.theme_kept_facts`` facts by salience and recency, like a theme's. When a
+theme of the speaker that the sleep keeps stands for the area ("Audrey's dog" for pets, "Tim's
+book" for books), the area's facts join the theme's topic instead (no "Audrey's pets" beside
+"Audrey's dog"). Facts are copies: each stays in its episode's topic. A chat with an assistant
+(no speaker names) has no aspects. Knobs: ``SleepConfig.aspects``
+(``sleepwake.config_sections``); docs/topics.md, "Aspects of a life".
 """
 
 from __future__ import annotations
@@ -31,15 +35,17 @@ from dataclasses import replace
 
 import numpy as np
 
-from graph.models import Fact, Message
+from graph.models import Fact, Message, Topic
+from graph.sleep import PoolHit
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import SleepConfig
 from sleepwake.config_sections import AspectsConfig
-from sleepwake.themes import ASPECT, words_of
+from sleepwake.themes import ASPECT, ASPECT_BACK, only, words_of
 from sleepwake.turn_facts import FIRST_PERSON, sentence_weight
 from text.gist import speaker_of, unspoken
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
+Place = Callable[[Iterable[str]], Mapping[str, str]]  # words -> their areas (``areas_of``)
 SAID = "said"  # the kind of a theme (or area) candidate that only joins its topic
 
 
@@ -68,12 +74,14 @@ def areas_of(words: Iterable[str], cfg: AspectsConfig, embed: Embed) -> dict[str
     return out
 
 
-def own_facts(piece: Sequence[Message], cands: SliceCandidates) -> dict[str, list[Fact]]:
+def own_facts(
+    piece: Sequence[Message], cands: SliceCandidates
+) -> dict[str, list[tuple[Fact, Candidate]]]:
     """Speaker -> the facts of the slice's episodes that they said of themselves (first person,
-    worth keeping), each once, in slice order: what is filed by area."""
+    worth keeping), each once, in slice order, with the episode that holds it."""
     by_id = {m.message_id for m in piece}
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
-    out: dict[str, list[Fact]] = {}
+    out: dict[str, list[tuple[Fact, Candidate]]] = {}
     seen: set[str] = set()
     for cand in cands.candidates:
         if cand.person or cand.theme or cand.returns is None:
@@ -88,88 +96,83 @@ def own_facts(piece: Sequence[Message], cands: SliceCandidates) -> dict[str, lis
                 and all(m in by_id for m in fact.source_message_ids)
             ):
                 seen.add(fact.text)
-                out.setdefault(owner, []).append(fact)
-    return out
-
-
-def aspect_words(
-    facts: Mapping[str, Sequence[Fact]], themes: Mapping[str, Sequence[str]]
-) -> set[str]:
-    """Every word ``areas_of`` has to place: the subject words of the speakers' own facts and
-    the words of their themes."""
-    words = {w for owned in facts.values() for f in owned for w in words_of(f.text)}
-    return words | {w for owned in themes.values() for w in owned}
-
-
-def theme_words_of(
-    cands: SliceCandidates, known: Mapping[str, Sequence[str]]
-) -> dict[str, list[str]]:
-    """Speaker -> the words of their themes: those the graph holds (``known``) first, then the
-    slice's new theme candidates ("<speaker>'s <word>")."""
-    out = {owner: sorted(set(words)) for owner, words in known.items()}
-    for cand in cands.candidates:
-        owner, sep, word = (cand.label or "").partition("'s ")
-        if cand.theme and sep and " " not in word and word not in out.get(owner, []):
-            out.setdefault(owner, []).append(word)
+                out.setdefault(owner, []).append((fact, cand))
     return out
 
 
 def file_aspects(
-    piece: Sequence[Message],
-    cands: SliceCandidates,
-    cfg: SleepConfig,
-    known: Mapping[str, Sequence[str]],
-    embed: Embed,
+    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, embed: Embed
 ) -> SliceCandidates:
     """Sleep step 2's last part: the slice's own facts placed in areas (one batch of
-    embeddings) and filed (``with_aspects``); ``known``: speaker -> the theme words the graph
-    holds. Nothing without named speakers or with ``cfg.aspects.cosine`` 0."""
+    embeddings) and filed (``with_aspects``). Nothing without named speakers or with
+    ``cfg.aspects.cosine`` 0."""
     if cfg.aspects.cosine <= 0:
         return cands
     facts = own_facts(piece, cands)
     if not facts:
         return cands
-    themes = theme_words_of(cands, known)
-    areas = areas_of(aspect_words(facts, themes), cfg.aspects, embed)
-    return with_aspects(piece, cands, cfg, areas, themes)
+    words = {w for owned in facts.values() for f, _ in owned for w in words_of(f.text)}
+    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed))
 
 
 def with_aspects(
-    piece: Sequence[Message],
-    cands: SliceCandidates,
-    cfg: SleepConfig,
-    areas: Mapping[str, str],
-    themes: Mapping[str, Sequence[str]],
+    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, areas: Mapping[str, str]
 ) -> SliceCandidates:
-    """``cands`` with each speaker's own facts filed by area (``areas``: word -> area): under
-    the speaker's theme that stands for the area (``themes``: speaker -> theme words), else
-    under "<speaker>'s <area>"; see the module."""
+    """``cands`` with each speaker's own facts filed by area (``areas``: word -> area) under
+    "<speaker>'s <area>", and the episodes holding them going by that name; see the module."""
     if not areas:
         return cands
     by_id = {m.message_id: m for m in piece}
-    existing = {c.key: c for c in cands.candidates if c.theme}
     new: list[Candidate] = []
     for owner, facts in sorted(own_facts(piece, cands).items()):
-        grouped: dict[str, list[Fact]] = {}
-        for fact in facts:
+        grouped: dict[str, list[tuple[Fact, Candidate]]] = {}
+        for fact, episode in facts:
             for area in sorted({areas[w] for w in words_of(fact.text) if w in areas}):
-                grouped.setdefault(area, []).append(fact)
+                grouped.setdefault(area, []).append((fact, episode))
         for area, found in sorted(grouped.items()):
-            theme = next((w for w in themes.get(owner, ()) if areas.get(w) == area), None)
-            label = f"{owner}'s {theme or area}"
-            key = normalise_key(label)
-            target = existing.get(key)
-            if target is None:
-                makes = theme is None and len(found) >= cfg.aspects.new_facts
-                target = Candidate(key=key, label=label, returns=1, theme=ASPECT if makes else SAID)
-                existing[key] = target
-                new.append(target)
-            _file(target, found, by_id, cfg.aspects.facts)
+            label = f"{owner}'s {area}"
+            kind = ASPECT if len(found) >= cfg.aspects.new_facts else ASPECT_BACK
+            target = Candidate(key=normalise_key(label), label=label, returns=1, theme=kind)
+            new.append(target)
+            _file(target, [f for f, _ in found], by_id, cfg.aspects.facts)
+            for episode in {id(e): e for _, e in found}.values():  # how a later sleep knows
+                if label not in episode.theme_names:
+                    episode.theme_names.append(label)
     return replace(cands, candidates=[*cands.candidates, *new]) if new else cands
 
 
+def _routed(candidates: Sequence[Candidate], place: Place, n: int) -> set[int]:
+    """The indexes of the area candidates whose facts (``n`` at most) joined a theme candidate
+    of their owner that stands for the area: "Audrey's dog" takes her puppy's news, and no
+    "Audrey's pets" is made beside it. The themes here are those the sleep keeps (they have a
+    topic or make one: ``themes.keep_recurring`` ran)."""
+    themes = [c for c in candidates if c.theme and c.theme not in (ASPECT, ASPECT_BACK)]
+    areas = place({_split(c)[1] for c in themes})
+    gone: set[int] = set()
+    for i, cand in enumerate(candidates):
+        if cand.theme not in (ASPECT, ASPECT_BACK):
+            continue
+        owner, area = _split(cand)
+        target = next(
+            (t for t in themes if _split(t)[0] == owner and areas.get(_split(t)[1]) == area),
+            None,
+        )
+        if target is not None:
+            _file(target, cand.facts, {}, n)
+            gone.add(i)
+    return gone
+
+
+def _split(cand: Candidate) -> tuple[str, str]:
+    """("Melanie", "music") of "Melanie's music"."""
+    owner, _, word = (cand.label or "").partition("'s ")
+    return owner, word
+
+
 def _file(target: Candidate, found: list[Fact], by_id: Mapping[str, Message], n: int) -> None:
-    """The ``n`` most telling of ``found`` that ``target`` does not hold yet, in time order."""
+    """The ``n`` most telling of ``found`` that ``target`` does not hold yet, in time order
+    (``by_id``: the slice's messages, which it is seen in; an earlier topic's fact only moves
+    its first seen back)."""
     have = {f.text for f in target.facts}
     fresh = [f for f in found if f.text not in have]
     picks = sorted(fresh, key=lambda f: -sentence_weight(unspoken(f.text)))[:n]
@@ -178,4 +181,63 @@ def _file(target: Candidate, found: list[Fact], by_id: Mapping[str, Message], n:
     for fact in sorted(picks, key=lambda f: f.at.timestamp() if f.at else 0.0):
         target.add_fact(fact)
         for mid in fact.source_message_ids:
-            target.seen_in(by_id[mid])
+            if mid in by_id:
+                target.seen_in(by_id[mid])
+    times = [f.at for f in picks if f.at is not None]
+    if times and target.first_at is not None:
+        target.first_at = min(target.first_at, *times)
+
+
+def seed_aspects(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    hits: list[PoolHit],
+    seeds: dict[str, list[str]],
+    read: Callable[[list[str]], list[Topic]],
+    seeded: dict[str, list[str]],
+    cfg: SleepConfig,
+    place: Place,
+) -> tuple[list[Candidate], list[list[float]], list[PoolHit], dict[str, list[str]]]:
+    """Sleep step 6, before the themes' seeds: an area's new topic starts with what its owner
+    said of the area in the earlier topics that went by its name (``read`` by id, their words
+    placed by ``place``: word -> area), the most telling ``theme_kept_facts`` of them, and one
+    that came back (``ASPECT_BACK``) is made only with ``theme_topic_facts`` facts. Returns the
+    candidates kept, their vectors and hits, and ``seeds`` without the areas' keys. First, an
+    area a kept theme of its owner stands for gives that theme its facts (``_routed``)."""
+    gone = _routed(candidates, place, cfg.aspects.facts)
+    kept = [i for i in range(len(candidates)) if i not in gone]
+    candidates, vectors, hits = only(kept, candidates, vectors, hits)
+    new = [c for c in candidates if c.theme in (ASPECT, ASPECT_BACK) and seeds.get(c.key)]
+    areas_keys = {c.key for c in new} | {c.key for c in candidates if c.theme == ASPECT}
+    rest = {k: v for k, v in seeds.items() if k not in areas_keys}
+    if not new:
+        return candidates, vectors, hits, rest
+    earlier = {t.topic_id: t for t in read(sorted({t for c in new for t in seeds[c.key]}))}
+    olds: dict[str, list[Fact]] = {}
+    for cand in new:
+        owner = _split(cand)[0]
+        have = {f.text for f in cand.facts}
+        found = [earlier[t] for t in seeds[cand.key] if t in earlier]
+        seeded[cand.key] = [t.topic_id for t in found]
+        said = {
+            f.text: f
+            for topic in found
+            for f in topic.facts
+            if f.invalid_at is None
+            and f.text not in have
+            and speaker_of(f.text) == owner
+            and FIRST_PERSON.search(unspoken(f.text))
+        }
+        olds[cand.key] = list(said.values())
+    areas = place({w for old in olds.values() for f in old for w in words_of(f.text)})
+    for cand in new:
+        area = _split(cand)[1]
+        old = [f for f in olds[cand.key] if area in {areas.get(w) for w in words_of(f.text)}]
+        _file(cand, old, {}, cfg.merge.theme_kept_facts)
+    thin = {
+        c.key
+        for c in new
+        if c.theme == ASPECT_BACK and len(c.facts) < cfg.formation.theme_topic_facts
+    }
+    kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
+    return (*only(kept, candidates, vectors, hits), rest)

@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -35,7 +35,7 @@ from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
-from sleepwake.aspects import file_aspects
+from sleepwake.aspects import areas_of, file_aspects, seed_aspects
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
@@ -214,7 +214,6 @@ class SleepRun:
         self.steps: dict[str, float] = {}
         self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
         self.words = SAME  # which of each speaker's words are one theme (extract)
-        self.known: dict[str, list[str]] = {}  # speaker -> the theme words the graph holds
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -261,8 +260,12 @@ class SleepRun:
         self.words = self._theme_words(cands)
         cands = with_themes(self.piece, cands, self.config.formation, self.words)
         embed = self.sleeper.embedder.embed  # areas of a life (docs/topics.md, "Aspects")
-        self.cands = file_aspects(self.piece, cands, self.config, self.known, embed)
+        self.cands = file_aspects(self.piece, cands, self.config, embed)
         self._done("extract")
+
+    def _place(self, words: Iterable[str]) -> dict[str, str]:
+        """Words -> the areas of a life they belong to (``sleepwake.aspects``)."""
+        return areas_of(words, self.config.aspects, self.sleeper.embedder.embed)
 
     def _theme_words(self, cands: SliceCandidates) -> ThemeWords:
         """Which of each speaker's words of the slice mean a theme they have or say more often
@@ -274,8 +277,7 @@ class SleepRun:
         if not any(said.values()):
             return SAME
         names = self.sleeper.store.theme_names(self.namespace, [f"{o}'s " for o in said])
-        self.known, named = known_words(names, sorted(said))
-        known = self.known
+        known, named = known_words(names, sorted(said))
         embed, floor = self.sleeper.embedder.embed, formation.theme_word_cosine
         return theme_words(said, known, embed, floor, named, lines)
 
@@ -318,6 +320,7 @@ class SleepRun:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
         found = keep_recurring(self.cands.candidates, self.vectors, self.reads.hits)
         read = partial(self.sleeper.store.get_topics, self.namespace)
+        found = seed_aspects(*found, read, self.seeded, self.config, self._place)
         candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config, self.words)
         self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product

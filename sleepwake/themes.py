@@ -56,7 +56,8 @@ _PLAIN = PLAIN_WORDS | frozenset(
     wanted""".split()
 )
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
-ASPECT = "aspect"  # the kind of an area's candidate that makes its topic (sleepwake.aspects)
+ASPECT = "aspect"  # an area's candidate that makes its topic now (sleepwake.aspects) ...
+ASPECT_BACK = "aspect_back"  # ... or when an earlier topic went by its name, like a theme
 _NOT_PLURAL = frozenset("trans lgbtq news series species physics lens bus gas yes".split())
 # "your courage": the listener's, not the speaker's subject
 _YOURS = re.compile(r"\byour\s+(?:\w+\s+)?$", re.I)
@@ -406,7 +407,8 @@ def keep_recurring(
         earlier = [tid for tid, n in found if cand.key in n[1:] and n[0] != cand.key]
         # a new theme topic: an episode of the slice is about it, and one before was too (an
         # area's topic: the slice says enough of it, sleepwake.aspects)
-        if not own and not (cand.theme == "episode" and earlier) and cand.theme != ASPECT:
+        back = cand.theme in ("episode", ASPECT_BACK) and earlier
+        if not own and not back and cand.theme != ASPECT:
             continue
         kept.append(i)
         seeds[cand.key] = [] if own else earlier
@@ -485,7 +487,7 @@ def covered_themes_dropped(
     drop = {
         i
         for i, (cand, (_, new)) in enumerate(zip(candidates, targets, strict=True))
-        if cand.theme not in ("", ASPECT)
+        if cand.theme not in ("", ASPECT, ASPECT_BACK)
         and new
         and set(seeded.get(cand.key, [])) <= joined.get(cand.key, set())
     }

@@ -5,12 +5,21 @@ for goes to the theme's topic; nobody's facts go to another speaker's area."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
+from functools import partial
 
-from sleepwake.aspects import areas_of, file_aspects, own_facts, theme_words_of, with_aspects
+from graph.models import Topic, TopicTime
+from graph.sleep import MatchFields, PoolHit
+from sleepwake.aspects import (
+    areas_of,
+    file_aspects,
+    own_facts,
+    seed_aspects,
+)
 from sleepwake.candidates import Candidate, SliceCandidates
 from sleepwake.config import DEFAULT
 from sleepwake.config_sections import AspectsConfig
-from sleepwake.themes import ASPECT, covered_themes_dropped, keep_recurring
+from sleepwake.themes import ASPECT, ASPECT_BACK, covered_themes_dropped, keep_recurring
 from tests.unit.test_themes import T0, episode
 
 AREAS = {"music": ("music", "guitar"), "pets": ("pet", "dog")}
@@ -55,8 +64,8 @@ def test_a_word_is_the_area_of_its_nearest_seed_when_no_other_area_is_as_near() 
 
 def test_a_speakers_own_facts_are_filed_under_the_area_they_are_about() -> None:
     """Three of Melanie's own facts name instruments: her music's topic is made; Caroline's
-    one fact about her dog joins her pets' topic only if it exists; praise and questions
-    about the listener are nobody's."""
+    one fact about her dog makes her pets' topic only when the area comes back (the episode
+    goes by its name); praise of the listener is nobody's."""
     messages, race = episode(
         "charity race",
         [
@@ -68,59 +77,110 @@ def test_a_speakers_own_facts_are_filed_under_the_area_they_are_about() -> None:
         ],
     )
     cands = SliceCandidates([race], [], None, {})
-    out = file_aspects(messages, cands, CFG, {}, embed)
+    out = file_aspects(messages, cands, CFG, embed)
     areas = {c.label: c for c in out.candidates[1:]}
     assert set(areas) == {"Melanie's music", "Caroline's pets"}
     music = areas["Melanie's music"]
     assert music.theme == ASPECT and len(music.facts) == 3  # enough to make the topic
     assert all(f.text.startswith("Melanie:") for f in music.facts)
-    assert areas["Caroline's pets"].theme == "said"  # one fact: joins only an existing topic
+    # one fact: made only once an earlier topic went by "Caroline's pets" (the episode does now)
+    assert areas["Caroline's pets"].theme == ASPECT_BACK
+    assert race.theme_names == ["Caroline's pets", "Melanie's music"]  # by speaker
     assert music.first_at == T0 and music.summary is not None
-    assert own_facts(messages, cands)["Caroline"][0].text.startswith("Caroline: My dog")
+    fact, held_by = own_facts(messages, cands)["Caroline"][0]
+    assert fact.text.startswith("Caroline: My dog") and held_by is race
     # the slice's episodes are unchanged: the facts are copies
     assert len(race.facts) == 5
 
 
-def test_an_area_a_theme_stands_for_goes_to_the_themes_topic() -> None:
-    """Audrey has "Audrey's dog" (a theme the graph holds): her puppy's news joins it, not a
-    new "Audrey's pets" beside it; a theme candidate of the slice takes them likewise."""
+def test_an_area_a_kept_theme_stands_for_goes_to_the_themes_topic() -> None:
+    """Audrey's puppy news is her pets'; "Audrey's dog", a theme the sleep keeps (it has its
+    topic), takes it: no "Audrey's pets" beside it. Andrew's pets, with no theme, stay his."""
     messages, walk = episode(
         "walk",
         [
             ("Audrey", "My puppy Pixie loves the long walks in the park."),
             ("Audrey", "I took my puppy to the vet for her shots yesterday."),
-            ("Audrey", "My puppy learned to sit in one afternoon."),
+            ("Andrew", "My puppy Toby learned to sit in one afternoon."),
+            ("Andrew", "I bought my puppy a new bed last weekend."),
         ],
     )
-    cands = SliceCandidates([walk], [], None, {})
-    out = file_aspects(messages, cands, CFG, {"Audrey": ["dog"]}, embed)
-    labels = [c.label for c in out.candidates[1:]]
-    assert labels == ["Audrey's dog"] and out.candidates[1].theme == "said"
-    assert len(out.candidates[1].facts) == 3
-    theme = Candidate(key="audrey's dog", label="Audrey's dog", returns=1, theme="episode")
-    cands = SliceCandidates([walk, theme], [], None, {})
-    assert theme_words_of(cands, {}) == {"Audrey": ["dog"]}
-    areas = {"puppy": "pets", "dog": "pets"}
-    out = with_aspects(messages, cands, CFG, areas, theme_words_of(cands, {}))
-    assert out.candidates == [walk, theme] and len(theme.facts) == 3  # filed into it
+    cands = file_aspects(messages, SliceCandidates([walk], [], None, {}), CFG, embed)
+    assert [c.label for c in cands.candidates[1:]] == ["Andrew's pets", "Audrey's pets"]
+    theme = Candidate(key="audrey's dog", label="Audrey's dog", returns=1, theme="said")
+    candidates = [*cands.candidates, theme]
+    vectors = [[1.0, 0.0]] * 4
+    own = MatchFields("t-dog", "Audrey's dog", (), "", (), T0, T0)
+    found = keep_recurring(candidates, vectors, [PoolHit(3, own, 0.9)])
+    assert [c.label for c in found[0]] == ["walk", "Andrew's pets", "Audrey's pets", "Audrey's dog"]
+    place = partial(areas_of, cfg=CFG.aspects, embed=embed)
+    kept, kept_vectors, _, _ = seed_aspects(*found, lambda ids: [], {}, CFG, place)
+    assert [c.label for c in kept] == ["walk", "Andrew's pets", "Audrey's dog"]
+    assert len(kept_vectors) == 3
+    assert sorted(f.text for f in theme.facts) == [
+        "Audrey: I took my puppy to the vet for her shots yesterday.",
+        "Audrey: My puppy Pixie loves the long walks in the park.",
+    ]
 
 
 def test_an_areas_topic_is_kept_without_an_earlier_one_and_never_dropped_as_a_copy() -> None:
     music = Candidate(key="melanie's music", label="Melanie's music", returns=1, theme=ASPECT)
     pets = Candidate(key="caroline's pets", label="Caroline's pets", returns=1, theme="said")
-    vectors = [[1.0, 0.0], [0.0, 1.0]]
-    kept, _, _, seeds = keep_recurring([music, pets], vectors, [])
+    back = Candidate(key="caroline's art", label="Caroline's art", returns=1, theme=ASPECT_BACK)
+    vectors = [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]
+    kept, _, _, seeds = keep_recurring([music, pets, back], vectors, [])
     assert kept == [music] and seeds == {"melanie's music": []}
     chosen = covered_themes_dropped([music], [[1.0, 0.0]], [("t-new", True)], {})
     assert chosen[0] == [music]
 
 
-def test_nothing_is_filed_without_named_speakers_or_with_the_knob_at_zero() -> None:
-    messages, race = episode(
-        "race", [("Melanie", "I played my violin, my guitar and my clarinet today.")]
+def test_an_area_that_comes_back_starts_with_what_the_earlier_topics_said_of_it() -> None:
+    """May: the violin, in an episode about a charity race (which went by "Melanie's music").
+    October: one fact about the clarinet. The area's topic is made from both sleeps, without
+    the race's running or Caroline's words; with too few facts in all, it is not made."""
+    may = T0 - timedelta(days=150)
+    _, race = episode(
+        "charity race",
+        [
+            ("Melanie", "I ran a charity race for mental health last Saturday."),
+            ("Melanie", "I unwind by playing my violin every evening."),
+            ("Melanie", "My guitar teacher says my music has come a long way."),
+            ("Caroline", "I played my guitar at the support group on Friday."),
+        ],
+        at=may,
     )
-    cands = SliceCandidates([race], [], None, {})
-    off = CFG.model_copy(update={"aspects": AspectsConfig(areas=AREAS, cosine=0.0)})
-    assert file_aspects(messages, cands, off, {}, embed) is cands
-    anonymous = [m.model_copy(update={"speaker": None}) for m in messages]
-    assert file_aspects(anonymous, cands, CFG, {}, embed) is cands
+    earlier = Topic(
+        topic_id="t-race", namespace="ns", name="charity race", aliases=["Melanie's music"],
+        one_liner="", facts=race.facts, time=TopicTime(first_seen_at=may, last_seen_at=may),
+    )  # fmt: skip
+    messages, concert = episode("concert", [("Melanie", "I have played the clarinet for years.")])
+    cands = file_aspects(messages, SliceCandidates([concert], [], None, {}), CFG, embed)
+    music = cands.candidates[1]
+    assert music.theme == ASPECT_BACK and len(music.facts) == 1
+    hits = [
+        PoolHit(
+            1, MatchFields("t-race", "charity race", ("melanie's music",), "", (), may, may), 0.4
+        )
+    ]
+    vectors = [[1.0, 0.0], [0.0, 1.0]]
+    found = keep_recurring(cands.candidates, vectors, hits)
+    assert found[3] == {"melanie's music": ["t-race"]}
+    seeded: dict[str, list[str]] = {}
+    place = partial(areas_of, cfg=CFG.aspects, embed=embed)
+    three = CFG.model_copy(
+        update={"formation": CFG.formation.model_copy(update={"theme_topic_facts": 3})}
+    )
+    kept, _, _, rest = seed_aspects(*found, lambda ids: [earlier], seeded, three, place)
+    assert rest == {} and seeded == {"melanie's music": ["t-race"]}
+    assert kept == [concert, music] and music.first_at == may
+    assert sorted(f.text for f in music.facts) == [
+        "Melanie: I have played the clarinet for years.",
+        "Melanie: I unwind by playing my violin every evening.",
+        "Melanie: My guitar teacher says my music has come a long way.",
+    ]
+    # with too few facts in all (the default theme_topic_facts, 4), it is not made
+    assert CFG.formation.theme_topic_facts == 4
+    cands = file_aspects(messages, SliceCandidates([concert], [], None, {}), CFG, embed)
+    found = keep_recurring(cands.candidates, vectors, hits)
+    kept, _, _, _ = seed_aspects(*found, lambda ids: [earlier], {}, CFG, place)
+    assert kept == [concert]
