@@ -141,13 +141,23 @@ def with_aspects(
     return replace(cands, candidates=[*cands.candidates, *new]) if new else cands
 
 
-def _routed(candidates: Sequence[Candidate], place: Place, n: int) -> set[int]:
+def _routed(
+    candidates: Sequence[Candidate], hits: Sequence[PoolHit], place: Place, n: int
+) -> set[int]:
     """The indexes of the area candidates whose facts (``n`` at most) joined a theme candidate
     of their owner that stands for the area: "Audrey's dog" takes her puppy's news, and no
     "Audrey's pets" is made beside it. The themes here are those the sleep keeps (they have a
-    topic or make one: ``themes.keep_recurring`` ran)."""
+    topic or make one: ``themes.keep_recurring`` ran). An area whose pool holds such a theme's
+    topic but no candidate of it becomes that theme's candidate (it joins the topic: no
+    "Joanna's movies" beside "Joanna's movie")."""
     themes = [c for c in candidates if c.theme and c.theme not in (ASPECT, ASPECT_BACK)]
-    areas = place({_split(c)[1] for c in themes})
+    pooled: dict[int, list[str]] = {}
+    for hit in hits:
+        owner, sep, word = hit.fields.name.partition("'s ")
+        if sep and word and " " not in word and candidates[hit.idx].theme in (ASPECT, ASPECT_BACK):
+            pooled.setdefault(hit.idx, []).append(hit.fields.name)
+    words = {_split(c)[1] for c in themes} | {_split_name(n)[1] for v in pooled.values() for n in v}
+    areas = place(words)
     gone: set[int] = set()
     for i, cand in enumerate(candidates):
         if cand.theme not in (ASPECT, ASPECT_BACK):
@@ -160,13 +170,23 @@ def _routed(candidates: Sequence[Candidate], place: Place, n: int) -> set[int]:
         if target is not None:
             _file(target, cand.facts, {}, n)
             gone.add(i)
+            continue
+        for name in sorted(pooled.get(i, [])):
+            who, word = _split_name(name)
+            if who == owner and areas.get(word) == area:
+                cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
+                break
     return gone
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    owner, _, word = name.partition("'s ")
+    return owner, word.lower()
 
 
 def _split(cand: Candidate) -> tuple[str, str]:
     """("Melanie", "music") of "Melanie's music"."""
-    owner, _, word = (cand.label or "").partition("'s ")
-    return owner, word
+    return _split_name(cand.label or "")
 
 
 def _file(target: Candidate, found: list[Fact], by_id: Mapping[str, Message], n: int) -> None:
@@ -204,7 +224,7 @@ def seed_aspects(
     that came back (``ASPECT_BACK``) is made only with ``theme_topic_facts`` facts. Returns the
     candidates kept, their vectors and hits, and ``seeds`` without the areas' keys. First, an
     area a kept theme of its owner stands for gives that theme its facts (``_routed``)."""
-    gone = _routed(candidates, place, cfg.aspects.facts)
+    gone = _routed(candidates, hits, place, cfg.aspects.facts)
     kept = [i for i in range(len(candidates)) if i not in gone]
     candidates, vectors, hits = only(kept, candidates, vectors, hits)
     new = [c for c in candidates if c.theme in (ASPECT, ASPECT_BACK) and seeds.get(c.key)]

@@ -59,6 +59,7 @@ _WORD = re.compile(r"[a-z][a-z-]{2,}")
 ASPECT = "aspect"  # an area's candidate that makes its topic now (sleepwake.aspects) ...
 ASPECT_BACK = "aspect_back"  # ... or when an earlier topic went by its name, like a theme
 _NOT_PLURAL = frozenset("trans lgbtq news series species physics lens bus gas yes".split())
+_IE = frozenset("movie cookie rookie selfie zombie smoothie brownie hoodie goalie veggie".split())
 # "your courage": the listener's, not the speaker's subject
 _YOURS = re.compile(r"\byour\s+(?:\w+\s+)?$", re.I)
 # "[shares a photo: a photo of a plate with flowers]": the frame says nothing of the subject
@@ -143,7 +144,7 @@ def _singular(word: str) -> str:
     """One spelling per theme whatever the number it was said in ("kids" -> "kid")."""
     if word in _NOT_PLURAL:
         return word
-    if word.endswith("ies") and len(word) > 4:
+    if word.endswith("ies") and len(word) > 4 and word[:-1] not in _IE:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and stem(word[:-1]) == stem(word):
         return word[:-1]
