@@ -101,39 +101,64 @@ def own_facts(
 
 
 def file_aspects(
-    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, embed: Embed
+    piece: Sequence[Message],
+    cands: SliceCandidates,
+    cfg: SleepConfig,
+    embed: Embed,
+    known: Mapping[str, Sequence[str]] | None = None,
 ) -> SliceCandidates:
     """Sleep step 2's last part: the slice's own facts placed in areas (one batch of
-    embeddings) and filed (``with_aspects``). Nothing without named speakers or with
-    ``cfg.aspects.cosine`` 0."""
+    embeddings) and filed (``with_aspects``; the speakers' theme words: ``known``, those the
+    graph holds, and the slice's themes an episode is about). Nothing without named speakers
+    or with ``cfg.aspects.cosine`` 0."""
     if cfg.aspects.cosine <= 0:
         return cands
     facts = own_facts(piece, cands)
     if not facts:
         return cands
+    themes = {o: list(ws) for o, ws in (known or {}).items()}
+    for cand in cands.candidates:
+        owner, word = _split(cand)
+        if cand.theme == "episode" and word and " " not in word:
+            themes.setdefault(owner, []).append(word)
     words = {w for owned in facts.values() for f, _ in owned for w in words_of(f.text)}
-    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed))
+    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed), themes)
 
 
 def with_aspects(
-    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, areas: Mapping[str, str]
+    piece: Sequence[Message],
+    cands: SliceCandidates,
+    cfg: SleepConfig,
+    areas: Mapping[str, str],
+    themes: Mapping[str, Sequence[str]] | None = None,
 ) -> SliceCandidates:
     """``cands`` with each speaker's own facts filed by area (``areas``: word -> area) under
-    "<speaker>'s <area>", and the episodes holding them going by that name; see the module."""
+    "<speaker>'s <area>", or under the speaker's theme named by the area's word (``themes``:
+    speaker -> theme words; "Nate's game" for games: never "Nate's games" beside it), and the
+    episodes holding them going by that name; see the module."""
     if not areas:
         return cands
     by_id = {m.message_id: m for m in piece}
+    have = {c.key: c for c in cands.candidates if c.theme}
     new: list[Candidate] = []
     for owner, facts in sorted(own_facts(piece, cands).items()):
         grouped: dict[str, list[tuple[Fact, Candidate]]] = {}
         for fact, episode in facts:
             for area in sorted({areas[w] for w in words_of(fact.text) if w in areas}):
                 grouped.setdefault(area, []).append((fact, episode))
+        mine = sorted((themes or {}).get(owner, ()))
         for area, found in sorted(grouped.items()):
-            label = f"{owner}'s {area}"
-            kind = ASPECT if len(found) >= cfg.aspects.new_facts else ASPECT_BACK
-            target = Candidate(key=normalise_key(label), label=label, returns=1, theme=kind)
-            new.append(target)
+            # a theme named by the area's own word ("Nate's game" for games) is the area's
+            # topic: "Nate's games" beside it would read as the same name (another theme that
+            # stands for the area joins it at match time: ``_routed``)
+            word = next((w for w in mine if w in (area, area[:-1])), area)
+            label = f"{owner}'s {word}"
+            target = have.get(normalise_key(label))
+            if target is None:
+                kind = ASPECT if len(found) >= cfg.aspects.new_facts else ASPECT_BACK
+                target = Candidate(key=normalise_key(label), label=label, returns=1, theme=kind)
+                have[target.key] = target
+                new.append(target)
             _file(target, [f for f, _ in found], by_id, cfg.aspects.facts)
             for episode in {id(e): e for _, e in found}.values():  # how a later sleep knows
                 if label not in episode.theme_names:
@@ -174,7 +199,12 @@ def _routed(
         for name in sorted(pooled.get(i, [])):
             who, word = _split_name(name)
             if who == owner and areas.get(word) == area:
-                cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
+                same = next((c for c in candidates if c.key == normalise_key(name)), None)
+                if same is not None:  # the theme's own candidate is here: one, not two
+                    _file(same, cand.facts, {}, n)
+                    gone.add(i)
+                else:
+                    cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
                 break
     return gone
 

@@ -184,3 +184,28 @@ def test_an_area_that_comes_back_starts_with_what_the_earlier_topics_said_of_it(
     found = keep_recurring(cands.candidates, vectors, hits)
     kept, _, _, _ = seed_aspects(*found, lambda ids: [earlier], {}, CFG, place)
     assert kept == [concert]
+
+
+def test_an_area_whose_owner_has_a_theme_topic_for_it_joins_that_topic() -> None:
+    """Audrey's "Audrey's dog" topic is in the sleep's pool but not among the slice's themes
+    (she said "puppy" only): her pets' facts join it under its name, not a new "Audrey's
+    pets"; another speaker's theme topic takes nothing of hers."""
+    messages, walk = episode(
+        "walk",
+        [
+            ("Audrey", "My puppy Pixie loves the long walks in the park."),
+            ("Audrey", "I took my puppy to the vet for her shots yesterday."),
+        ],
+    )
+    cands = file_aspects(messages, SliceCandidates([walk], [], None, {}), CFG, embed)
+    pets = cands.candidates[1]
+    vectors = [[1.0, 0.0]] * 2
+    dogs = MatchFields("t-dog", "Audrey's dog", (), "", (), T0, T0)
+    his = MatchFields("t-his", "Andrew's dog", (), "", (), T0, T0)
+    hits = [PoolHit(1, his, 0.95), PoolHit(1, dogs, 0.9)]
+    found = keep_recurring(cands.candidates, vectors, hits)
+    place = partial(areas_of, cfg=CFG.aspects, embed=embed)
+    kept, _, _, _ = seed_aspects(*found, lambda ids: [], {}, CFG, place)
+    assert kept == [walk, pets]
+    assert (pets.key, pets.label, pets.theme) == ("audrey's dog", "Audrey's dog", "said")
+    assert len(pets.facts) == 2
