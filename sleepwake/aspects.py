@@ -18,7 +18,7 @@ Each sleep files a speaker's first-person facts (a few per area, the most tellin
 go by that name (an alias, as a theme's episodes do). The topic is made when the slice has
 ``new_facts`` of them, or when the area comes back: a later sleep with one such fact finds the
 earlier topics that went by the name and starts the topic with what the speaker said of the
-area there (``seed_aspects``; made only with ``FormationConfig.theme_topic_facts`` facts in all).
+area there (``seed_aspects``; made only with ``AspectsConfig.topic_facts`` facts in all).
 Once made, it is joined at every sleep that has one; it merges only with the topic of its name
 and keeps ``MergeConfig.theme_kept_facts`` facts by salience and recency, like a theme's. When a
 theme of the speaker that the sleep keeps stands for the area ("Audrey's dog" for pets, "Tim's
@@ -251,7 +251,7 @@ def seed_aspects(
     """Sleep step 6, before the themes' seeds: an area's new topic starts with what its owner
     said of the area in the earlier topics that went by its name (``read`` by id, their words
     placed by ``place``: word -> area), the most telling ``theme_kept_facts`` of them, and one
-    that came back (``ASPECT_BACK``) is made only with ``theme_topic_facts`` facts. Returns the
+    that came back (``ASPECT_BACK``) is made only with ``aspects.topic_facts`` facts. Returns the
     candidates kept, their vectors and hits, and ``seeds`` without the areas' keys. First, an
     area a kept theme of its owner stands for gives that theme its facts (``_routed``)."""
     gone = _routed(candidates, hits, place, cfg.aspects.facts)
@@ -284,10 +284,6 @@ def seed_aspects(
         area = _split(cand)[1]
         old = [f for f in olds[cand.key] if area in {areas.get(w) for w in words_of(f.text)}]
         _file(cand, old, {}, cfg.merge.theme_kept_facts)
-    thin = {
-        c.key
-        for c in new
-        if c.theme == ASPECT_BACK and len(c.facts) < cfg.formation.theme_topic_facts
-    }
+    thin = {c.key for c in new if c.theme == ASPECT_BACK and len(c.facts) < cfg.aspects.topic_facts}
     kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
     return (*only(kept, candidates, vectors, hits), rest)

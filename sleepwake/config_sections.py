@@ -88,3 +88,7 @@ class AspectsConfig(BaseModel):
     facts: int = Field(
         default=4, ge=1, description="a speaker's facts about an area filed by one sleep"
     )
+    topic_facts: int = Field(
+        default=4, ge=1, description="an area that comes back makes its topic only with this "
+        "many facts, its earlier ones and the slice's"
+    )  # fmt: skip

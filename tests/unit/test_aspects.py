@@ -167,9 +167,7 @@ def test_an_area_that_comes_back_starts_with_what_the_earlier_topics_said_of_it(
     assert found[3] == {"melanie's music": ["t-race"]}
     seeded: dict[str, list[str]] = {}
     place = partial(areas_of, cfg=CFG.aspects, embed=embed)
-    three = CFG.model_copy(
-        update={"formation": CFG.formation.model_copy(update={"theme_topic_facts": 3})}
-    )
+    three = CFG.model_copy(update={"aspects": CFG.aspects.model_copy(update={"topic_facts": 3})})
     kept, _, _, rest = seed_aspects(*found, lambda ids: [earlier], seeded, three, place)
     assert rest == {} and seeded == {"melanie's music": ["t-race"]}
     assert kept == [concert, music] and music.first_at == may
@@ -178,8 +176,8 @@ def test_an_area_that_comes_back_starts_with_what_the_earlier_topics_said_of_it(
         "Melanie: I unwind by playing my violin every evening.",
         "Melanie: My guitar teacher says my music has come a long way.",
     ]
-    # with too few facts in all (the default theme_topic_facts, 4), it is not made
-    assert CFG.formation.theme_topic_facts == 4
+    # with too few facts in all (the default topic_facts, 4), it is not made
+    assert CFG.aspects.topic_facts == 4
     cands = file_aspects(messages, SliceCandidates([concert], [], None, {}), CFG, embed)
     found = keep_recurring(cands.candidates, vectors, hits)
     kept, _, _, _ = seed_aspects(*found, lambda ids: [earlier], {}, CFG, place)
