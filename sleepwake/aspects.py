@@ -101,41 +101,26 @@ def own_facts(
 
 
 def file_aspects(
-    piece: Sequence[Message],
-    cands: SliceCandidates,
-    cfg: SleepConfig,
-    embed: Embed,
-    known: Mapping[str, Sequence[str]] | None = None,
+    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, embed: Embed
 ) -> SliceCandidates:
     """Sleep step 2's last part: the slice's own facts placed in areas (one batch of
-    embeddings) and filed (``with_aspects``; the speakers' theme words: ``known``, those the
-    graph holds, and the slice's themes an episode is about). Nothing without named speakers
-    or with ``cfg.aspects.cosine`` 0."""
+    embeddings) and filed (``with_aspects``). Nothing without named speakers or with
+    ``cfg.aspects.cosine`` 0."""
     if cfg.aspects.cosine <= 0:
         return cands
     facts = own_facts(piece, cands)
     if not facts:
         return cands
-    themes = {o: list(ws) for o, ws in (known or {}).items()}
-    for cand in cands.candidates:
-        owner, word = _split(cand)
-        if cand.theme == "episode" and word and " " not in word:
-            themes.setdefault(owner, []).append(word)
     words = {w for owned in facts.values() for f, _ in owned for w in words_of(f.text)}
-    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed), themes)
+    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed))
 
 
 def with_aspects(
-    piece: Sequence[Message],
-    cands: SliceCandidates,
-    cfg: SleepConfig,
-    areas: Mapping[str, str],
-    themes: Mapping[str, Sequence[str]] | None = None,
+    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, areas: Mapping[str, str]
 ) -> SliceCandidates:
     """``cands`` with each speaker's own facts filed by area (``areas``: word -> area) under
-    "<speaker>'s <area>", or under the speaker's theme named by the area's word (``themes``:
-    speaker -> theme words; "Nate's game" for games: never "Nate's games" beside it), and the
-    episodes holding them going by that name; see the module."""
+    "<speaker>'s <area>" (a theme's candidate of that name, "Melanie's family", takes them),
+    and the episodes holding them going by that name; see the module."""
     if not areas:
         return cands
     by_id = {m.message_id: m for m in piece}
@@ -146,13 +131,8 @@ def with_aspects(
         for fact, episode in facts:
             for area in sorted({areas[w] for w in words_of(fact.text) if w in areas}):
                 grouped.setdefault(area, []).append((fact, episode))
-        mine = sorted((themes or {}).get(owner, ()))
         for area, found in sorted(grouped.items()):
-            # a theme named by the area's own word ("Nate's game" for games) is the area's
-            # topic: "Nate's games" beside it would read as the same name (another theme that
-            # stands for the area joins it at match time: ``_routed``)
-            word = next((w for w in mine if w in (area, area[:-1])), area)
-            label = f"{owner}'s {word}"
+            label = f"{owner}'s {area}"
             target = have.get(normalise_key(label))
             if target is None:
                 kind = ASPECT if len(found) >= cfg.aspects.new_facts else ASPECT_BACK

@@ -214,7 +214,6 @@ class SleepRun:
         self.steps: dict[str, float] = {}
         self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
         self.words = SAME  # which of each speaker's words are one theme (extract)
-        self.known: dict[str, list[str]] = {}  # speaker -> their theme words in the graph
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -261,7 +260,7 @@ class SleepRun:
         self.words = self._theme_words(cands)
         cands = with_themes(self.piece, cands, self.config.formation, self.words)
         embed = self.sleeper.embedder.embed  # areas of a life (docs/topics.md, "Aspects")
-        self.cands = file_aspects(self.piece, cands, self.config, embed, self.known)
+        self.cands = file_aspects(self.piece, cands, self.config, embed)
         self._done("extract")
 
     def _place(self, words: Iterable[str]) -> dict[str, str]:
@@ -279,7 +278,6 @@ class SleepRun:
             return SAME
         names = self.sleeper.store.theme_names(self.namespace, [f"{o}'s " for o in said])
         known, named = known_words(names, sorted(said))
-        self.known = known
         embed, floor = self.sleeper.embedder.embed, formation.theme_word_cosine
         return theme_words(said, known, embed, floor, named, lines)
 

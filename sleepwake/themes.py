@@ -31,7 +31,7 @@ from graph.sleep import PoolHit
 from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import FormationConfig, SleepConfig
-from sleepwake.names_apart import PLAIN_WORDS
+from sleepwake.names_apart import PLAIN_WORDS, name_identity
 from sleepwake.theme_words import SAME, ThemeWords, member_alias
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
 from text.analysis import ENGLISH_STOP_WORDS
@@ -404,7 +404,7 @@ def keep_recurring(
             kept.append(i)
             continue
         found = names.get(i, [])
-        own = any(n[0] == cand.key for _, n in found)  # its topic exists: it joins it
+        own = any(name_identity(n[0]) == name_identity(cand.key) for _, n in found)  # joins it
         earlier = [tid for tid, n in found if cand.key in n[1:] and n[0] != cand.key]
         # a new theme topic: an episode of the slice is about it, and one before was too (an
         # area's topic: the slice says enough of it, sleepwake.aspects)
