@@ -15,10 +15,11 @@ alone) at ``cosine`` or more, ahead of every other area by ``margin`` ("violin" 
 
 Each sleep files a speaker's first-person facts (a few per area, the most telling first:
 ``sentence_weight``) under the area's topic, "<speaker>'s <area>", and the episodes holding them
-go by that name (an alias, as a theme's episodes do). The topic is made when the slice has
-``new_facts`` of them, or when the area comes back: a later sleep with one such fact finds the
-earlier topics that went by the name and starts the topic with what the speaker said of the
-area there (``seed_aspects``; made only with ``AspectsConfig.topic_facts`` facts in all).
+go by that name (an alias, as a theme's episodes do). The topic is made when the area comes
+back (or at once with ``new_facts`` of them in one slice, off by default): a later sleep with
+one such fact finds the earlier topics that went by the name and starts the topic with what
+the speaker said of the area there (``seed_aspects``; made only with
+``AspectsConfig.topic_facts`` facts in all).
 Once made, it is joined at every sleep that has one; it merges only with the topic of its name
 and keeps ``MergeConfig.theme_kept_facts`` facts by salience and recency, like a theme's. When a
 theme of the speaker that the sleep keeps stands for the area ("Audrey's dog" for pets, "Tim's
@@ -135,7 +136,8 @@ def with_aspects(
             label = f"{owner}'s {area}"
             target = have.get(normalise_key(label))
             if target is None:
-                kind = ASPECT if len(found) >= cfg.aspects.new_facts else ASPECT_BACK
+                now = 0 < cfg.aspects.new_facts <= len(found)
+                kind = ASPECT if now else ASPECT_BACK
                 target = Candidate(key=normalise_key(label), label=label, returns=1, theme=kind)
                 have[target.key] = target
                 new.append(target)

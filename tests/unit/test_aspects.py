@@ -23,7 +23,9 @@ from sleepwake.themes import ASPECT, ASPECT_BACK, covered_themes_dropped, keep_r
 from tests.unit.test_themes import T0, episode
 
 AREAS = {"music": ("music", "guitar"), "pets": ("pet", "dog")}
-CFG = DEFAULT.model_copy(update={"aspects": AspectsConfig(areas=AREAS)})
+ON = AspectsConfig(areas=AREAS, cosine=0.6)  # off by default (sleepwake/config_sections.py)
+CFG = DEFAULT.model_copy(update={"aspects": ON.model_copy(update={"new_facts": 2})})
+BACK_ONLY = DEFAULT.model_copy(update={"aspects": ON})  # an area made only when it comes back
 # unit vectors: the instruments near "guitar", "puppy" near "dog"; "team" as near music as
 # pets (no margin); every other word its own axis
 _VECTORS = {
@@ -53,7 +55,7 @@ def embed(texts: Sequence[str]) -> list[list[float]]:
 
 
 def test_a_word_is_the_area_of_its_nearest_seed_when_no_other_area_is_as_near() -> None:
-    cfg = AspectsConfig(areas=AREAS)
+    cfg = ON
     found = areas_of(["violin", "clarinet", "puppy", "team", "weather", "guitar"], cfg, embed)
     assert found == {"violin": "music", "clarinet": "music", "puppy": "pets", "guitar": "music"}
     assert "team" not in found  # as near one area as the other: nobody's
@@ -87,6 +89,9 @@ def test_a_speakers_own_facts_are_filed_under_the_area_they_are_about() -> None:
     assert areas["Caroline's pets"].theme == ASPECT_BACK
     assert race.theme_names == ["Caroline's pets", "Melanie's music"]  # by speaker
     assert music.first_at == T0 and music.summary is not None
+    # by default an area makes its topic only when it comes back, however much one slice says
+    later = file_aspects(messages, SliceCandidates([race], [], None, {}), BACK_ONLY, embed)
+    assert {c.theme for c in later.candidates[1:]} == {ASPECT_BACK}
     fact, held_by = own_facts(messages, cands)["Caroline"][0]
     assert fact.text.startswith("Caroline: My dog") and held_by is race
     # the slice's episodes are unchanged: the facts are copies
