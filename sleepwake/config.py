@@ -4,7 +4,7 @@
 candidate to a topic, §8.1), formation (topic formation: episodes, heads, turn facts,
 one-liners, assembly), extraction (how a slice's candidates are grouped), tiers (decay and
 hot/warm/cold), utility (what a sleep adds to a topic's utility, its edges, its wake packet)
-and subjects. ``Settings.sleep`` builds it from the environment with ``__`` as the nesting
+and subjects, and aspects (the last two in ``sleepwake.config_sections``). ``Settings.sleep`` builds it from the environment with ``__`` as the nesting
 separator, e.g. ``SHERIFF_SLEEP__POLICY__TAIL_TURNS=8`` or ``SHERIFF_SLEEP__MERGE__THRESHOLD=4.5``;
 the sleep receives it from the composition root (``Sleeper(config=...)``), and the pure
 functions take their section, defaulting to ``DEFAULT``'s. Pure: no Neo4j, no model.
@@ -15,6 +15,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from sleepwake.config_sections import AspectsConfig, SubjectsConfig
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -464,24 +466,6 @@ class UtilityConfig(BaseModel):
     )
 
 
-class SubjectsConfig(BaseModel):
-    """Subjects: Louvain communities of co-mention and similarity (``sleepwake.subjects``)."""
-
-    model_config = _FROZEN
-
-    similarity_edge: float = Field(
-        default=0.6, ge=-1, le=1, description="candidates this alike are linked"
-    )
-    max_subjects: int = Field(default=8, ge=0, description="subjects one sleep keeps")
-    # a clique of k is k^2 edges
-    max_co_mentioned: int = Field(
-        default=12, ge=0, description="a message's first entities linked by co-mention"
-    )
-    max_similarity_nodes: int = Field(
-        default=400, ge=0, description="candidates in the n^2 similarity pass (< 1 s Louvain)"
-    )
-
-
 class SleepConfig(BaseModel):
     """Every tuning number of sleep; the defaults are the production values."""
 
@@ -494,6 +478,7 @@ class SleepConfig(BaseModel):
     tiers: TiersConfig = Field(default_factory=TiersConfig)
     utility: UtilityConfig = Field(default_factory=UtilityConfig)
     subjects: SubjectsConfig = Field(default_factory=SubjectsConfig)
+    aspects: AspectsConfig = Field(default_factory=AspectsConfig)
 
 
 DEFAULT = SleepConfig()

@@ -26,6 +26,7 @@ from datetime import datetime
 
 from sleepwake.candidates import Candidate
 from sleepwake.config import MergeConfig
+from sleepwake.names_apart import name_identity
 from text.tokens import stems
 
 
@@ -167,7 +168,8 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
     candidate (``sleepwake.people``) or a theme's (``sleepwake.themes``) goes to the topic of
     its name and nowhere else."""
     if cand.person or cand.theme:
-        own = bool(topic.names) and topic.names[0] == cand.key
+        # "Nate's games" (an area) and "Nate's game" (a theme) are one name, as for duplicates
+        own = bool(topic.names) and name_identity(topic.names[0]) == name_identity(cand.key)
         alias = w.alias if own else 0.0
         emb = embedding_score(cosine, w)
         return MatchScore(topic.topic_id, alias, emb, 0.0, 0.0, not own, 0, own)

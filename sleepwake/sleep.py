@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -35,6 +35,7 @@ from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
+from sleepwake.aspects import areas_of, file_aspects, seed_aspects
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
@@ -258,8 +259,13 @@ class SleepRun:
             cands = with_people(self.piece, cands, self.config.formation)
         self.words = self._theme_words(cands)
         cands = with_themes(self.piece, cands, self.config.formation, self.words)
-        self.cands = cands
+        embed = self.sleeper.embedder.embed  # areas of a life (docs/topics.md, "Aspects")
+        self.cands = file_aspects(self.piece, cands, self.config, embed)
         self._done("extract")
+
+    def _place(self, words: Iterable[str]) -> dict[str, str]:
+        """Words -> the areas of a life they belong to (``sleepwake.aspects``)."""
+        return areas_of(words, self.config.aspects, self.sleeper.embedder.embed)
 
     def _theme_words(self, cands: SliceCandidates) -> ThemeWords:
         """Which of each speaker's words of the slice mean a theme they have or say more often
@@ -314,6 +320,7 @@ class SleepRun:
         """Step 6: merge-or-create for every candidate, then each folded into its topic."""
         found = keep_recurring(self.cands.candidates, self.vectors, self.reads.hits)
         read = partial(self.sleeper.store.get_topics, self.namespace)
+        found = seed_aspects(*found, read, self.seeded, self.config, self._place)
         candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config, self.words)
         self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product

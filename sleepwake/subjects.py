@@ -13,7 +13,8 @@ import networkx as nx
 import numpy as np
 
 from sleepwake.candidates import Candidate
-from sleepwake.config import DEFAULT, SubjectsConfig
+from sleepwake.config import DEFAULT
+from sleepwake.config_sections import SubjectsConfig
 
 SUBJECTS = DEFAULT.subjects
 

@@ -31,7 +31,7 @@ from graph.sleep import PoolHit
 from graph.topics import LinkRequest
 from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
 from sleepwake.config import FormationConfig, SleepConfig
-from sleepwake.names_apart import PLAIN_WORDS
+from sleepwake.names_apart import PLAIN_WORDS, name_identity
 from sleepwake.theme_words import SAME, ThemeWords, member_alias
 from sleepwake.turn_facts import FIRST_PERSON, FORMATION, sentence_weight
 from text.analysis import ENGLISH_STOP_WORDS
@@ -56,7 +56,10 @@ _PLAIN = PLAIN_WORDS | frozenset(
     wanted""".split()
 )
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
+ASPECT = "aspect"  # an area's candidate that makes its topic now (sleepwake.aspects) ...
+ASPECT_BACK = "aspect_back"  # ... or when an earlier topic went by its name, like a theme
 _NOT_PLURAL = frozenset("trans lgbtq news series species physics lens bus gas yes".split())
+_IE = frozenset("movie cookie rookie selfie zombie smoothie brownie hoodie goalie veggie".split())
 # "your courage": the listener's, not the speaker's subject
 _YOURS = re.compile(r"\byour\s+(?:\w+\s+)?$", re.I)
 # "[shares a photo: a photo of a plate with flowers]": the frame says nothing of the subject
@@ -141,11 +144,17 @@ def _singular(word: str) -> str:
     """One spelling per theme whatever the number it was said in ("kids" -> "kid")."""
     if word in _NOT_PLURAL:
         return word
-    if word.endswith("ies") and len(word) > 4:
+    if word.endswith("ies") and len(word) > 4 and word[:-1] not in _IE:
         return word[:-3] + "y"
     if word.endswith("s") and not word.endswith("ss") and stem(word[:-1]) == stem(word):
         return word[:-1]
     return word
+
+
+def words_of(fact: str) -> list[str]:
+    """The subject words of ``fact`` its speaker says (singular, as often as said), not the
+    listener's ("your courage"): what ``sleepwake.aspects`` files by area."""
+    return [_singular(surface) for _, surface, _ in _said(fact)]
 
 
 def mentions(fact: str, theme: Theme, words: ThemeWords = SAME) -> bool:
@@ -395,10 +404,12 @@ def keep_recurring(
             kept.append(i)
             continue
         found = names.get(i, [])
-        own = any(n[0] == cand.key for _, n in found)  # its topic exists: it joins it
+        own = any(name_identity(n[0]) == name_identity(cand.key) for _, n in found)  # joins it
         earlier = [tid for tid, n in found if cand.key in n[1:] and n[0] != cand.key]
-        # a new theme topic: an episode of the slice is about it, and one before was too
-        if not own and not (cand.theme == "episode" and earlier):
+        # a new theme topic: an episode of the slice is about it, and one before was too (an
+        # area's topic: the slice says enough of it, sleepwake.aspects)
+        back = cand.theme in ("episode", ASPECT_BACK) and earlier
+        if not own and not back and cand.theme != ASPECT:
             continue
         kept.append(i)
         seeds[cand.key] = [] if own else earlier
@@ -477,7 +488,9 @@ def covered_themes_dropped(
     drop = {
         i
         for i, (cand, (_, new)) in enumerate(zip(candidates, targets, strict=True))
-        if cand.theme and new and set(seeded.get(cand.key, [])) <= joined.get(cand.key, set())
+        if cand.theme not in ("", ASPECT, ASPECT_BACK)
+        and new
+        and set(seeded.get(cand.key, [])) <= joined.get(cand.key, set())
     }
     for i in drop:
         seeded.pop(candidates[i].key, None)

@@ -15,6 +15,7 @@ from neo4j import Driver
 from api.eval_durability import stamped
 from graph.models import EdgeType
 from retrieval.embedding import MiniLMEmbedder
+from sleepwake.config_sections import AspectsConfig
 from sleepwake.conversation import IncomingMessage
 from tests.integration.test_sleep_wake import DAY1, Memory, build
 
@@ -242,3 +243,41 @@ def test_a_wedding_and_a_marathon_are_not_buried_by_small_talk(
     assert any("marathon" in t.name.lower() for t in marathon), names
     for topic in wedding + marathon:
         assert not any(w in topic.name.lower() for w in ("weather", "rain", "umbrella")), names
+
+
+MUSIC_1 = [
+    ("Melanie", "I ran a charity race for mental health last Saturday, it was so rewarding."),
+    ("Caroline", "That's amazing, Melanie! How do you unwind after a race?"),
+    ("Melanie", "I unwind by playing my violin every evening, it calms me down."),
+    ("Caroline", "A violin, how lovely."),
+]
+MUSIC_2 = [
+    ("Caroline", "I went to a pride parade last weekend, it was powerful."),
+    ("Melanie", "So glad you went! I have played the clarinet since I was young."),
+    ("Melanie", "I joined a small band that plays at the park on Sundays."),
+    ("Caroline", "A band! You are full of surprises."),
+    ("Melanie", "Our band played my favorite song at the summer concert."),
+]
+
+
+def test_an_area_of_a_life_said_in_other_words_each_time_is_one_topic(
+    driver: Driver, embedder: MiniLMEmbedder, namespace: str
+) -> None:
+    """With aspects on (off by default: docs/topics.md, "Aspects of a life"): the violin in
+    May and the clarinet and the band in June share no noun, yet "What instruments does
+    Melanie play?" has one topic to read, "Melanie's music", made when the area came back and
+    started with what the May episode said of it; the race and Caroline's parade are not in it."""
+    memory = build(driver, embedder, namespace)
+    on = AspectsConfig(cosine=0.6)
+    memory.sleeper.config = memory.sleeper.config.model_copy(update={"aspects": on})
+    bye = [("Caroline", "Talk soon!")] * 4  # each session out of the tail by its own sleep
+    _said(memory, 0, MUSIC_1 + bye)
+    _said(memory, 35, MUSIC_2 + bye)
+    topics = memory.topics.list_live(namespace)
+    music = [t for t in topics if t.name == "Melanie's music"]
+    assert len(music) == 1, [t.name for t in topics]
+    texts = [f.text for f in music[0].facts]
+    assert any("violin" in t for t in texts) and any("clarinet" in t for t in texts), texts
+    assert not any("race" in t or "parade" in t for t in texts), texts
+    assert all(t.startswith("Melanie: ") for t in texts), texts
+    assert music[0].time.last_seen_at - music[0].time.first_seen_at > timedelta(days=30)

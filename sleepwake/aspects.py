@@ -1,0 +1,271 @@
+"""What a person's life is made of, gathered across sessions: one topic per speaker and area of
+their life ("Melanie's music": the violin in May, the concert in August, the clarinet in
+October). Pure but for the ``embed`` it is given.
+
+A theme (``sleepwake.themes``) gathers what a person names with one noun again and again
+("Audrey's dog"). A subject said in other words each time never comes back as one noun: Melanie
+plays the violin (said once, in an episode about a charity race) and the clarinet (said once,
+months later, beside a concert), so "What instruments does Melanie play?" had its answer in two
+topics each touched by one sleep, and her person topic, a digest of 48 of her ~110 news, kept
+neither. An *area* (``AspectsConfig.areas``: family, pets, music, books, art, sports, outdoors,
+travel, cooking, work, health, studies, home, ...) is named by seed words; a subject word of a
+speaker's own fact belongs to the area of its nearest seed word (the sleep's model, the word
+alone) at ``cosine`` or more, ahead of every other area by ``margin`` ("violin" -> music,
+"novel" -> books, "shelter" -> volunteering; "team" and "beach" are nobody's).
+
+Each sleep files a speaker's first-person facts (a few per area, the most telling first:
+``sentence_weight``) under the area's topic, "<speaker>'s <area>", and the episodes holding them
+go by that name (an alias, as a theme's episodes do). The topic is made when the area comes
+back (or at once with ``new_facts`` of them in one slice, off by default): a later sleep with
+one such fact finds the earlier topics that went by the name and starts the topic with what
+the speaker said of the area there (``seed_aspects``; made only with
+``AspectsConfig.topic_facts`` facts in all).
+Once made, it is joined at every sleep that has one; it merges only with the topic of its name
+and keeps ``MergeConfig.theme_kept_facts`` facts by salience and recency, like a theme's. When a
+theme of the speaker that the sleep keeps stands for the area ("Audrey's dog" for pets, "Tim's
+book" for books), the area's facts join the theme's topic instead (no "Audrey's pets" beside
+"Audrey's dog"). Facts are copies: each stays in its episode's topic. A chat with an assistant
+(no speaker names) has no aspects. Knobs: ``SleepConfig.aspects``
+(``sleepwake.config_sections``); docs/topics.md, "Aspects of a life".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from graph.models import Fact, Message, Topic
+from graph.sleep import PoolHit
+from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
+from sleepwake.config import SleepConfig
+from sleepwake.config_sections import AspectsConfig
+from sleepwake.themes import ASPECT, ASPECT_BACK, only, words_of
+from sleepwake.turn_facts import FIRST_PERSON, sentence_weight
+from text.gist import speaker_of, unspoken
+
+Embed = Callable[[Sequence[str]], list[list[float]]]
+Place = Callable[[Iterable[str]], Mapping[str, str]]  # words -> their areas (``areas_of``)
+SAID = "said"  # the kind of a theme (or area) candidate that only joins its topic
+
+
+def areas_of(words: Iterable[str], cfg: AspectsConfig, embed: Embed) -> dict[str, str]:
+    """word -> the area it belongs to (``cfg``'s seeds; words of no area left out): one batch
+    of embeddings for the words and the seeds (the embedder's cache keeps the seeds)."""
+    said = sorted(set(words))
+    if cfg.cosine <= 0 or not said or not cfg.areas:
+        return {}
+    names = sorted(cfg.areas)
+    seeds = [(j, w) for j, name in enumerate(names) for w in cfg.areas[name]]
+    texts = sorted({w for _, w in seeds} | set(said))
+    matrix = np.asarray(embed(texts), dtype=float)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    row = {t: i for i, t in enumerate(texts)}
+    cos = matrix[[row[w] for w in said]] @ matrix[[row[s] for _, s in seeds]].T
+    owner = np.array([j for j, _ in seeds])
+    best = np.stack([cos[:, owner == j].max(axis=1) for j in range(len(names))], axis=1)
+    out: dict[str, str] = {}
+    for i, word in enumerate(said):
+        order = np.argsort(-best[i], kind="stable")
+        top = float(best[i, order[0]])
+        second = float(best[i, order[1]]) if len(names) > 1 else -1.0
+        if top >= cfg.cosine and top - second >= cfg.margin:
+            out[word] = names[int(order[0])]
+    return out
+
+
+def own_facts(
+    piece: Sequence[Message], cands: SliceCandidates
+) -> dict[str, list[tuple[Fact, Candidate]]]:
+    """Speaker -> the facts of the slice's episodes that they said of themselves (first person,
+    worth keeping), each once, in slice order, with the episode that holds it."""
+    by_id = {m.message_id for m in piece}
+    speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
+    out: dict[str, list[tuple[Fact, Candidate]]] = {}
+    seen: set[str] = set()
+    for cand in cands.candidates:
+        if cand.person or cand.theme or cand.returns is None:
+            continue
+        for fact in cand.facts:
+            owner, said = speaker_of(fact.text), unspoken(fact.text)
+            if (
+                owner in speakers
+                and fact.text not in seen
+                and FIRST_PERSON.search(said)
+                and sentence_weight(said) > 0
+                and all(m in by_id for m in fact.source_message_ids)
+            ):
+                seen.add(fact.text)
+                out.setdefault(owner, []).append((fact, cand))
+    return out
+
+
+def file_aspects(
+    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, embed: Embed
+) -> SliceCandidates:
+    """Sleep step 2's last part: the slice's own facts placed in areas (one batch of
+    embeddings) and filed (``with_aspects``). Nothing without named speakers or with
+    ``cfg.aspects.cosine`` 0."""
+    if cfg.aspects.cosine <= 0:
+        return cands
+    facts = own_facts(piece, cands)
+    if not facts:
+        return cands
+    words = {w for owned in facts.values() for f, _ in owned for w in words_of(f.text)}
+    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed))
+
+
+def with_aspects(
+    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, areas: Mapping[str, str]
+) -> SliceCandidates:
+    """``cands`` with each speaker's own facts filed by area (``areas``: word -> area) under
+    "<speaker>'s <area>" (a theme's candidate of that name, "Melanie's family", takes them),
+    and the episodes holding them going by that name; see the module."""
+    if not areas:
+        return cands
+    by_id = {m.message_id: m for m in piece}
+    have = {c.key: c for c in cands.candidates if c.theme}
+    new: list[Candidate] = []
+    for owner, facts in sorted(own_facts(piece, cands).items()):
+        grouped: dict[str, list[tuple[Fact, Candidate]]] = {}
+        for fact, episode in facts:
+            for area in sorted({areas[w] for w in words_of(fact.text) if w in areas}):
+                grouped.setdefault(area, []).append((fact, episode))
+        for area, found in sorted(grouped.items()):
+            label = f"{owner}'s {area}"
+            target = have.get(normalise_key(label))
+            if target is None:
+                now = 0 < cfg.aspects.new_facts <= len(found)
+                kind = ASPECT if now else ASPECT_BACK
+                target = Candidate(key=normalise_key(label), label=label, returns=1, theme=kind)
+                have[target.key] = target
+                new.append(target)
+            _file(target, [f for f, _ in found], by_id, cfg.aspects.facts)
+            for episode in {id(e): e for _, e in found}.values():  # how a later sleep knows
+                if label not in episode.theme_names:
+                    episode.theme_names.append(label)
+    return replace(cands, candidates=[*cands.candidates, *new]) if new else cands
+
+
+def _routed(
+    candidates: Sequence[Candidate], hits: Sequence[PoolHit], place: Place, n: int
+) -> set[int]:
+    """The indexes of the area candidates whose facts (``n`` at most) joined a theme candidate
+    of their owner that stands for the area: "Audrey's dog" takes her puppy's news, and no
+    "Audrey's pets" is made beside it. The themes here are those the sleep keeps (they have a
+    topic or make one: ``themes.keep_recurring`` ran). An area whose pool holds such a theme's
+    topic but no candidate of it becomes that theme's candidate (it joins the topic: no
+    "Joanna's movies" beside "Joanna's movie")."""
+    themes = [c for c in candidates if c.theme and c.theme not in (ASPECT, ASPECT_BACK)]
+    pooled: dict[int, list[str]] = {}
+    for hit in hits:
+        owner, sep, word = hit.fields.name.partition("'s ")
+        if sep and word and " " not in word and candidates[hit.idx].theme in (ASPECT, ASPECT_BACK):
+            pooled.setdefault(hit.idx, []).append(hit.fields.name)
+    words = {_split(c)[1] for c in themes} | {_split_name(n)[1] for v in pooled.values() for n in v}
+    areas = place(words)
+    gone: set[int] = set()
+    for i, cand in enumerate(candidates):
+        if cand.theme not in (ASPECT, ASPECT_BACK):
+            continue
+        owner, area = _split(cand)
+        target = next(
+            (t for t in themes if _split(t)[0] == owner and areas.get(_split(t)[1]) == area),
+            None,
+        )
+        if target is not None:
+            _file(target, cand.facts, {}, n)
+            gone.add(i)
+            continue
+        for name in sorted(pooled.get(i, [])):
+            who, word = _split_name(name)
+            if who == owner and areas.get(word) == area:
+                same = next((c for c in candidates if c.key == normalise_key(name)), None)
+                if same is not None:  # the theme's own candidate is here: one, not two
+                    _file(same, cand.facts, {}, n)
+                    gone.add(i)
+                else:
+                    cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
+                break
+    return gone
+
+
+def _split_name(name: str) -> tuple[str, str]:
+    owner, _, word = name.partition("'s ")
+    return owner, word.lower()
+
+
+def _split(cand: Candidate) -> tuple[str, str]:
+    """("Melanie", "music") of "Melanie's music"."""
+    return _split_name(cand.label or "")
+
+
+def _file(target: Candidate, found: list[Fact], by_id: Mapping[str, Message], n: int) -> None:
+    """The ``n`` most telling of ``found`` that ``target`` does not hold yet, in time order
+    (``by_id``: the slice's messages, which it is seen in; an earlier topic's fact only moves
+    its first seen back)."""
+    have = {f.text for f in target.facts}
+    fresh = [f for f in found if f.text not in have]
+    picks = sorted(fresh, key=lambda f: -sentence_weight(unspoken(f.text)))[:n]
+    if picks and target.summary is None:
+        target.summary = picks[0].text
+    for fact in sorted(picks, key=lambda f: f.at.timestamp() if f.at else 0.0):
+        target.add_fact(fact)
+        for mid in fact.source_message_ids:
+            if mid in by_id:
+                target.seen_in(by_id[mid])
+    times = [f.at for f in picks if f.at is not None]
+    if times and target.first_at is not None:
+        target.first_at = min(target.first_at, *times)
+
+
+def seed_aspects(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    hits: list[PoolHit],
+    seeds: dict[str, list[str]],
+    read: Callable[[list[str]], list[Topic]],
+    seeded: dict[str, list[str]],
+    cfg: SleepConfig,
+    place: Place,
+) -> tuple[list[Candidate], list[list[float]], list[PoolHit], dict[str, list[str]]]:
+    """Sleep step 6, before the themes' seeds: an area's new topic starts with what its owner
+    said of the area in the earlier topics that went by its name (``read`` by id, their words
+    placed by ``place``: word -> area), the most telling ``theme_kept_facts`` of them, and one
+    that came back (``ASPECT_BACK``) is made only with ``aspects.topic_facts`` facts. Returns the
+    candidates kept, their vectors and hits, and ``seeds`` without the areas' keys. First, an
+    area a kept theme of its owner stands for gives that theme its facts (``_routed``)."""
+    gone = _routed(candidates, hits, place, cfg.aspects.facts)
+    kept = [i for i in range(len(candidates)) if i not in gone]
+    candidates, vectors, hits = only(kept, candidates, vectors, hits)
+    new = [c for c in candidates if c.theme in (ASPECT, ASPECT_BACK) and seeds.get(c.key)]
+    areas_keys = {c.key for c in new} | {c.key for c in candidates if c.theme == ASPECT}
+    rest = {k: v for k, v in seeds.items() if k not in areas_keys}
+    if not new:
+        return candidates, vectors, hits, rest
+    earlier = {t.topic_id: t for t in read(sorted({t for c in new for t in seeds[c.key]}))}
+    olds: dict[str, list[Fact]] = {}
+    for cand in new:
+        owner = _split(cand)[0]
+        have = {f.text for f in cand.facts}
+        found = [earlier[t] for t in seeds[cand.key] if t in earlier]
+        seeded[cand.key] = [t.topic_id for t in found]
+        said = {
+            f.text: f
+            for topic in found
+            for f in topic.facts
+            if f.invalid_at is None
+            and f.text not in have
+            and speaker_of(f.text) == owner
+            and FIRST_PERSON.search(unspoken(f.text))
+        }
+        olds[cand.key] = list(said.values())
+    areas = place({w for old in olds.values() for f in old for w in words_of(f.text)})
+    for cand in new:
+        area = _split(cand)[1]
+        old = [f for f in olds[cand.key] if area in {areas.get(w) for w in words_of(f.text)}]
+        _file(cand, old, {}, cfg.merge.theme_kept_facts)
+    thin = {c.key for c in new if c.theme == ASPECT_BACK and len(c.facts) < cfg.aspects.topic_facts}
+    kept = [i for i, c in enumerate(candidates) if not (c.theme and c.key in thin)]
+    return (*only(kept, candidates, vectors, hits), rest)
