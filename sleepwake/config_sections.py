@@ -12,7 +12,7 @@ tuned to any conversation: an area a conversation never touches costs nothing.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -73,6 +73,18 @@ class AspectsConfig(BaseModel):
         default_factory=lambda: dict(AREAS),
         description="area name -> seed words; a speaker's aspect topic is '<speaker>'s <area>'",
     )
+
+    @field_validator("areas")
+    @classmethod
+    def _seeded(cls, areas: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        """Every area a lower-case name and at least one seed word, each one word."""
+        for name, seeds in areas.items():
+            if not name.strip() or name != name.lower():
+                raise ValueError(f"aspect area {name!r}: a lower-case name")
+            if not seeds or any(not w or " " in w.strip() for w in seeds):
+                raise ValueError(f"aspect area {name!r}: one or more seed words, one word each")
+        return areas
+
     # MiniLM, word to word: "violin"/"guitar" .6+, "kids"/"school" would join at .5. Off (0)
     # by default: on LoCoMo dev it raised the durability figures but took topics per 100
     # messages over 12 on four conversations and LoCoMo @1000 0.8281 -> 0.8208, and an area

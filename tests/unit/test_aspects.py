@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from datetime import timedelta
 from functools import partial
 
+import pytest
+from pydantic import ValidationError
+
 from graph.models import Topic, TopicTime
 from graph.sleep import MatchFields, PoolHit
 from sleepwake.aspects import (
@@ -212,3 +215,9 @@ def test_an_area_whose_owner_has_a_theme_topic_for_it_joins_that_topic() -> None
     assert kept == [walk, pets]
     assert (pets.key, pets.label, pets.theme) == ("audrey's dog", "Audrey's dog", "said")
     assert len(pets.facts) == 2
+
+
+def test_an_area_without_seed_words_is_refused_at_start_up() -> None:
+    for areas in ({"music": ()}, {"Music": ("song",)}, {"music": ("rock band",)}):
+        with pytest.raises(ValidationError, match="aspect area"):
+            AspectsConfig(areas=areas)
