@@ -1,7 +1,8 @@
 """Uploads: the body spooled as it arrives (never held whole in memory), and one import at a
 time per namespace in this process.
 
-``in_background`` runs an import's parsing, planning, embedding and writing in a thread of its
+``receive_import`` is the life of one upload, the same for every import route: the namespace's
+slot, the body spooled, then the route's work in the background. ``in_background`` runs an import's parsing, planning, embedding and writing in a thread of its
 own at a lower CPU priority (``SHERIFF_IMPORT_NICENESS``), so the kernel serves the other
 tenants' requests first while an import keeps a core busy (its embeddings above all).
 
@@ -98,6 +99,23 @@ async def in_background(work: Callable[[], T], niceness: int) -> T:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.wait([done])
         raise
+
+
+async def receive_import(
+    request: Request,
+    slots: ImportSlots,
+    namespace: str,
+    phase: Phase,
+    work: Callable[[IO[bytes], ImportStatus], T],
+    niceness: int,
+) -> T:
+    """One upload into ``namespace``: its import slot claimed (409 while another runs, before
+    the body is read), the body spooled, the status set to ``phase``, then ``work(spool,
+    status)`` run ``in_background`` at ``niceness``; the slot and spool are released after."""
+    with slots.claim(namespace) as status, spooled() as spool:
+        await spool_body(request, spool, status)
+        status.phase = phase
+        return await in_background(partial(work, spool, status), niceness)
 
 
 def _lower_priority(niceness: int) -> None:
