@@ -27,6 +27,7 @@ from graph.errors import LeaseLost
 from graph.protocols import SleepQueueProtocol
 from graph.sleep_queue import Claim, SleepRun
 from retrieval.passage_index import PassageIndexer
+from sleepwake.lease import held_lease
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
 
@@ -209,11 +210,10 @@ def run_explicit(
     """A caller's sleep run here and now, recorded as a run (``AlreadyRunning`` while another
     sleep of the namespace holds the lease: no attempt, no record)."""
     holder = f"explicit/{uuid.uuid4().hex[:12]}"
-    wall = clock.now()
-    sleeper.store.acquire_lease(namespace, holder, wall, wall + sleeper.policy.lease_ttl)
-    run = SleepRun(run_id=str(uuid.uuid4()), namespace=namespace, reason="explicit",
-                   trigger="explicit", holder=holder, started_at=wall, slept_at=now)  # fmt: skip
-    try:
+    ttl = sleeper.policy.lease_ttl
+    with held_lease(sleeper.store, namespace, holder, clock, ttl) as wall:
+        run = SleepRun(run_id=str(uuid.uuid4()), namespace=namespace, reason="explicit",
+                       trigger="explicit", holder=holder, started_at=wall, slept_at=now)  # fmt: skip
         queue.start_run(run)
         try:
             summary = sleeper.sleep(namespace, now, "explicit", holder=holder)
@@ -224,5 +224,3 @@ def run_explicit(
         _summarise(run, summary, clock.now())
         queue.finish_run(run)
         return summary
-    finally:
-        sleeper.store.release_lease(namespace, holder)
