@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -30,6 +29,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 
 from graph.errors import AlreadyRunning, ValidationFailed
+from sleepwake.worker import lower_priority
 
 SPOOL_MEMORY_BYTES = 1_048_576  # an upload larger than this goes to a temporary file
 _BLANK = b" \t\r\n"
@@ -83,7 +83,7 @@ async def in_background(work: Callable[[], T], niceness: int) -> T:
             outcome()
 
     def run() -> None:
-        _lower_priority(niceness)
+        lower_priority(niceness, "an import")
         try:
             result = work()
         except BaseException as exc:  # handed to the awaiting request, whatever it is
@@ -116,16 +116,6 @@ async def receive_import(
         await spool_body(request, spool, status)
         status.phase = phase
         return await in_background(partial(work, spool, status), niceness)
-
-
-def _lower_priority(niceness: int) -> None:
-    if niceness <= 0 or not hasattr(os, "setpriority"):
-        return
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
-    except OSError:  # a platform or sandbox that refuses: the import runs at normal priority
-        pass
 
 
 class ImportSlots:

@@ -170,16 +170,18 @@ class SleepWorker:
         log.info("sleep worker %s stopped", self.worker_id)
 
 
-def lower_priority(niceness: int) -> None:
+def lower_priority(niceness: int, work: str = "the sleep worker") -> None:
     """Lower the calling thread's CPU priority by ``niceness`` (no-op at 0, or where the
-    platform refuses: the work then runs at normal priority)."""
+    platform refuses: ``work``, the thread's, then runs at normal priority). Linux gives each
+    thread its own priority; a thread cannot raise it again, so only a thread of its own is
+    lowered (the sleep worker's, an import's)."""
     if niceness <= 0 or not hasattr(os, "setpriority"):
         return
     try:
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
-    except OSError:
-        log.info("cannot lower the sleep worker's priority; it runs at normal priority")
+    except OSError:  # a platform or sandbox that refuses
+        log.info("cannot lower the priority of %s; it runs at normal priority", work)
 
 
 def _reason(reason: str) -> SleepReason:
