@@ -78,7 +78,7 @@ def create_app(container: Container | None = None, *, migrate: bool = True) -> F
             c.migrate()
         else:
             _check_schema(c)
-        c.embedder.embed(["warm-up"])  # load the model before the first request
+        c.warm_up()  # the model loaded before the first request
         app.state.container = c
         gate = ContextGate(c.settings.api_context_concurrency)  # this loop's, this worker's
         app.state.context_gate = gate

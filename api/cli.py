@@ -262,8 +262,7 @@ def worker(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
-        container.migrate()
-        container.embedder.embed(["warm-up"])
+        container.prepare()
         sleeper = container.sleep_worker(worker_id, namespace)
         err.print(f"sleep worker {sleeper.worker_id} polling every {settings.sleep_poll_seconds}s")
         sleeper.run_forever(stop, settings.sleep_poll_seconds)

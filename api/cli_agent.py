@@ -52,8 +52,7 @@ def demo(
             container = Container(settings, clock=FixedClock(ASKED_AT))
             try:
                 with err.status("applying schema and loading the embedding model..."):
-                    container.migrate()
-                    container.embedder.embed(["warm-up"])
+                    container.prepare()
                 run_demo(container, namespace, Console())
             finally:
                 container.close()

@@ -59,8 +59,7 @@ def mcp(
             container = Container(settings)
             try:
                 with err.status("applying schema and loading the embedding model..."):
-                    container.migrate()
-                    container.embedder.embed(["warm-up"])
+                    container.prepare()
                 err.print(f"MCP server on stdio, namespace {namespace!r}")
                 anyio.run(serve_stdio, container, namespace)
             finally:

@@ -427,6 +427,16 @@ class Container:
     def migrate(self) -> MigrationReport:
         return apply_migrations(self.driver, self.clock.now(), self.settings.neo4j_database)
 
+    def warm_up(self) -> None:
+        """Load the embedding model now (its first call loads it), not on the first request."""
+        self.embedder.embed(["warm-up"])
+
+    def prepare(self) -> None:
+        """Ready to serve: the schema migrated and the embedding model loaded (the sleep
+        worker, the demo and the stdio MCP server start so)."""
+        self.migrate()
+        self.warm_up()
+
     def close(self) -> None:
         if "driver" in self.__dict__:
             self.driver.close()

@@ -1,7 +1,8 @@
 """Uploads: the body spooled as it arrives (never held whole in memory), and one import at a
 time per namespace in this process.
 
-``in_background`` runs an import's parsing, planning, embedding and writing in a thread of its
+``receive_import`` is the life of one upload, the same for every import route: the namespace's
+slot, the body spooled, then the route's work in the background. ``in_background`` runs an import's parsing, planning, embedding and writing in a thread of its
 own at a lower CPU priority (``SHERIFF_IMPORT_NICENESS``), so the kernel serves the other
 tenants' requests first while an import keeps a core busy (its embeddings above all).
 
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 
 from graph.errors import AlreadyRunning, ValidationFailed
+from sleepwake.worker import lower_priority
 
 SPOOL_MEMORY_BYTES = 1_048_576  # an upload larger than this goes to a temporary file
 _BLANK = b" \t\r\n"
@@ -82,7 +83,7 @@ async def in_background(work: Callable[[], T], niceness: int) -> T:
             outcome()
 
     def run() -> None:
-        _lower_priority(niceness)
+        lower_priority(niceness, "an import")
         try:
             result = work()
         except BaseException as exc:  # handed to the awaiting request, whatever it is
@@ -100,14 +101,21 @@ async def in_background(work: Callable[[], T], niceness: int) -> T:
         raise
 
 
-def _lower_priority(niceness: int) -> None:
-    if niceness <= 0 or not hasattr(os, "setpriority"):
-        return
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
-    except OSError:  # a platform or sandbox that refuses: the import runs at normal priority
-        pass
+async def receive_import(
+    request: Request,
+    slots: ImportSlots,
+    namespace: str,
+    phase: Phase,
+    work: Callable[[IO[bytes], ImportStatus], T],
+    niceness: int,
+) -> T:
+    """One upload into ``namespace``: its import slot claimed (409 while another runs, before
+    the body is read), the body spooled, the status set to ``phase``, then ``work(spool,
+    status)`` run ``in_background`` at ``niceness``; the slot and spool are released after."""
+    with slots.claim(namespace) as status, spooled() as spool:
+        await spool_body(request, spool, status)
+        status.phase = phase
+        return await in_background(partial(work, spool, status), niceness)
 
 
 class ImportSlots:

@@ -159,7 +159,7 @@ def _add_states(
     shown: set[str] = set()
     for rank, (fact, tid) in enumerate(ordered[: run.cfg.state_snippets]):
         ended = fact.invalid_at if (fact, tid) in past else None
-        snip = _state_snippet(run.cfg, fact, tid, ended, top + 1.0 + len(ordered) - rank)
+        snip = _fact_snippet(run.cfg, fact, tid, top + 1.0 + len(ordered) - rank, ended)
         snippets.pop(snip.message_id, None)  # the fact, marked, stands for its message
         snippets[snip.message_id] = snip
         if tid not in shown:
@@ -167,10 +167,11 @@ def _add_states(
             _lead(candidates, tid, best + 1.0 + len(ordered) - rank)
 
 
-def _state_snippet(
-    cfg: ContextConfig, fact: Fact, topic_id: str, ended: datetime | None, score: float
+def _fact_snippet(
+    cfg: ContextConfig, fact: Fact, topic_id: str, score: float, ended: datetime | None = None
 ) -> Snippet:
-    """A state's fact as a snippet; one that ``ended`` says until when it held."""
+    """A topic's fact as a snippet of the message it came from, its speaker's "Name: " read
+    off; a state's fact that ``ended`` says until when it held."""
     speaker, _, text = fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
     text = text[: cfg.fact_chars]
     if ended is not None:
@@ -250,20 +251,7 @@ def _fact_snippets(
             break  # ranked: nothing after this shares a term either
         if not fact.source_message_ids:
             continue
-        speaker, _, text = (
-            fact.text.partition(": ") if ": " in fact.text[:40] else ("", "", fact.text)
-        )
-        out.append(
-            Snippet(
-                message_id=fact.source_message_ids[0],
-                source_id=fact.source_message_ids[0],
-                at=fact.at,
-                speaker=speaker,
-                text=text[: cfg.fact_chars],
-                score=cfg.fact_weight * strength * share,
-                record_ids=[topic.topic_id],
-            )
-        )
+        out.append(_fact_snippet(cfg, fact, topic.topic_id, cfg.fact_weight * strength * share))
     return sorted(out, key=lambda s: -s.score)[: cfg.fact_snippets]
 
 

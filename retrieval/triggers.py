@@ -95,12 +95,7 @@ def memory_reference(text: str | ParsedMessage, ctx: TriggerContext) -> str | No
     q = msg.past_question
     if q is None:
         return None
-    reason = f"memory_reference: past-tense question '{q.strip()[:40]}'"
-    if ctx.signals is None:
-        return None if ctx.search_pending else reason
-    if clear(ctx.signals, ctx.config):
-        return None
-    return f"{reason} and {_not_clear(ctx)}"
+    return _weak(f"memory_reference: past-tense question '{q.strip()[:40]}'", ctx)
 
 
 def personal_request(text: str | ParsedMessage, ctx: TriggerContext) -> str | None:
@@ -108,20 +103,23 @@ def personal_request(text: str | ParsedMessage, ctx: TriggerContext) -> str | No
     no clear topic: what the user said about themselves may be filed under a topic the message
     does not name. Like the past-tense question, it waits for the signals before the search."""
     cue = parsed(text).personal
-    if cue is None:
-        return None
+    return None if cue is None else _weak(cue, ctx)
+
+
+def _weak(cue: str, ctx: TriggerContext) -> str | None:
+    """A weak cue's firing: unless the light search vouches for a topic (``clear``), with why
+    not; before that search (``search_pending``) it waits for its signals, and with no search
+    to come it fires alone."""
     if ctx.signals is None:
         return None if ctx.search_pending else cue
     if clear(ctx.signals, ctx.config):
         return None
-    return f"{cue} and {_not_clear(ctx)}"
+    return f"{cue} and {_not_clear(ctx.signals, ctx.config)}"
 
 
-def _not_clear(ctx: TriggerContext) -> str:
+def _not_clear(signals: RetrievalSignals, cfg: TriggerConfig) -> str:
     """The explanation of a weak cue's firing: the light search vouched for no topic."""
-    assert ctx.signals is not None
-    values = ", ".join(f"{k} {v:.3f}" for k, v in ctx.signals.as_dict().items())
-    cfg = ctx.config
+    values = ", ".join(f"{k} {v:.3f}" for k, v in signals.as_dict().items())
     return (
         f"no clear topic (best_cosine < {cfg.cosine_clear} and best_text < "
         f"{cfg.text_floor}: {values})"

@@ -41,6 +41,7 @@ from retrieval.embedding import Embedder
 from service.scrub import Removal, scrub_event, scrub_packet, scrub_topic
 from service.topics import reembedded
 from sleepwake.candidates import normalise_key
+from sleepwake.lease import held_lease
 
 log = logging.getLogger(__name__)
 
@@ -233,9 +234,7 @@ class ForgetService:
         if dry_run:
             return self._plan(namespace, target, embed=False)[1]
         holder = f"forget-{uuid.uuid4()}"
-        wall = self.lease_clock.now()
-        self.leases.acquire_lease(namespace, holder, wall, wall + LEASE_TTL)
-        try:
+        with held_lease(self.leases, namespace, holder, self.lease_clock, LEASE_TTL):
             for _ in range(ATTEMPTS):
                 plan, report = self._plan(namespace, target, embed=True)
                 if plan.empty():
@@ -248,8 +247,6 @@ class ForgetService:
                 self._notify(namespace, report)
                 return report
             raise VersionConflict("the memory kept changing while forgetting; try again")
-        finally:
-            self.leases.release_lease(namespace, holder)
 
     def _plan(self, ns: str, target: _Target, embed: bool) -> tuple[ForgetCommit, ForgetReport]:
         messages = {

@@ -70,6 +70,7 @@ from service.import_validate import (
     unit_length,
 )
 from service.merge import merge_topic
+from sleepwake.lease import held_lease
 
 __all__ = ["Document", "ImportService", "parse_document", "read_lines"]
 
@@ -118,16 +119,12 @@ class ImportService:
             plan = self.plan(namespace, doc, embed=False)
         else:
             holder = f"import-{uuid.uuid4()}"
-            wall = self.lease_clock.now()
-            self.leases.acquire_lease(namespace, holder, wall, wall + LEASE_TTL)
-            try:
+            with held_lease(self.leases, namespace, holder, self.lease_clock, LEASE_TTL):
                 beat = partial(self._renew, namespace, holder)
                 plan = self.plan(namespace, doc, embed=True, heartbeat=beat)
                 plan.report.written, plan.report.batches = write_batches(
                     self.store, plan.commit, self.pacing, plan.heartbeat, progress
                 )
-            finally:
-                self.leases.release_lease(namespace, holder)
         plan.report.duration_ms = (time.perf_counter() - started) * 1000
         return plan.report
 

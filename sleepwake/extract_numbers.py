@@ -8,11 +8,12 @@ from collections.abc import Iterable, Iterator
 
 from sleepwake.extract_models import NumberMention
 from text.english import MODIFIERS, STOPWORDS, UNITS, strip_possessive, time_spans, word_set
+from text.patterns import longest_first
 from text.spans import DisjointSpans
 
 _CURRENCY = {"$": "USD", "\u20ac": "EUR", "\u00a3": "GBP"}
 _MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9}
-_UNIT_ALT = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
+_UNIT_ALT = longest_first(UNITS)
 _NUMBER = re.compile(
     r"(?<![\w.,/:#$\u20ac\u00a3-])(?P<cur>[$\u20ac\u00a3])?\s?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<frac>\d+))?"

@@ -1,17 +1,35 @@
-"""A sleep's lease kept alive: ``Heartbeat`` renews it in a daemon thread while the sleep runs
-(``sleepwake.sleep.Sleeper`` takes and gives back the lease; a lease in Neo4j keeps two sleeps off
-one namespace)."""
+"""A namespace's sleep lease (in Neo4j, it keeps two sleeps, or a sleep and a forget or an
+import, off one namespace): ``held_lease`` takes it for a block and gives it back after, whatever
+happens (an explicit sleep run, a forget, an import); ``Heartbeat`` renews it in a daemon thread
+while a sleep runs (``sleepwake.sleep.Sleeper`` takes and gives back its own lease)."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from datetime import timedelta
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 from graph.clock import Clock
 from graph.protocols import SleepStoreProtocol
 
 log = logging.getLogger(__name__)
+
+
+@contextmanager
+def held_lease(
+    store: SleepStoreProtocol, namespace: str, holder: str, clock: Clock, ttl: timedelta
+) -> Iterator[datetime]:
+    """The namespace's lease held by ``holder`` for the block, from ``clock.now()`` (yielded)
+    for ``ttl``; ``AlreadyRunning`` before the block when another holds it. Given back at the
+    end of the block, also when it raises."""
+    wall = clock.now()
+    store.acquire_lease(namespace, holder, wall, wall + ttl)
+    try:
+        yield wall
+    finally:
+        store.release_lease(namespace, holder)
 
 
 class Heartbeat:

@@ -94,25 +94,32 @@ def fact_statement(text: str, message_text: str) -> str | None:
     """``text`` as a fact of ``message_text`` (tidied, its words kept), or None when it is not a
     grounded statement (see the module docstring). Its date is resolved where the fact is made
     (``sleepwake.candidates``), as for the deterministic path's facts."""
-    cleaned = " ".join(text.split()).strip(" \t\n\"'`")
+    cleaned = _tidy(text)
     words = _WORD.findall(cleaned)
     if not MIN_FACT_WORDS <= len(words) <= MAX_FACT_WORDS or len(cleaned) > MAX_LLM_FACT_CHARS:
         return None
     if cleaned.endswith("?") or is_filler(cleaned):
         return None
-    own = content_stems(cleaned)
-    if not own or len(own & content_stems(message_text)) < GROUNDED_SHARE * len(own):
-        return None
-    return cleaned
+    return cleaned if _grounded(cleaned, message_text) else None
 
 
 def open_item(text: str, message_text: str, role: str) -> str | None:
     """``text`` when it is a real open item of its message (a next step, plan, unresolved
     problem, or a user's question that is not small talk), else None."""
-    cleaned = " ".join(text.split()).strip(" \t\n\"'`")
+    cleaned = _tidy(text)
     if len(_WORD.findall(cleaned)) < MIN_FACT_WORDS or is_filler(cleaned):
         return None
-    own = content_stems(cleaned)
-    if not own or len(own & content_stems(message_text)) < GROUNDED_SHARE * len(own):
+    if not _grounded(cleaned, message_text):
         return None
     return cleaned if extract(cleaned, role).open_loops else None
+
+
+def _tidy(text: str) -> str:
+    """``text`` on one line, single-spaced, without the quotes a model wraps it in."""
+    return " ".join(text.split()).strip(" \t\n\"'`")
+
+
+def _grounded(cleaned: str, message_text: str) -> bool:
+    """At least ``GROUNDED_SHARE`` of the content words of ``cleaned`` occur in its message."""
+    own = content_stems(cleaned)
+    return bool(own) and len(own & content_stems(message_text)) >= GROUNDED_SHARE * len(own)

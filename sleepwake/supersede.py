@@ -130,13 +130,7 @@ def supersede(facts: Sequence[Fact], fresh: Sequence[Fact] = ()) -> list[Fact]:
         for (i, before), (j, after) in itertools.pairwise(chain):
             later = facts[j]
             if before.value != after.value and _start(later) > _start(facts[i]):
-                out[i] = out[i].model_copy(
-                    update={
-                        "invalid_at": later.starts_at,
-                        "superseded_by": later.fact_id,
-                        "invalid_reason": SUPERSEDED,
-                    }
-                )
+                out[i] = _closed(out[i], later)
     return out
 
 
@@ -226,6 +220,7 @@ def _stated(topics: Sequence[Topic]) -> list[_Stated]:
 
 
 def _closed(fact: Fact, later: Fact) -> Fact:
+    """``fact`` closed where ``later`` starts, superseded by it."""
     return fact.model_copy(
         update={
             "invalid_at": later.starts_at,

@@ -27,6 +27,7 @@ from graph.errors import LeaseLost
 from graph.protocols import SleepQueueProtocol
 from graph.sleep_queue import Claim, SleepRun
 from retrieval.passage_index import PassageIndexer
+from sleepwake.lease import held_lease
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
 
@@ -169,16 +170,18 @@ class SleepWorker:
         log.info("sleep worker %s stopped", self.worker_id)
 
 
-def lower_priority(niceness: int) -> None:
+def lower_priority(niceness: int, work: str = "the sleep worker") -> None:
     """Lower the calling thread's CPU priority by ``niceness`` (no-op at 0, or where the
-    platform refuses: the work then runs at normal priority)."""
+    platform refuses: ``work``, the thread's, then runs at normal priority). Linux gives each
+    thread its own priority; a thread cannot raise it again, so only a thread of its own is
+    lowered (the sleep worker's, an import's)."""
     if niceness <= 0 or not hasattr(os, "setpriority"):
         return
     try:
         tid = threading.get_native_id()
         os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
-    except OSError:
-        log.info("cannot lower the sleep worker's priority; it runs at normal priority")
+    except OSError:  # a platform or sandbox that refuses
+        log.info("cannot lower the priority of %s; it runs at normal priority", work)
 
 
 def _reason(reason: str) -> SleepReason:
@@ -209,11 +212,10 @@ def run_explicit(
     """A caller's sleep run here and now, recorded as a run (``AlreadyRunning`` while another
     sleep of the namespace holds the lease: no attempt, no record)."""
     holder = f"explicit/{uuid.uuid4().hex[:12]}"
-    wall = clock.now()
-    sleeper.store.acquire_lease(namespace, holder, wall, wall + sleeper.policy.lease_ttl)
-    run = SleepRun(run_id=str(uuid.uuid4()), namespace=namespace, reason="explicit",
-                   trigger="explicit", holder=holder, started_at=wall, slept_at=now)  # fmt: skip
-    try:
+    ttl = sleeper.policy.lease_ttl
+    with held_lease(sleeper.store, namespace, holder, clock, ttl) as wall:
+        run = SleepRun(run_id=str(uuid.uuid4()), namespace=namespace, reason="explicit",
+                       trigger="explicit", holder=holder, started_at=wall, slept_at=now)  # fmt: skip
         queue.start_run(run)
         try:
             summary = sleeper.sleep(namespace, now, "explicit", holder=holder)
@@ -224,5 +226,3 @@ def run_explicit(
         _summarise(run, summary, clock.now())
         queue.finish_run(run)
         return summary
-    finally:
-        sleeper.store.release_lease(namespace, holder)

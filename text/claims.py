@@ -27,6 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from text.patterns import longest_first
+
 MAX_TEXT_CHARS = 1200
 MAX_SENTENCE_CHARS = 300
 KINDS = ("residence", "role", "employer", "manager", "partner", "car", "school")
@@ -41,7 +43,7 @@ RELATIONS = (
     "brother", "mom", "mother", "dad", "father", "son", "daughter", "kid", "friend",
     "best friend", "roommate", "cousin", "aunt", "uncle", "grandma", "grandpa", "parents",
 )  # fmt: skip
-_REL = "|".join(sorted(RELATIONS, key=len, reverse=True))
+_REL = longest_first(RELATIONS)
 _SUBJ = rf"(?P<subj>\bI|\b[Ww]e|\b[Mm]y (?:{_REL})|\b[Oo]ur (?:{_REL}))"
 _ADV = r"(?:(?:now|just|recently|finally|officially|currently|still|actually|also) ){0,2}"
 _BE_I = r"(?:\bI'm|\bI am)"
@@ -65,7 +67,7 @@ ROLE_WORDS = (
     "ceo", "cto", "cfo", "intern", "lead", "owner", "specialist", "coordinator", "administrator",
     "salesperson", "recruiter", "marketer", "student", "caregiver", "social worker", "midwife",
 )  # fmt: skip
-_ROLE_WORD = "|".join(sorted(ROLE_WORDS, key=len, reverse=True))
+_ROLE_WORD = longest_first(ROLE_WORDS)
 _PRE_ROLE = r"(?!(?:of|for|and|at|with|in|to|fan|the|huge|big)\b)[\w-]{1,25} "
 _ROLE = rf"(?P<role>(?:{_PRE_ROLE}){{0,3}}?(?:{_ROLE_WORD})s?(?: (?:{_ROLE_WORD})s?)?)\b"
 _A = r"(?:a|an) "

@@ -14,14 +14,14 @@ says. See ``service.export``, ``service.importer`` and ``service.chatgpt``.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import IO, Annotated
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from api.deps import ChatGPTDep, ExportDep, ImportDep, ImportSlotsDep, NamespaceDep
 from api.routers.common import NOT_RETRY_SAFE, errors
-from api.uploads import ImportStatus, in_background, progress_of, spool_body, spooled
+from api.uploads import ImportStatus, progress_of, receive_import
 from service.chatgpt import ChatGPTReport, read_history
 from service.import_pacing import iter_lines
 from service.import_plan import ImportReport
@@ -89,17 +89,14 @@ async def import_document(
     """Import an export document into your namespace (idempotent by ids): each record is
     created, merged, unchanged or refused (with the reason). The body is the JSON Lines file.
     Written in batches: an import cut off half-way is completed by sending the file again."""
-    with slots.claim(ns) as status, spooled() as spool:
-        await spool_body(request, spool, status)
-        status.phase = "validating"
 
-        def work() -> ImportReport:
-            parse_document(iter_lines(spool), keep=False)  # the whole file valid, nothing kept
-            spool.seek(0)
-            doc = parse_document(iter_lines(spool))  # the second pass, for the plan and writes
-            return importer.run(ns, doc, dry_run=dry_run, progress=progress_of(status))
+    def work(spool: IO[bytes], status: ImportStatus) -> ImportReport:
+        parse_document(iter_lines(spool), keep=False)  # the whole file valid, nothing kept
+        spool.seek(0)
+        doc = parse_document(iter_lines(spool))  # the second pass, for the plan and writes
+        return importer.run(ns, doc, dry_run=dry_run, progress=progress_of(status))
 
-        return await in_background(work, importer.pacing.niceness)
+    return await receive_import(request, slots, ns, "validating", work, importer.pacing.niceness)
 
 
 @router.get("/import/status")
@@ -125,11 +122,8 @@ async def import_chatgpt(
 ) -> ChatGPTReport:
     """Ingest a ChatGPT data export (``conversations.json`` as the body): the current branch
     of every conversation, ordered by time, through the production sleep policy."""
-    with slots.claim(ns) as status, spooled() as spool:
-        await spool_body(request, spool, status)
-        status.phase = "writing"
 
-        def work() -> ChatGPTReport:
-            return chatgpt.run(ns, read_history(spool.read()), dry_run=dry_run)
+    def work(spool: IO[bytes], _status: ImportStatus) -> ChatGPTReport:
+        return chatgpt.run(ns, read_history(spool.read()), dry_run=dry_run)
 
-        return await in_background(work, importer.pacing.niceness)
+    return await receive_import(request, slots, ns, "writing", work, importer.pacing.niceness)

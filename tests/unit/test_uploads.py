@@ -9,12 +9,20 @@ import json
 import os
 import threading
 from datetime import UTC, datetime
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from starlette.requests import Request
 
-from api.uploads import SPOOL_MEMORY_BYTES, ImportSlots, in_background, spool_body, spooled
+from api.uploads import (
+    SPOOL_MEMORY_BYTES,
+    ImportSlots,
+    ImportStatus,
+    in_background,
+    receive_import,
+    spool_body,
+    spooled,
+)
 from graph.errors import AlreadyRunning, ValidationFailed
 from graph.models import Message, TopicEdge
 from graph.transfer import ImportCommit
@@ -82,6 +90,30 @@ def test_the_import_threads_error_reaches_the_request() -> None:
 
     with pytest.raises(ValidationFailed, match="line 3"):
         asyncio.run(in_background(work, 0))
+
+
+def test_an_upload_holds_its_slot_while_its_work_reads_the_spooled_body() -> None:
+    slots = ImportSlots()
+
+    def work(spool: IO[bytes], status: ImportStatus) -> tuple[bytes, str | None, int]:
+        with pytest.raises(AlreadyRunning), slots.claim("ns"):  # a second import meanwhile
+            pass
+        return spool.read(), slots.status("ns").phase, status.received_bytes
+
+    upload = receive_import(_request([b"ab", b"cd"]), slots, "ns", "validating", work, 0)
+    assert asyncio.run(upload) == (b"abcd", "validating", 4)
+    assert not slots.status("ns").running  # released after
+
+
+def test_an_upload_refused_for_its_body_leaves_the_slot_free() -> None:
+    slots = ImportSlots()
+    ran: list[bool] = []
+    upload = receive_import(
+        _request([b" "]), slots, "ns", "writing", lambda *_: ran.append(True), 0
+    )
+    with pytest.raises(ValidationFailed, match="body: empty"):
+        asyncio.run(upload)
+    assert not ran and not slots.status("ns").running
 
 
 def test_a_commit_splits_into_bounded_batches_in_reference_order() -> None:
