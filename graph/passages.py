@@ -57,6 +57,9 @@ SCOPED_PER_TOPIC = 200
 # a speaker's newest messages whose passages ``search_spoken`` scores: a LoCoMo speaker says
 # 150-350 turns over seven months; a speaker of years costs what one of a few months does
 SPOKEN_PER_SPEAKER = 1000
+# speakers one ``search_spoken`` reads at most (a message naming more is about a group, and each
+# costs up to SPOKEN_PER_SPEAKER messages' passages of exact cosine)
+SPOKEN_SPEAKERS = 4
 
 
 @dataclass(frozen=True)
@@ -197,9 +200,10 @@ class PassageStore(Store):
     ) -> list[MessageHit]:
         """The messages ``speakers`` (participants' names, any case) said whose passages are
         nearest ``vector`` (the best ``k`` passages of each speaker's newest
-        ``SPOKEN_PER_SPEAKER`` messages, said before ``until`` when given), as ``search``
-        gives them: what a person named in a question said about it, in any session."""
-        names = sorted({s.strip().lower() for s in speakers if s.strip()})
+        ``SPOKEN_PER_SPEAKER`` messages, said before ``until`` when given; the first
+        ``SPOKEN_SPEAKERS`` names in order), as ``search`` gives them: what a person named in a
+        question said about it, in any session."""
+        names = sorted({s.strip().lower() for s in speakers if s.strip()})[:SPOKEN_SPEAKERS]
         if not names or k <= 0:
             return []
         params = {

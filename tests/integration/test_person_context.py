@@ -143,6 +143,12 @@ def test_only_what_the_named_speakers_said_in_the_namespace_is_searched(
         said[0].message_id
     ]
     assert search(ns, [], vector, 10) == [] and search(ns, ["carol"], vector, 10) == []
+    # a message naming many: the first few names are searched
+    monkeypatch.setattr(passages_module, "SPOKEN_SPEAKERS", 1)
+    assert {h.message.message_id for h in search(ns, ["bo", "ann"], vector, 10)} == {
+        said[0].message_id,
+        said[2].message_id,
+    }
     # a speaker of many turns: their newest are searched
     monkeypatch.setattr(passages_module, "SPOKEN_PER_SPEAKER", 1)
     assert [h.message.message_id for h in search(ns, ["ann"], vector, 10)] == [said[2].message_id]
