@@ -20,6 +20,11 @@ some topics cite (each topic's newest ``SCOPED_PER_TOPIC``), scored exactly agai
 no index: the best topics' facts found by meaning (docs/retrieval.md, "The best topics' own
 passages").
 
+Spoken by (``search_spoken``, ``search_speaker_passages.cypher``): the passages of the messages
+some participants said (each one's newest ``SPOKEN_PER_SPEAKER``), scored exactly against a
+vector with no index: what a person named in a question said about it, across sessions and
+topics (docs/retrieval.md, "A question about a person").
+
 Backfill: messages stored before passages existed were never marked pending. Migration 021
 gives every conversation then stored a cursor; ``backfill`` walks one namespace a step (the one
 with the fewest steps so far), marking the next batch's messages without passages pending, so
@@ -49,6 +54,12 @@ SCAN_MAX = 2000  # a namespace with at most this many passages is scanned exactl
 # a topic's newest cited messages whose passages ``search_within`` scores (facts_scanned reads a
 # topic's newest 200 facts the same way): a topic of years costs what one of months does
 SCOPED_PER_TOPIC = 200
+# a speaker's newest messages whose passages ``search_spoken`` scores: a LoCoMo speaker says
+# 150-350 turns over seven months; a speaker of years costs what one of a few months does
+SPOKEN_PER_SPEAKER = 1000
+# speakers one ``search_spoken`` reads at most (a message naming more is about a group, and each
+# costs up to SPOKEN_PER_SPEAKER messages' passages of exact cosine)
+SPOKEN_SPEAKERS = 4
 
 
 @dataclass(frozen=True)
@@ -177,6 +188,33 @@ class PassageStore(Store):
             "until": iso(ensure_utc(until, "until")) if until else None,
         }
         records = self._run(query("search_topic_passages"), params, read=True)
+        return message_hits(records[0]["hits"] if records else [])
+
+    def search_spoken(
+        self,
+        namespace: str,
+        speakers: Sequence[str],
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        """The messages ``speakers`` (participants' names, any case) said whose passages are
+        nearest ``vector`` (the best ``k`` passages of each speaker's newest
+        ``SPOKEN_PER_SPEAKER`` messages, said before ``until`` when given; the first
+        ``SPOKEN_SPEAKERS`` names in order), as ``search`` gives them: what a person named in a
+        question said about it, in any session."""
+        names = sorted({s.strip().lower() for s in speakers if s.strip()})[:SPOKEN_SPEAKERS]
+        if not names or k <= 0:
+            return []
+        params = {
+            "vector": check_vector(vector),
+            "k": k,
+            "namespace": namespace,
+            "speakers": names,
+            "per_speaker": SPOKEN_PER_SPEAKER,
+            "until": iso(ensure_utc(until, "until")) if until else None,
+        }
+        records = self._run(query("search_speaker_passages"), params, read=True)
         return message_hits(records[0]["hits"] if records else [])
 
 

@@ -56,6 +56,15 @@ class PassageStoreProtocol(Protocol):
         until: datetime | None = None,
     ) -> list[MessageHit]: ...
 
+    def search_spoken(
+        self,
+        namespace: str,
+        speakers: Sequence[str],
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]: ...
+
 
 class MessageStoreProtocol(Protocol):
     """The conversation log of a namespace (``graph.messages.MessageStore``)."""

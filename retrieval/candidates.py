@@ -9,7 +9,7 @@ search's hits, the topics only the matching messages reached (as briefs) and the
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
 
 from graph.models import Fact, Message, Topic
@@ -55,6 +55,7 @@ def expand(
         for snip in _fact_snippets(cfg, topic, qterms, strong, run.msg.asks_decision):
             if snip.message_id not in snippets:
                 snippets[snip.message_id] = snip
+    _favour_speakers(snippets.values(), run.plan.speakers, cfg.speaker_gain)
     candidates = [
         _topic_candidate(h.topic, strength.get(h.topic.topic_id, 0.0), h) for h in got.topic_hits
     ]
@@ -110,6 +111,24 @@ def _evidence_snippets(
         )  # fmt: skip
         snippets[m.message_id] = _snippet(cfg, m, base * boost, homes, qterms, window, shown)
     return snippets, evidence_topics
+
+
+def speaker_weight(speaker: str, named: Collection[str], gain: float) -> float:
+    """The weight of a sentence ``speaker`` said for a message naming the participants
+    ``named`` (lower case): 1 + ``gain`` when the speaker is one of them, else 1. "What
+    activities does Melanie partake in?" is answered by what Melanie said (97% of the evidence
+    of LoCoMo's dev multi-hop and open-domain questions naming one participant), not by her friend's replies, which
+    match the same words ("You'd be a great counselor!")."""
+    return 1.0 + gain if named and speaker.strip().lower() in named else 1.0
+
+
+def _favour_speakers(snippets: Iterable[Snippet], named: Collection[str], gain: float) -> None:
+    """Each snippet's score times its ``speaker_weight`` (nothing when the message names no
+    participant, or names them all: every sentence is weighed alike then)."""
+    if not named or gain == 0:
+        return
+    for snip in snippets:
+        snip.score *= speaker_weight(snip.speaker, named, gain)
 
 
 def _state_topics(run: RunView) -> list[str]:

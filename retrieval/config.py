@@ -99,6 +99,17 @@ class ContextConfig(BaseModel):
     scoped_evidence: int = Field(
         default=80, ge=0, description="passages of those topics found by meaning; 0: none"
     )
+    # a question naming a participant ("What activities does Melanie partake in?"): the passages
+    # of what that person said, nearest the question, across every session and topic
+    # (docs/retrieval.md, "A question about a person")
+    spoken_evidence: int = Field(
+        default=40, ge=0, description="passages of the named participants found by meaning"
+    )
+    speaker_gain: float = Field(
+        default=0.5,
+        ge=0,
+        description="a message naming participants: what they said x (1 + gain) in the context",
+    )
     tail_turns: int = Field(default=6, ge=0, description="recent turns read for triggers")
     evidence_topics: int = Field(default=25, ge=0, description="topics reached via messages")
     fact_topics: int = Field(default=5, ge=0, description="best topics whose facts are read")

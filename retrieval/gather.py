@@ -24,7 +24,7 @@ from graph.topics import ScoredTopic, TextRank, TopicBrief
 from retrieval.classify import RequestClass
 from retrieval.context_result import RoutedSkill, SkillRouting
 from retrieval.context_state import Early, RunView
-from retrieval.evidence import fuse_evidence
+from retrieval.evidence import fuse_evidence, with_scoped
 from retrieval.search import CandidatePool, TopicHit, unnamed
 from retrieval.triggers import RetrievalSignals, TriggerContext, after_search
 from text.timephrases import TimeWindow
@@ -89,6 +89,7 @@ def gather(run: RunView) -> Gathered:
     # the passages nearest the same vector, beside the topics; both usually begun beside the
     # first read (``early``)
     vector, dense = _embedded(run, query)
+    spoken = _spoken(run, vector)
     if run.builder.skill_router is not None:  # routed beside the topic search, same vector
         # (the message's own, names aside: a skill is not about a participant)
         own = vector if query == plan.topic_text else None
@@ -97,7 +98,7 @@ def gather(run: RunView) -> Gathered:
     got.signals = RetrievalSignals.of(pool.cosine, pool.text_scores)
     if not plan.deep:
         pool, evidence = _widened(run, got.signals, query, light, vector, pool, evidence)
-    _ranked(run, got, pool, evidence, dense, vector)
+    _ranked(run, got, pool, evidence, dense, vector, spoken)
     return got
 
 
@@ -134,6 +135,7 @@ def _ranked(
     evidence: Future[ContextTexts],
     dense: Future[list[MessageHit]] | None = None,
     vector: list[float] | None = None,
+    spoken: Future[list[MessageHit]] | None = None,
 ) -> None:
     """The pool ranked into ``got``'s topic hits (as known ``as_of``), with the evidence: the
     messages found by words fused with those found by meaning (``fuse_evidence``); the best
@@ -149,6 +151,8 @@ def _ranked(
     said = evidence.result()
     got.said = said.evidence + said.windowed
     got.near = dense.result() if dense is not None else []
+    if spoken is not None:  # what the people the message names said, nearest it
+        got.near = with_scoped(got.near, spoken.result())
     got.within = _within(run, got, vector)
     # the best topics' own passages are searched with the topics' read and fused in then
     # (``retrieval.topic_reads.read_topics``): one round trip, not two in a row
@@ -207,6 +211,25 @@ def _dense(run: RunView, vector: list[float] | None) -> Future[list[MessageHit]]
             return store.search(namespace, vector, k, until)
         except SheriffError as exc:  # an add-on to the words' evidence: never fatal
             log.warning("evidence by meaning unavailable: %s", exc)
+            return []
+
+    return _EVIDENCE_POOL.submit(search)
+
+
+def _spoken(run: RunView, vector: list[float] | None) -> Future[list[MessageHit]] | None:
+    """The search of the passages the participants the message names said, nearest
+    ``vector``, before ``as_of``: a question about a person answered by their own turns of
+    any session (``PassageStore.search_spoken``); None when it names none."""
+    store, k, speakers = run.builder.passages, run.cfg.spoken_evidence, run.plan.speakers
+    if store is None or vector is None or k == 0 or not speakers:
+        return None
+    namespace, until = run.req.namespace, after(run.req.as_of)
+
+    def search() -> list[MessageHit]:
+        try:
+            return store.search_spoken(namespace, sorted(speakers), vector, k, until)
+        except SheriffError as exc:  # an add-on to the words' evidence: never fatal
+            log.warning("evidence spoken by the named unavailable: %s", exc)
             return []
 
     return _EVIDENCE_POOL.submit(search)

@@ -53,3 +53,13 @@ class FakePassages:
         until: datetime | None = None,
     ) -> list[MessageHit]:
         return []
+
+    def search_spoken(
+        self,
+        namespace: str,
+        speakers: Sequence[str],
+        vector: Sequence[float],
+        k: int,
+        until: datetime | None = None,
+    ) -> list[MessageHit]:
+        return []
