@@ -1,0 +1,76 @@
+"""Consolidation: a session's episode about what a durable topic holds joins that topic. Pure.
+
+A theme's or an area's topic ("Audrey's dogs", "Melanie's music") gathers a person's facts about
+it from every session (``sleepwake.themes``, ``sleepwake.aspects``), but the episode of the
+session that said them still made a topic of its own, touched by that one sleep and never met
+again ("puppy", "salon", "road trip" beside "Audrey's dogs"): the memory held each session
+twice, once as a segment nobody comes back to. Here an episode candidate that would make a
+new topic, most of whose facts (``absorb_share``) the sleep also files under one durable
+topic, is folded into that topic instead: its other facts join it, its turns and its summary
+become that topic's event of this sleep (``merge_plan.fold``), and the topic keeps its
+``absorb_kept_facts`` most telling current facts (``sleepwake.retention``), the others staying
+in the conversation and its passages. A person's own topic never takes an episode (a digest
+of them, not a subject), nor does a candidate with no durable topic to go to.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from sleepwake.candidates import Candidate
+from sleepwake.config import SleepConfig
+from sleepwake.merge_plan import Work
+from sleepwake.retention import kept_facts
+
+Target = tuple[str, bool]
+
+
+def absorb_episodes(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    targets: list[Target],
+    cfg: SleepConfig,
+) -> tuple[tuple[list[Candidate], list[list[float]], list[Target]], set[str]]:
+    """The candidates, vectors and targets with each absorbed episode sent to its durable
+    topic's target (folded after it, so that topic is made or merged by its own candidate
+    first), and the ids of the topics that took one (``trim`` bounds them)."""
+    share = cfg.merge.absorb_share
+    durable = [j for j, c in enumerate(candidates) if c.theme and not c.person]
+    if share <= 0 or not durable:
+        return (candidates, vectors, targets), set()
+    users = Counter(tid for tid, _ in targets)
+    held = {j: {f.text for f in candidates[j].facts} for j in durable}
+    out_cands, out_targets = list(candidates), list(targets)
+    folded: list[int] = []
+    took: set[str] = set()
+    for i, cand in enumerate(candidates):
+        tid, new = targets[i]
+        if not new or users[tid] != 1 or cand.person or cand.theme or not cand.facts:
+            continue
+        texts = [f.text for f in cand.facts]
+        best = max(durable, key=lambda j: (sum(t in held[j] for t in texts), -j))
+        if sum(t in held[best] for t in texts) < share * len(texts):
+            continue
+        out_targets[i] = targets[best]
+        # its names are not the durable topic's: a later "moments" must not merge into it
+        out_cands[i] = replace(cand, user_surfaces=Counter(), theme_names=[])
+        folded.append(i)
+        took.add(targets[best][0])
+    order = [k for k in range(len(candidates)) if k not in set(folded)] + folded
+    return (
+        [out_cands[k] for k in order],
+        [vectors[k] for k in order],
+        [out_targets[k] for k in order],
+    ), took
+
+
+def bounded(work: Work, took: set[str], cfg: SleepConfig) -> None:
+    """Each topic that took an episode keeps its ``absorb_kept_facts`` most telling current
+    facts (``sleepwake.retention``): a durable topic grows with every session, never into a
+    catch-all."""
+    for tid in sorted(took):
+        topic = work.topics[tid]
+        facts = kept_facts(topic.facts, cfg.merge.absorb_kept_facts, cfg.formation)
+        if len(facts) != len(topic.facts):
+            work.topics[tid] = topic.model_copy(update={"facts": facts})
