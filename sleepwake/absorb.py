@@ -16,11 +16,15 @@ of them, not a subject), nor does a candidate with no durable topic to go to.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime, timedelta
 
+from graph.models import Topic, TopicEvent
 from sleepwake.candidates import Candidate
 from sleepwake.config import SleepConfig
 from sleepwake.merge_plan import Work
+from sleepwake.normalise import MAX_ALIASES, stable_id
 from sleepwake.retention import kept_facts
 
 Target = tuple[str, bool]
@@ -74,3 +78,76 @@ def bounded(work: Work, took: set[str], cfg: SleepConfig) -> None:
         facts = kept_facts(topic.facts, cfg.merge.absorb_kept_facts, cfg.formation)
         if len(facts) != len(topic.facts):
             work.topics[tid] = topic.model_copy(update={"facts": facts})
+
+
+def absorb_seeds(
+    work: Work,
+    seeded: dict[str, list[str]],
+    read: Callable[[list[str]], list[Topic]],
+    cfg: SleepConfig,
+    slice_id: str,
+    now: datetime,
+) -> set[str]:
+    """The earlier topics a new durable topic was seeded from (``seeded``: its key -> their
+    ids, ``read`` whole) that were one session's segment ("puppy", filed in
+    April, whose news is now "Audrey's pets"' first) join it the same way: the share
+    ``absorb_share`` of their current facts it holds, their other facts added, their name an
+    alias (the old name finds it), their turns its event at the time they were said, and they
+    are archived (kept, as every archived topic is, for export and ``as_of``). Returns the ids
+    of the topics that took one."""
+    share = cfg.merge.absorb_share
+    if share <= 0 or not seeded:
+        return set()
+    ids = sorted({t for sources in seeded.values() for t in sources})
+    by_id = {t.topic_id: t for t in read(ids)}  # one call
+    took: set[str] = set()
+    for key, sources in seeded.items():
+        tid = work.by_key.get(key)
+        if tid is None or work.versions.get(tid, 0) is not None:
+            continue  # seeds only start a topic this sleep makes
+        for sid in sources:
+            old = by_id.get(sid)
+            if old is None or sid in work.topics or not _segment(old):
+                continue
+            if _absorb(work, tid, old, share, slice_id, now):
+                took.add(tid)
+    return took
+
+
+def _segment(topic: Topic) -> bool:
+    """A live topic of one session: everything it holds was said within a day."""
+    span = topic.time.last_seen_at - topic.time.first_seen_at
+    return topic.archived_at is None and span <= timedelta(days=1)
+
+
+def _absorb(work: Work, tid: str, old: Topic, share: float, slice_id: str, now: datetime) -> bool:
+    durable = work.topics[tid]
+    have = {f.text for f in durable.facts}
+    current = [f for f in old.facts if f.invalid_at is None]
+    if not current or sum(f.text in have for f in current) < share * len(current):
+        return False
+    known = {a.lower() for a in [durable.name, *durable.aliases]}
+    aliases = list(durable.aliases)
+    if old.name.lower() not in known and len(aliases) < MAX_ALIASES:
+        aliases.append(old.name)
+    time = durable.time.model_copy(
+        update={
+            "first_seen_at": min(durable.time.first_seen_at, old.time.first_seen_at),
+            "last_seen_at": max(durable.time.last_seen_at, old.time.last_seen_at),
+        }
+    )
+    facts = [*durable.facts, *(f for f in current if f.text not in have)]
+    work.topics[tid] = durable.model_copy(update={"facts": facts, "aliases": aliases, "time": time})
+    work.topics[old.topic_id] = old.model_copy(update={"archived_at": now})
+    work.versions[old.topic_id] = old.version
+    sources = list(dict.fromkeys(m for f in current for m in f.source_message_ids))
+    event = TopicEvent(
+        event_id=stable_id(old.namespace, slice_id, tid, "absorbed", old.topic_id),
+        namespace=old.namespace,
+        topic_id=tid,
+        at=old.time.last_seen_at,
+        delta_summary=f"'{old.name}' joined: {old.one_liner}"[:2000],
+        source_message_ids=sources[:500],
+    )
+    work.events.append((event, work.vectors[tid]))
+    return True

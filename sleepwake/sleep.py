@@ -35,7 +35,7 @@ from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
-from sleepwake.absorb import absorb_episodes, bounded
+from sleepwake.absorb import absorb_episodes, absorb_seeds, bounded
 from sleepwake.aspects import areas_of, file_aspects, seed_aspects
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
@@ -341,6 +341,7 @@ class SleepRun:
         self.work = fold(
             topics, self.namespace, chosen, self.slice_id, self.now, model, self.config
         )
+        took |= absorb_seeds(self.work, self.seeded, read, self.config, self.slice_id, self.now)
         bounded(self.work, took, self.config)
         self.work.top = self.reads.top
         close_changed_states(
