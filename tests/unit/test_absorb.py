@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
-from graph.models import Fact
-from sleepwake.absorb import absorb_episodes, bounded
+from graph.models import Fact, Topic, TopicTime
+from sleepwake.absorb import absorb_episodes, absorb_seeds, bounded
 from sleepwake.candidates import Candidate
 from sleepwake.config import DEFAULT
-from sleepwake.merge_plan import fold
+from sleepwake.merge_plan import Work, fold
 from sleepwake.themes import ASPECT
-from tests.unit.test_themes import T0, episode
+from tests.unit.test_themes import T0, episode, said
 
 ON = DEFAULT.model_copy(update={"merge": DEFAULT.merge.model_copy(update={"absorb_share": 0.5})})
 SALON = [
@@ -88,3 +88,55 @@ def test_the_topic_that_took_episodes_keeps_its_most_telling_facts_within_the_bo
     bounded(work, took, small)
     kept = work.topics["t-pets"].facts
     assert len(kept) == 12 and max(f.at for f in kept if f.at) == T0 + timedelta(days=29)
+
+
+def _seeded_sleep(old: Topic) -> tuple[Work, dict[str, list[str]]]:
+    """A new area topic of a later sleep, seeded from ``old`` (its Audrey facts copied)."""
+    later = T0 + timedelta(days=60)
+    _, news = episode("salon again", [("Audrey", "The salon trimmed my dogs' nails today.")], later)
+    area = _area("Audrey's pets", [*news.facts, *(f for f in old.facts if "Audrey" in f.text)])
+    area.first_at, area.last_at = T0, later
+    work = fold([], "ns", ([area], [[1.0, 0.0]], [("t-pets", True)]), "s2", later, "m", ON)
+    return work, {area.key: [old.topic_id]}
+
+
+def _old(lines: list[tuple[str, str]], days: int = 0) -> Topic:
+    return Topic(
+        namespace="ns",
+        name="salon",
+        one_liner="Audrey took her fur kids to the pet salon.",
+        facts=[said(w, t)[1] for w, t in lines],
+        time=TopicTime(first_seen_at=T0, last_seen_at=T0 + timedelta(days=days)),
+        version=3,
+    )
+
+
+def test_a_one_session_topic_a_new_durable_topic_was_seeded_from_joins_it_and_is_archived() -> None:
+    old = _old(SALON)
+    work, seeded = _seeded_sleep(old)
+    now = T0 + timedelta(days=60)
+    took = absorb_seeds(
+        work, seeded, lambda ids: [old] if ids == [old.topic_id] else [], ON, "s2", now
+    )
+    assert took == {"t-pets"}
+    pets = work.topics["t-pets"]
+    assert "Andrew: They must have loved it!" in [f.text for f in pets.facts]  # the rest joined
+    assert "salon" in pets.aliases and pets.time.first_seen_at == T0
+    archived = work.topics[old.topic_id]
+    assert archived.archived_at == now and work.versions[old.topic_id] == 3  # written, guarded
+    event = work.events[-1][0]
+    assert event.topic_id == "t-pets" and event.at == T0  # when the salon was talked about
+    assert "'salon' joined" in event.delta_summary
+
+
+def test_a_topic_of_several_sessions_or_mostly_other_news_is_left_alone() -> None:
+    now = T0 + timedelta(days=60)
+    for old in (
+        _old(SALON, days=9),  # first..last seen over nine days: not one session's segment
+        _old([*SALON, *[("Andrew", f"My new job, day {i}.") for i in range(4)]]),  # 2 of 7
+    ):
+        work, seeded = _seeded_sleep(old)
+        assert absorb_seeds(work, seeded, lambda ids, o=old: [o], ON, "s2", now) == set()
+        assert old.topic_id not in work.topics and len(work.events) == 1
+    work, seeded = _seeded_sleep(_old(SALON))
+    assert absorb_seeds(work, seeded, lambda ids: [], DEFAULT, "s2", now) == set()  # off
