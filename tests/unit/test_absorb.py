@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 
 from graph.models import Fact, Topic, TopicTime
 from sleepwake.absorb import absorb_episodes, absorb_seeds, bounded
@@ -129,6 +130,10 @@ def test_a_one_session_topic_a_new_durable_topic_was_seeded_from_joins_it_and_is
     assert "'salon' joined" in event.delta_summary
 
 
+def _only(topic: Topic, ids: list[str]) -> list[Topic]:
+    return [topic] if ids == [topic.topic_id] else []
+
+
 def test_a_topic_of_several_sessions_or_mostly_other_news_is_left_alone() -> None:
     now = T0 + timedelta(days=60)
     for old in (
@@ -136,7 +141,7 @@ def test_a_topic_of_several_sessions_or_mostly_other_news_is_left_alone() -> Non
         _old([*SALON, *[("Andrew", f"My new job, day {i}.") for i in range(4)]]),  # 2 of 7
     ):
         work, seeded = _seeded_sleep(old)
-        assert absorb_seeds(work, seeded, lambda ids, o=old: [o], ON, "s2", now) == set()
+        assert absorb_seeds(work, seeded, partial(_only, old), ON, "s2", now) == set()
         assert old.topic_id not in work.topics and len(work.events) == 1
     work, seeded = _seeded_sleep(_old(SALON))
     assert absorb_seeds(work, seeded, lambda ids: [], DEFAULT, "s2", now) == set()  # off
