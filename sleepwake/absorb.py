@@ -45,6 +45,8 @@ def absorb_episodes(
         return (candidates, vectors, targets), set()
     users = Counter(tid for tid, _ in targets)
     held = {j: {f.text for f in candidates[j].facts} for j in durable}
+    # what the sleep files under any durable topic, a person's own included
+    filed = {f.text for c in candidates if c.theme or c.person for f in c.facts}
     out_cands, out_targets = list(candidates), list(targets)
     folded: list[int] = []
     took: set[str] = set()
@@ -54,7 +56,9 @@ def absorb_episodes(
             continue
         texts = [f.text for f in cand.facts]
         best = max(durable, key=lambda j: (sum(t in held[j] for t in texts), -j))
-        if sum(t in held[best] for t in texts) < share * len(texts):
+        if not any(t in held[best] for t in texts):
+            continue
+        if sum(t in filed for t in texts) < share * len(texts):
             continue
         out_targets[i] = targets[best]
         # its names are not the durable topic's: a later "moments" must not merge into it
