@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from graph.models import Topic, TopicEvent
+from graph.models import Fact, Topic, TopicEvent
 from sleepwake.candidates import Candidate
 from sleepwake.config import SleepConfig
 from sleepwake.merge_plan import Work
@@ -92,30 +92,44 @@ def absorb_seeds(
     slice_id: str,
     now: datetime,
 ) -> set[str]:
-    """The earlier topics a new durable topic was seeded from (``seeded``: its key -> their
-    ids, ``read`` whole) that were one session's segment ("puppy", filed in
-    April, whose news is now "Audrey's pets"' first) join it the same way: the share
-    ``absorb_share`` of their current facts it holds, their other facts added, their name an
-    alias (the old name finds it), their turns its event at the time they were said, and they
-    are archived (kept, as every archived topic is, for export and ``as_of``). Returns the ids
-    of the topics that took one."""
-    share = cfg.merge.absorb_share
-    if share <= 0 or not seeded:
+    """What a new durable topic was seeded from (``seeded``: its key -> the earlier topics,
+    ``read`` whole, in one call) becomes its history. An earlier topic that was one session's
+    segment ("puppy", filed in April, whose news is now "Audrey's pets"' first) and of whose
+    current facts it holds the share ``absorb_share`` joins it: its other facts added, its
+    name an alias (the old name finds it), and it is archived (kept, as every archived topic
+    is, for export and ``as_of``). Any other that gave it facts stays as it is. Either way the
+    new topic gets an event for each, at the time those facts were said, naming the topic
+    they came from: "Melanie's music" shows May (the violin, from 'charity race') and June.
+    Returns the ids of the topics that took a whole one."""
+    if cfg.merge.absorb_share <= 0 or not seeded:
         return set()
     ids = sorted({t for sources in seeded.values() for t in sources})
-    by_id = {t.topic_id: t for t in read(ids)}  # one call
+    by_id = {t.topic_id: t for t in read(ids)}
     took: set[str] = set()
     for key, sources in seeded.items():
         tid = work.by_key.get(key)
         if tid is None or work.versions.get(tid, 0) is not None:
             continue  # seeds only start a topic this sleep makes
-        for sid in sources:
-            old = by_id.get(sid)
-            if old is None or sid in work.topics or not _segment(old):
+        for old in (by_id[sid] for sid in sources if sid in by_id and sid not in work.topics):
+            gave = _gave(work.topics[tid], old)
+            if not gave:
                 continue
-            if _absorb(work, tid, old, share, slice_id, now):
+            whole = _segment(old) and len(gave) >= cfg.merge.absorb_share * len(_current(old))
+            if whole:
+                gave = _absorb(work, tid, old, now)
                 took.add(tid)
+            _history(work, tid, old, gave, slice_id, "joined" if whole else "gathered from")
     return took
+
+
+def _current(topic: Topic) -> list[Fact]:
+    return [f for f in topic.facts if f.invalid_at is None]
+
+
+def _gave(durable: Topic, old: Topic) -> list[Fact]:
+    """The current facts of ``old`` that ``durable`` holds (its seeds are copies)."""
+    have = {f.text for f in durable.facts}
+    return [f for f in _current(old) if f.text in have]
 
 
 def _segment(topic: Topic) -> bool:
@@ -124,12 +138,12 @@ def _segment(topic: Topic) -> bool:
     return topic.archived_at is None and span <= timedelta(days=1)
 
 
-def _absorb(work: Work, tid: str, old: Topic, share: float, slice_id: str, now: datetime) -> bool:
+def _absorb(work: Work, tid: str, old: Topic, now: datetime) -> list[Fact]:
+    """``old`` joins the topic ``tid``: its facts, its name as an alias, its time span; it is
+    archived. Returns its current facts."""
     durable = work.topics[tid]
     have = {f.text for f in durable.facts}
-    current = [f for f in old.facts if f.invalid_at is None]
-    if not current or sum(f.text in have for f in current) < share * len(current):
-        return False
+    current = _current(old)
     known = {a.lower() for a in [durable.name, *durable.aliases]}
     aliases = list(durable.aliases)
     if old.name.lower() not in known and len(aliases) < MAX_ALIASES:
@@ -144,14 +158,19 @@ def _absorb(work: Work, tid: str, old: Topic, share: float, slice_id: str, now: 
     work.topics[tid] = durable.model_copy(update={"facts": facts, "aliases": aliases, "time": time})
     work.topics[old.topic_id] = old.model_copy(update={"archived_at": now})
     work.versions[old.topic_id] = old.version
-    sources = list(dict.fromkeys(m for f in current for m in f.source_message_ids))
+    return current
+
+
+def _history(work: Work, tid: str, old: Topic, facts: list[Fact], slice_id: str, how: str) -> None:
+    """The event of the topic ``tid`` for what it took of ``old``: at the time it was said."""
+    times = [f.at for f in facts if f.at is not None] or [old.time.last_seen_at]
+    sources = list(dict.fromkeys(m for f in facts for m in f.source_message_ids))
     event = TopicEvent(
-        event_id=stable_id(old.namespace, slice_id, tid, "absorbed", old.topic_id),
+        event_id=stable_id(old.namespace, slice_id, tid, "seed", old.topic_id),
         namespace=old.namespace,
         topic_id=tid,
-        at=old.time.last_seen_at,
-        delta_summary=f"'{old.name}' joined: {old.one_liner}"[:2000],
+        at=max(times),
+        delta_summary=f"{how} '{old.name}': {facts[0].text}"[:2000],
         source_message_ids=sources[:500],
     )
     work.events.append((event, work.vectors[tid]))
-    return True

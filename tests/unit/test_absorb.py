@@ -127,14 +127,14 @@ def test_a_one_session_topic_a_new_durable_topic_was_seeded_from_joins_it_and_is
     assert archived.archived_at == now and work.versions[old.topic_id] == 3  # written, guarded
     event = work.events[-1][0]
     assert event.topic_id == "t-pets" and event.at == T0  # when the salon was talked about
-    assert "'salon' joined" in event.delta_summary
+    assert event.delta_summary.startswith("joined 'salon': ")
 
 
 def _only(topic: Topic, ids: list[str]) -> list[Topic]:
     return [topic] if ids == [topic.topic_id] else []
 
 
-def test_a_topic_of_several_sessions_or_mostly_other_news_is_left_alone() -> None:
+def test_a_topic_of_several_sessions_or_mostly_other_news_stays_and_dates_what_it_gave() -> None:
     now = T0 + timedelta(days=60)
     for old in (
         _old(SALON, days=9),  # first..last seen over nine days: not one session's segment
@@ -142,6 +142,10 @@ def test_a_topic_of_several_sessions_or_mostly_other_news_is_left_alone() -> Non
     ):
         work, seeded = _seeded_sleep(old)
         assert absorb_seeds(work, seeded, partial(_only, old), ON, "s2", now) == set()
-        assert old.topic_id not in work.topics and len(work.events) == 1
+        assert old.topic_id not in work.topics  # not archived, not written
+        event = work.events[-1][0]  # the seed's facts are dated when they were said
+        assert len(work.events) == 2 and event.at == T0 and event.topic_id == "t-pets"
+        assert event.delta_summary.startswith("gathered from 'salon': Audrey: ")
     work, seeded = _seeded_sleep(_old(SALON))
-    assert absorb_seeds(work, seeded, lambda ids: [], DEFAULT, "s2", now) == set()  # off
+    assert absorb_seeds(work, seeded, partial(_only, _old(SALON)), DEFAULT, "s2", now) == set()
+    assert len(work.events) == 1  # off: no history added either
