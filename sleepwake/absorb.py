@@ -4,13 +4,20 @@ A theme's or an area's topic ("Audrey's dogs", "Melanie's music") gathers a pers
 it from every session (``sleepwake.themes``, ``sleepwake.aspects``), but the episode of the
 session that said them still made a topic of its own, touched by that one sleep and never met
 again ("puppy", "salon", "road trip" beside "Audrey's dogs"): the memory held each session
-twice, once as a segment nobody comes back to. Here an episode candidate that would make a
-new topic, most of whose facts (``absorb_share``) the sleep also files under one durable
-topic, is folded into that topic instead: its other facts join it, its turns and its summary
-become that topic's event of this sleep (``merge_plan.fold``), and the topic keeps its
-``absorb_kept_facts`` most telling current facts (``sleepwake.retention``), the others staying
-in the conversation and its passages. A person's own topic never takes an episode (a digest
-of them, not a subject), nor does a candidate with no durable topic to go to.
+twice, once as a segment nobody comes back to. Here (``absorb_share``; 0: off):
+
+- **an episode of the sleep** that would make a new topic, at least ``absorb_share`` of whose
+  facts the sleep files under durable topics (a theme's, an area's or a person's own), joins
+  the theme's or area's topic holding most of them instead: its facts no other durable topic
+  files join it, its turns and summary are that topic's event of this sleep
+  (``merge_plan.fold``);
+- **the earlier topics a new durable topic is seeded from** become its history
+  (``absorb_seeds``): an event each, dated when their facts were said, and a one-session topic
+  whose facts it mostly holds is archived into it.
+
+A topic that took one keeps its ``absorb_kept_facts`` most telling current facts
+(``sleepwake.retention``); the others stay in the conversation and its passages. A person's
+own topic never takes an episode (a digest of them, not a subject).
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ def absorb_episodes(
 ) -> tuple[tuple[list[Candidate], list[list[float]], list[Target]], set[str]]:
     """The candidates, vectors and targets with each absorbed episode sent to its durable
     topic's target (folded after it, so that topic is made or merged by its own candidate
-    first), and the ids of the topics that took one (``trim`` bounds them)."""
+    first; see the module), and the ids of the topics that took one (``bounded`` bounds
+    them)."""
     share = cfg.merge.absorb_share
     durable = [j for j, c in enumerate(candidates) if c.theme and not c.person]
     if share <= 0 or not durable:
@@ -61,8 +69,10 @@ def absorb_episodes(
         if sum(t in filed for t in texts) < share * len(texts):
             continue
         out_targets[i] = targets[best]
-        # its names are not the durable topic's: a later "moments" must not merge into it
-        out_cands[i] = replace(cand, user_surfaces=Counter(), theme_names=[])
+        # what another durable topic files stays there (the friend's parade is not Melanie's
+        # music); its names are not the durable topic's (a later "moments" must not merge in)
+        own = [f for f in cand.facts if f.text in held[best] or f.text not in filed]
+        out_cands[i] = replace(cand, facts=own, user_surfaces=Counter(), theme_names=[])
         folded.append(i)
         took.add(targets[best][0])
     order = [k for k in range(len(candidates)) if k not in set(folded)] + folded

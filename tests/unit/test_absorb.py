@@ -149,3 +149,15 @@ def test_a_topic_of_several_sessions_or_mostly_other_news_stays_and_dates_what_i
     work, seeded = _seeded_sleep(_old(SALON))
     assert absorb_seeds(work, seeded, partial(_only, _old(SALON)), DEFAULT, "s2", now) == set()
     assert len(work.events) == 1  # off: no history added either
+
+
+def test_what_another_durable_topic_files_stays_there_when_an_episode_is_absorbed() -> None:
+    cands, vectors, targets = _sleep()
+    andrew = Candidate(key="andrew", label="Andrew", person=True, returns=1)
+    andrew.add_fact(next(f for f in cands[1].facts if f.text.startswith("Andrew")))
+    (out, _, out_targets), took = absorb_episodes(
+        [*cands, andrew], [*vectors, [1.0, 0.0]], [*targets, ("t-andrew", False)], ON
+    )
+    salon = next(c for c in out if c.key == "salon")
+    assert out_targets[[c.key for c in out].index("salon")] == ("t-pets", False)
+    assert [f.text for f in salon.facts] == [f"Audrey: {SALON[0][1]}", f"Audrey: {SALON[2][1]}"]
