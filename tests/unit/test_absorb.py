@@ -161,3 +161,4 @@ def test_what_another_durable_topic_files_stays_there_when_an_episode_is_absorbe
     salon = next(c for c in out if c.key == "salon")
     assert out_targets[[c.key for c in out].index("salon")] == ("t-pets", False)
     assert [f.text for f in salon.facts] == [f"Audrey: {SALON[0][1]}", f"Audrey: {SALON[2][1]}"]
+    assert took == {"t-pets"}
