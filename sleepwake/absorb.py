@@ -8,7 +8,8 @@ twice, once as a segment nobody comes back to. Here (``absorb_share``; 0: off):
 
 - **an episode of the sleep** that would make a new topic, at least ``absorb_share`` of whose
   facts the sleep files under durable topics (a theme's, an area's or a person's own), joins
-  the theme's or area's topic holding most of them instead: its facts no other durable topic
+  the theme's or area's topic holding most of them instead (unless it is about a named
+  subject, ``_named``: "Luna", "Lisbon" are topics of their own that come back): its facts no other durable topic
   files join it, its turns and summary are that topic's event of this sleep
   (``merge_plan.fold``);
 - **the earlier topics a new durable topic is seeded from** become its history
@@ -62,6 +63,8 @@ def absorb_episodes(
         tid, new = targets[i]
         if not new or users[tid] != 1 or cand.person or cand.theme or not cand.facts:
             continue
+        if _named(cand):  # a named subject (Luna, Lisbon) is a topic that lasts
+            continue
         texts = [f.text for f in cand.facts]
         best = max(durable, key=lambda j: (sum(t in held[j] for t in texts), -j))
         if not any(t in held[best] for t in texts):
@@ -81,6 +84,13 @@ def absorb_episodes(
         [vectors[k] for k in order],
         [out_targets[k] for k in order],
     ), took
+
+
+def _named(cand: Candidate) -> bool:
+    """An episode about a named subject: named by a name ("Lisbon"), or about a member a theme
+    names ("Luna (James's collie)", ``sleepwake.theme_words``): it makes the topic the name's
+    next episode joins (Luna's agility contest in July, her adoption in May)."""
+    return cand.name[:1].isupper() or any(" (" in name for name in cand.theme_names)
 
 
 def bounded(work: Work, took: set[str], cfg: SleepConfig) -> None:

@@ -171,7 +171,7 @@ class MergeConfig(BaseModel):
         "recency (copies: each stays in its episode's topic; sleepwake/themes.py)",
     )  # fmt: skip
     absorb_share: float = Field(
-        default=0.0, ge=0, le=1, description="an episode that would make a new topic joins "
+        default=0.5, ge=0, le=1, description="an episode that would make a new topic joins "
         "the durable (theme or area) topic of the sleep holding this share of its facts "
         "instead ('salon' beside 'Audrey's pets'; sleepwake/absorb.py); 0: never",
     )  # fmt: skip

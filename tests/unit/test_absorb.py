@@ -17,6 +17,7 @@ from sleepwake.themes import ASPECT
 from tests.unit.test_themes import T0, episode, said
 
 ON = DEFAULT.model_copy(update={"merge": DEFAULT.merge.model_copy(update={"absorb_share": 0.5})})
+OFF = DEFAULT.model_copy(update={"merge": DEFAULT.merge.model_copy(update={"absorb_share": 0.0})})
 SALON = [
     ("Audrey", "Last Friday I took my fur kids to the pet salon."),
     ("Andrew", "They must have loved it!"),
@@ -57,7 +58,7 @@ def test_an_episode_mostly_filed_under_a_durable_topic_joins_it_after_it() -> No
 
 def test_an_episode_is_kept_when_too_little_of_it_is_filed_elsewhere_or_the_knob_is_zero() -> None:
     stricter = ON.model_copy(update={"merge": ON.merge.model_copy(update={"absorb_share": 0.9})})
-    for cfg in (stricter, DEFAULT):  # 2 of 3 facts held: under 0.9; 0 is off
+    for cfg in (stricter, OFF):  # 2 of 3 facts held: under 0.9; 0 is off
         (cands, _, targets), took = absorb_episodes(*_sleep(), cfg)
         assert targets == [("t-pets", False), ("t-salon", True), ("t-job", True)]
         assert took == set() and [c.key for c in cands][1] == "salon"
@@ -147,7 +148,7 @@ def test_a_topic_of_several_sessions_or_mostly_other_news_stays_and_dates_what_i
         assert len(work.events) == 2 and event.at == T0 and event.topic_id == "t-pets"
         assert event.delta_summary.startswith("gathered from 'salon': Audrey: ")
     work, seeded = _seeded_sleep(_old(SALON))
-    assert absorb_seeds(work, seeded, partial(_only, _old(SALON)), DEFAULT, "s2", now) == set()
+    assert absorb_seeds(work, seeded, partial(_only, _old(SALON)), OFF, "s2", now) == set()
     assert len(work.events) == 1  # off: no history added either
 
 
