@@ -170,6 +170,15 @@ class MergeConfig(BaseModel):
         default=40, ge=1, description="current facts a theme's topic keeps, by salience and "
         "recency (copies: each stays in its episode's topic; sleepwake/themes.py)",
     )  # fmt: skip
+    absorb_share: float = Field(
+        default=0.5, ge=0, le=1, description="an episode that would make a new topic joins "
+        "the durable (theme or area) topic of the sleep holding this share of its facts "
+        "instead ('salon' beside 'Audrey's pets'; sleepwake/absorb.py); 0: never",
+    )  # fmt: skip
+    absorb_kept_facts: int = Field(
+        default=60, ge=1, description="current facts a topic that took an episode keeps, by "
+        "salience and recency (the rest stay in the conversation's passages)",
+    )  # fmt: skip
     alias_share: float = Field(
         default=0.8,
         ge=0,

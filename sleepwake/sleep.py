@@ -35,6 +35,7 @@ from graph.sleep import DecayParams, SleepCommit, SleepReads, TopicWrite
 from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
+from sleepwake.absorb import absorb_episodes, absorb_seeds, bounded
 from sleepwake.aspects import areas_of, file_aspects, seed_aspects
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
@@ -333,12 +334,15 @@ class SleepRun:
         self.cands.candidates = chosen[0]
         kept = structured(chosen[0], self.cands.dependencies)
         chosen = fold_remarks(*chosen, sims, pool, self.config, self.chat, kept)
+        chosen, took = absorb_episodes(*chosen, self.config)  # consolidation (docs/topics.md)
         existing = sorted({tid for tid, new in chosen[2] if not new})
         topics = self.sleeper.store.get_topics(self.namespace, existing)
         model = self.sleeper.embedder.model_name
         self.work = fold(
             topics, self.namespace, chosen, self.slice_id, self.now, model, self.config
         )
+        took |= absorb_seeds(self.work, self.seeded, read, self.config, self.slice_id, self.now)
+        bounded(self.work, took, self.config)
         self.work.top = self.reads.top
         close_changed_states(
             self.work, self.sleeper.store, self.namespace, self.piece, self.config.formation

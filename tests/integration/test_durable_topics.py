@@ -17,6 +17,7 @@ from graph.models import EdgeType
 from retrieval.embedding import MiniLMEmbedder
 from sleepwake.config_sections import AspectsConfig
 from sleepwake.conversation import IncomingMessage
+from sleepwake.turn_facts import FIRST_PERSON
 from tests.integration.test_sleep_wake import DAY1, Memory, build
 
 # five sessions over five months; the dogs come back in four of them, between other subjects
@@ -263,10 +264,12 @@ MUSIC_2 = [
 def test_an_area_of_a_life_said_in_other_words_each_time_is_one_topic(
     driver: Driver, embedder: MiniLMEmbedder, namespace: str
 ) -> None:
-    """With aspects on (off by default: docs/topics.md, "Aspects of a life"): the violin in
+    """With aspects on (the default; set here all the same): the violin in
     May and the clarinet and the band in June share no noun, yet "What instruments does
     Melanie play?" has one topic to read, "Melanie's music", made when the area came back and
-    started with what the May episode said of it; the race and Caroline's parade are not in it."""
+    started with what the May episode said of it; the race and Caroline's parade are not in it.
+    Consolidated (``merge.absorb_share``, on by default): its history shows May (the violin,
+    gathered from the May episode) and June, and the June episode made no topic of its own."""
     memory = build(driver, embedder, namespace)
     on = AspectsConfig(cosine=0.6)
     memory.sleeper.config = memory.sleeper.config.model_copy(update={"aspects": on})
@@ -279,5 +282,13 @@ def test_an_area_of_a_life_said_in_other_words_each_time_is_one_topic(
     texts = [f.text for f in music[0].facts]
     assert any("violin" in t for t in texts) and any("clarinet" in t for t in texts), texts
     assert not any("race" in t or "parade" in t for t in texts), texts
-    assert all(t.startswith("Melanie: ") for t in texts), texts
+    # her news, and of the others' only replies to it ("A band! You are full of surprises."),
+    # never their own news (the parade is filed under Caroline)
+    others = [t.split(": ", 1)[1] for t in texts if not t.startswith("Melanie: ")]
+    assert not [t for t in others if FIRST_PERSON.search(t)], texts
     assert music[0].time.last_seen_at - music[0].time.first_seen_at > timedelta(days=30)
+    events = memory.events.for_topics(namespace, [music[0].topic_id])
+    assert len({e.at.date() for e in events}) == 2, [(e.at, e.delta_summary) for e in events]
+    june = DAY1 + timedelta(days=35)
+    made_in_june = [t.name for t in topics if t.time.first_seen_at >= june]
+    assert set(made_in_june) <= {"Melanie", "Caroline"}, [t.name for t in topics]
