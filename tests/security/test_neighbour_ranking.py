@@ -255,3 +255,59 @@ def test_a_small_namespace_s_vector_searches_read_the_same_rows_beside_a_crowd(
     _bob_crowds(driver, embedder, bob)
     after = {n: _profiled(driver, n.strip(), p) for n, p in searches.items()}
     assert after == before
+
+
+SPOKE = [  # a chat between people: a question naming Ann searches what Ann said (hop26)
+    ("Ann", "I play the violin in a community orchestra these days."),
+    ("Bo", "Which instruments do you play besides that?"),
+    ("Ann", "Lately I practise the cello every evening after work."),
+    ("Bo", "I play guitar in a band."),
+    # then small talk: the lines above leave the tail (the recent turns the agent already has)
+    *[
+        ("Bo" if i % 2 else "Ann", f"The weather on the coast was lovely, day {i}.")
+        for i in range(20)
+    ],
+]
+ABOUT_ANN = {"message": "What instruments does Ann play?", "budget": 150}
+
+
+def _spoken(lines: list[tuple[str, str]], start: datetime) -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "speaker": who, "content": text,
+         "at": (start + timedelta(minutes=i)).isoformat()}
+        for i, (who, text) in enumerate(lines)
+    ]  # fmt: skip
+
+
+def test_another_tenants_speaker_of_the_same_name_changes_nothing_a_person_question_reads(
+    client: TestClient,
+    driver: Driver,
+    embedder: MiniLMEmbedder,
+    namespace: str,
+    other_namespace: str,
+) -> None:
+    """Bob's "Ann", with many lines in the question's own words, is not alice's Ann: the search
+    of what a named person said (``PassageStore.search_spoken``) reads alice's namespace only,
+    and her context (items, order, scores, trace) is the same JSON before and after."""
+    alice = bearer(new_key(client, namespace))
+    bob = bearer(new_key(client, other_namespace))
+    _post(client, "/v1/messages", {"messages": _spoken(SPOKE, T0), "auto_sleep": False}, alice)
+    indexer = PassageIndexer(PassageStore(driver), embedder)
+    indexer.run(namespace)
+    body = {"now": NOW, "trace": True, **ABOUT_ANN}
+
+    def read() -> str:
+        context = _post(client, "/v1/context", body, alice)
+        context.pop("timings_ms")
+        return json.dumps(context, sort_keys=True)
+
+    read()  # her first read marks what it used: read once before
+    before = read()
+    assert "violin" in before and "cello" in before
+    flood = [("Ann", f"What instruments does Ann play? I play instruments, drums {i}.")
+             for i in range(300)]  # fmt: skip
+    _post(client, "/v1/messages", {"messages": _spoken(flood, T0), "auto_sleep": False}, bob)
+    indexer.run(other_namespace)
+    assert _passages(driver, other_namespace) >= 300
+    after = read()
+    assert after == before and "drums" not in after
