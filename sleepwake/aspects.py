@@ -165,7 +165,10 @@ def _routed(
             pooled.setdefault(hit.idx, []).append(hit.fields.name)
     words = {_split(c)[1] for c in themes} | {_split_name(n)[1] for v in pooled.values() for n in v}
     areas = place(words)
-    gone: set[int] = set()
+    labels = {id(c): c.label for c in themes}
+    gone = _into_areas(candidates, hits, areas, n)
+    joined = {id(candidates[i]) for i in gone}  # a theme that joined its area stands for none
+    themes = [c for c in themes if c.label == labels[id(c)] and id(c) not in joined]
     for i, cand in enumerate(candidates):
         if cand.theme not in (ASPECT, ASPECT_BACK):
             continue
@@ -180,6 +183,8 @@ def _routed(
             continue
         for name in sorted(pooled.get(i, [])):
             who, word = _split_name(name)
+            if normalise_key(name) == cand.key:
+                continue  # the area's own topic: it joins it
             if who == owner and areas.get(word) == area:
                 same = next((c for c in candidates if c.key == normalise_key(name)), None)
                 if same is not None:  # the theme's own candidate is here: one, not two
@@ -188,6 +193,41 @@ def _routed(
                 else:
                     cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
                 break
+    return gone
+
+
+def _into_areas(
+    candidates: Sequence[Candidate], hits: Sequence[PoolHit], areas: Mapping[str, str], n: int
+) -> set[int]:
+    """The indexes of the new theme candidates whose owner's area topic already holds their
+    subject: a theme with no topic of its own ("James's puppy", said again in June) whose word
+    belongs to an area ("pets") of which its owner has a topic in the theme's pool ("James's
+    pets", made in April) joins that topic (one topic of an owner's area, whichever came
+    first: the other way round, ``_routed`` sends the area to the theme). An area candidate of
+    that name in the slice takes the theme's facts (``n`` at most), else the theme becomes the
+    area's candidate."""
+    own_names: dict[int, set[str]] = {}
+    for hit in hits:
+        own_names.setdefault(hit.idx, set()).add(hit.fields.name)
+    by_key = {c.key: c for c in candidates}
+    gone: set[int] = set()
+    for i, cand in enumerate(candidates):
+        if cand.theme in ("", ASPECT, ASPECT_BACK, SAID) or cand.person or not cand.label:
+            continue
+        owner, word = _split(cand)
+        area = areas.get(word)
+        names = own_names.get(i, set())
+        if not area or cand.label in names:  # no area, or the theme has its topic: it stays
+            continue
+        name = f"{owner}'s {area}"
+        if name not in names:
+            continue
+        same = by_key.get(normalise_key(name))
+        if same is not None and same is not cand:
+            _file(same, cand.facts, {}, n)
+            gone.add(i)
+        else:
+            cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
     return gone
 
 

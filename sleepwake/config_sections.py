@@ -91,7 +91,7 @@ class AspectsConfig(BaseModel):
     # made before its theme stands beside it ("James's pets" and "James's puppy"):
     # docs/topics.md, "Aspects of a life"
     cosine: float = Field(
-        default=0.0, ge=0, le=1, description="a word joins the area of its nearest seed word "
+        default=0.6, ge=0, le=1, description="a word joins the area of its nearest seed word "
         "at this cosine or more (0.6 measured); 0: no aspect topics"
     )  # fmt: skip
     margin: float = Field(

@@ -217,6 +217,63 @@ def test_an_area_whose_owner_has_a_theme_topic_for_it_joins_that_topic() -> None
     assert len(pets.facts) == 2
 
 
+def test_a_new_theme_whose_owner_has_the_areas_topic_joins_that_topic() -> None:
+    """James's "James's pets" topic came first (April); in June he says "puppy" in two
+    episodes, a theme with no topic of its own: it joins "James's pets" under that name, not a
+    "James's puppy" beside it. A theme that has its own topic keeps it; another owner's area
+    takes nothing."""
+    messages, walk = episode(
+        "walk",
+        [
+            ("James", "My puppy Max graduated from training class today."),
+            ("James", "I take my puppy to the park every morning."),
+        ],
+    )
+    puppy = Candidate(key="james's puppy", label="James's puppy", returns=1, theme="episode")
+    puppy.add_fact(walk.facts[0])
+    own = Candidate(key="james's dog", label="James's dog", returns=1, theme="episode")
+    own.add_fact(walk.facts[1])
+    pets = MatchFields("t-pets", "James's pets", (), "", (), T0, T0)
+    hers = MatchFields("t-hers", "Audrey's pets", (), "", (), T0, T0)
+    dog = MatchFields("t-dog", "James's dog", (), "", (), T0, T0)
+    hits = [
+        PoolHit(1, hers, 0.95),
+        PoolHit(1, pets, 0.9),
+        PoolHit(2, pets, 0.9),
+        PoolHit(2, dog, 1.0),
+    ]
+    candidates, vectors = [walk, puppy, own], [[1.0, 0.0]] * 3
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    kept, _, _, _ = seed_aspects(
+        candidates, vectors, hits, {}, lambda ids: [], {}, BACK_ONLY, place
+    )
+    assert kept == [walk, puppy, own]
+    assert (puppy.key, puppy.label, puppy.theme) == ("james's pets", "James's pets", "said")
+    assert (own.key, own.label) == ("james's dog", "James's dog")  # it has its topic
+
+
+def test_an_areas_candidate_joins_its_own_topic_in_the_pool() -> None:
+    """The area's own topic ("Melanie's music", made in May) in its candidate's pool is where
+    the October clarinet goes: the candidate stays, with its facts."""
+    messages, talk = episode(
+        "concert",
+        [
+            ("Melanie", "I play the clarinet in a band now."),
+            ("Melanie", "My violin needs new strings before the concert."),
+        ],
+    )
+    cands = file_aspects(messages, SliceCandidates([talk], [], None, {}), CFG, embed)
+    music = next(c for c in cands.candidates if c.label == "Melanie's music")
+    mine = MatchFields("t-music", "Melanie's music", (), "", (), T0, T0)
+    index = cands.candidates.index(music)
+    found = keep_recurring(
+        cands.candidates, [[1.0, 0.0]] * len(cands.candidates), [PoolHit(index, mine, 1.0)]
+    )
+    place = partial(areas_of, cfg=CFG.aspects, embed=embed)
+    kept, _, _, _ = seed_aspects(*found, lambda ids: [], {}, CFG, place)
+    assert music in kept and music.label == "Melanie's music" and len(music.facts) == 2
+
+
 def test_an_area_without_seed_words_is_refused_at_start_up() -> None:
     for areas in ({"music": ()}, {"Music": ("song",)}, {"music": ("rock band",)}):
         with pytest.raises(ValidationError, match="aspect area"):
