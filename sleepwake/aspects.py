@@ -164,7 +164,13 @@ def _routed(
         if sep and word and " " not in word and candidates[hit.idx].theme in (ASPECT, ASPECT_BACK):
             pooled.setdefault(hit.idx, []).append(hit.fields.name)
     words = {_split(c)[1] for c in themes} | {_split_name(n)[1] for v in pooled.values() for n in v}
-    areas = place(words)
+    words |= {  # the single-word themes in the themes' pools ("Andrew's hiking")
+        _split_name(h.fields.name)[1]
+        for h in hits
+        if candidates[h.idx].theme not in ("", ASPECT, ASPECT_BACK)
+        and " " not in _split_name(h.fields.name)[1]
+    }
+    areas = place(words - {""})
     labels = {id(c): c.label for c in themes}
     gone = _into_areas(candidates, hits, areas, n)
     joined = {id(candidates[i]) for i in gone}  # a theme that joined its area stands for none
@@ -199,16 +205,16 @@ def _routed(
 def _into_areas(
     candidates: Sequence[Candidate], hits: Sequence[PoolHit], areas: Mapping[str, str], n: int
 ) -> set[int]:
-    """The indexes of the new theme candidates whose owner's area topic already holds their
-    subject: a theme with no topic of its own ("James's puppy", said again in June) whose word
-    belongs to an area ("pets") of which its owner has a topic in the theme's pool ("James's
-    pets", made in April) joins that topic (one topic of an owner's area, whichever came
-    first: the other way round, ``_routed`` sends the area to the theme). An area candidate of
-    that name in the slice takes the theme's facts (``n`` at most), else the theme becomes the
-    area's candidate."""
-    own_names: dict[int, set[str]] = {}
-    for hit in hits:
-        own_names.setdefault(hit.idx, set()).add(hit.fields.name)
+    """The indexes of the new theme candidates whose owner already has a topic of their area: a
+    theme with no topic of its own ("James's puppy", said again in June) whose word belongs to
+    an area ("pets") of which its owner has a topic in the theme's pool ("James's pets", made
+    in April; else another theme's of that area, "Andrew's hiking" for his "trail") joins that
+    topic (one topic of an owner's area, whichever came first: the other way round,
+    ``_routed`` sends the area to the theme). A candidate of that name in the slice takes the
+    theme's facts (``n`` at most), else the theme becomes that topic's candidate."""
+    pools: dict[int, list[PoolHit]] = {}
+    for hit in sorted(hits, key=lambda h: -h.cosine):
+        pools.setdefault(hit.idx, []).append(hit)
     by_key = {c.key: c for c in candidates}
     gone: set[int] = set()
     for i, cand in enumerate(candidates):
@@ -216,11 +222,14 @@ def _into_areas(
             continue
         owner, word = _split(cand)
         area = areas.get(word)
-        names = own_names.get(i, set())
+        names = [h.fields.name for h in pools.get(i, [])]
         if not area or cand.label in names:  # no area, or the theme has its topic: it stays
             continue
-        name = f"{owner}'s {area}"
-        if name not in names:
+        same_area = [
+            n for n in names if _split_name(n)[0] == owner and areas.get(_split_name(n)[1]) == area
+        ]  # another theme of the area ("Andrew's hiking" for his "trail"), the best first
+        name = f"{owner}'s {area}" if f"{owner}'s {area}" in names else next(iter(same_area), "")
+        if not name:
             continue
         same = by_key.get(normalise_key(name))
         if same is not None and same is not cand:

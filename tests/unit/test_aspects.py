@@ -222,7 +222,7 @@ def test_a_new_theme_whose_owner_has_the_areas_topic_joins_that_topic() -> None:
     episodes, a theme with no topic of its own: it joins "James's pets" under that name, not a
     "James's puppy" beside it. A theme that has its own topic keeps it; another owner's area
     takes nothing."""
-    messages, walk = episode(
+    _messages, walk = episode(
         "walk",
         [
             ("James", "My puppy Max graduated from training class today."),
@@ -250,6 +250,24 @@ def test_a_new_theme_whose_owner_has_the_areas_topic_joins_that_topic() -> None:
     assert kept == [walk, puppy, own]
     assert (puppy.key, puppy.label, puppy.theme) == ("james's pets", "James's pets", "said")
     assert (own.key, own.label) == ("james's dog", "James's dog")  # it has its topic
+
+
+def test_a_new_theme_joins_its_owners_topic_of_another_word_of_the_area() -> None:
+    """No "James's pets" yet, but "James's dog" (a theme's topic, made in March): his new
+    "James's puppy" of June joins it, the best of its pool; another owner's is never taken."""
+    _messages, walk = episode("walk", [("James", "My puppy Max graduated from class today.")])
+    puppy = Candidate(key="james's puppy", label="James's puppy", returns=1, theme="episode")
+    puppy.add_fact(walk.facts[0])
+    dog = MatchFields("t-dog", "James's dog", (), "", (), T0, T0)
+    hers = MatchFields("t-hers", "Audrey's dog", (), "", (), T0, T0)
+    hits = [PoolHit(1, hers, 0.95), PoolHit(1, dog, 0.9)]
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    candidates, vectors = [walk, puppy], [[1.0, 0.0]] * 2
+    kept, _, _, _ = seed_aspects(
+        candidates, vectors, hits, {}, lambda ids: [], {}, BACK_ONLY, place
+    )
+    assert kept == [walk, puppy]
+    assert (puppy.key, puppy.label, puppy.theme) == ("james's dog", "James's dog", "said")
 
 
 def test_an_areas_candidate_joins_its_own_topic_in_the_pool() -> None:
