@@ -240,6 +240,39 @@ def _into_areas(
     return gone
 
 
+def area_lookups(
+    candidates: Sequence[Candidate], owned: Sequence[str], place: Place, cfg: AspectsConfig
+) -> dict[int, set[str]]:
+    """Candidate index -> the further (lower-cased) names its pool read looks up, so that the
+    topic of its owner's area is in its pool whichever came first: a theme's candidate
+    ("Audrey's dog") looks up its area's name ("audrey's pets"), an area's candidate the
+    owner's themes of that area (``owned``: the lower-cased names of the speakers' topics,
+    "audrey's dog"). ``_into_areas`` and ``_routed`` then make them one. None with aspects off."""
+    if cfg.cosine <= 0:
+        return {}
+    themes = {
+        i: _split(c)
+        for i, c in enumerate(candidates)
+        if c.theme and not c.person and c.label and "'s " in c.label
+    }
+    theirs: dict[str, list[str]] = {}
+    for name in owned:
+        owner, sep, word = name.partition("'s ")
+        if sep and word and " " not in word and "(" not in name:
+            theirs.setdefault(owner, []).append(word)
+    words = {w for _, w in themes.values()} | {w for ws in theirs.values() for w in ws}
+    areas = place(words - {""}) if words else {}
+    out: dict[int, set[str]] = {}
+    for i, (owner, word) in themes.items():
+        cand = candidates[i]
+        if cand.theme in (ASPECT, ASPECT_BACK):
+            same = {w for w in theirs.get(owner.lower(), []) if areas.get(w) == word}
+            out[i] = {f"{owner.lower()}'s {w}" for w in same}
+        elif word in areas:
+            out[i] = {f"{owner.lower()}'s {areas[word]}"}
+    return {i: names for i, names in out.items() if names}
+
+
 def _split_name(name: str) -> tuple[str, str]:
     owner, _, word = name.partition("'s ")
     return owner, word.lower()

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from graph.models import Topic, TopicTime
 from graph.sleep import MatchFields, PoolHit
 from sleepwake.aspects import (
+    area_lookups,
     areas_of,
     file_aspects,
     own_facts,
@@ -290,6 +291,21 @@ def test_an_areas_candidate_joins_its_own_topic_in_the_pool() -> None:
     place = partial(areas_of, cfg=CFG.aspects, embed=embed)
     kept, _, _, _ = seed_aspects(*found, lambda ids: [], {}, CFG, place)
     assert music in kept and music.label == "Melanie's music" and len(music.facts) == 2
+
+
+def test_the_pool_read_of_a_theme_looks_up_its_owners_area_and_of_an_area_its_themes() -> None:
+    """Whichever came first, the other is in the pool: "James's puppy" looks up "james's pets",
+    "James's pets" the owner's themes of that area ("james's dog"), not another owner's nor
+    another area's; nothing with aspects off."""
+    puppy = Candidate(key="james's puppy", label="James's puppy", returns=1, theme="episode")
+    pets = Candidate(key="james's pets", label="James's pets", returns=1, theme=ASPECT_BACK)
+    music = Candidate(key="james's music", label="James's music", returns=1, theme=ASPECT_BACK)
+    plain = Candidate(key="park", label="park", returns=1)
+    owned = ["james's dog", "james's guitar", "audrey's dog", "luna (james's dog)"]
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    found = area_lookups([plain, puppy, pets, music], owned, place, BACK_ONLY.aspects)
+    assert found == {1: {"james's pets"}, 2: {"james's dog"}, 3: {"james's guitar"}}
+    assert area_lookups([puppy], owned, place, ON.model_copy(update={"cosine": 0.0})) == {}
 
 
 def test_an_area_without_seed_words_is_refused_at_start_up() -> None:
