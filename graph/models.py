@@ -227,6 +227,19 @@ class Topic(_Model):
             }
         )
 
+    def with_items(
+        self,
+        facts: list[Fact],
+        open_loops: list[OpenLoop],
+        numbers: list[TypedNumber],
+        aliases: list[str],
+        **more: Any,
+    ) -> Topic:
+        """This topic with its items replaced (a merge, a scrub), and any other field in
+        ``more`` (``time``, ``one_liner``, ``stats``); like ``model_copy``, not re-validated."""
+        items = {"facts": facts, "open_loops": open_loops, "numbers": numbers, "aliases": aliases}
+        return self.model_copy(update=items | more)
+
     def as_of(self, when: datetime) -> Topic:
         """This topic as it stood at ``when``: only the facts and numbers valid then (the
         history stays in the stored record; see ``Fact.valid_at``)."""

@@ -14,6 +14,7 @@ same whether the sleep ran inline or in a background worker: it compares graph s
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -79,22 +80,14 @@ class WakeResult(BaseModel):
     claim: WakeState | None = Field(default=None, exclude=True)  # for ``Waker.release``
 
 
+@dataclass(eq=False)
 class Waker:
-    def __init__(
-        self,
-        store: SleepStoreProtocol,
-        messages: MessageStoreProtocol,
-        search: TopicSearch,
-        policy: SleepPolicy | None = None,
-        tz: str = "UTC",
-        manifests: SkillManifests | None = None,
-    ) -> None:
-        self.store = store
-        self.messages = messages
-        self.search = search
-        self.policy = policy or SleepPolicy()
-        self.tz = tz
-        self.manifests = manifests
+    store: SleepStoreProtocol
+    messages: MessageStoreProtocol
+    search: TopicSearch
+    policy: SleepPolicy = field(default_factory=SleepPolicy)
+    tz: str = "UTC"
+    manifests: SkillManifests | None = None
 
     def wake(
         self, namespace: str, message: str, now: datetime, k: int = 8, record: bool = True
