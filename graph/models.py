@@ -11,7 +11,7 @@ import hashlib
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -248,6 +248,31 @@ class Topic(_Model):
                 "facts": [f for f in self.facts if f.valid_at(when)],
                 "numbers": [n for n in self.numbers if n.valid_at(when)],
             }
+        )
+
+
+class TopicSummary(BaseModel):
+    """A topic as a result lists it (a search hit, a woken topic): what it is, when it was
+    talked about, and its score; ``of`` fills these from the topic."""
+
+    topic_id: str
+    name: str
+    one_liner: str
+    first_seen_at: datetime
+    last_seen_at: datetime
+    score: float
+
+    @classmethod
+    def of(cls, topic: Topic, score: float, **more: Any) -> Self:
+        """``topic``'s summary with ``score`` and the subclass's own fields in ``more``."""
+        return cls(
+            topic_id=topic.topic_id,
+            name=topic.name,
+            one_liner=topic.one_liner,
+            first_seen_at=topic.time.first_seen_at,
+            last_seen_at=topic.time.last_seen_at,
+            score=score,
+            **more,
         )
 
 

@@ -21,7 +21,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from graph.clock import ensure_utc
-from graph.models import InProgress, Message, TailTurn, Topic, WakeCheck, WakePacket, WakeState
+from graph.models import (
+    InProgress,
+    Message,
+    TailTurn,
+    Topic,
+    TopicSummary,
+    WakeCheck,
+    WakePacket,
+    WakeState,
+)
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
 from retrieval.facts import rank_facts
 from retrieval.search import TopicSearch
@@ -45,13 +54,7 @@ class ResumePlan(BaseModel):
     reason: str = ""
 
 
-class WokenTopic(BaseModel):
-    topic_id: str
-    name: str
-    one_liner: str
-    first_seen_at: datetime
-    last_seen_at: datetime
-    score: float
+class WokenTopic(TopicSummary):
     reason: str
     source_message_ids: list[str]
 
@@ -280,16 +283,7 @@ def _woken(topic: Topic, score: float, reason: str, qterms: frozenset[str]) -> W
     then recency), so a large topic's first 50 ids are not its oldest."""
     ranked = rank_facts(topic.current().facts, qterms)
     ids = list(dict.fromkeys(m for f in ranked for m in f.source_message_ids))
-    return WokenTopic(
-        topic_id=topic.topic_id,
-        name=topic.name,
-        one_liner=topic.one_liner,
-        first_seen_at=topic.time.first_seen_at,
-        last_seen_at=topic.time.last_seen_at,
-        score=score,
-        reason=reason,
-        source_message_ids=ids[:50],
-    )
+    return WokenTopic.of(topic, score, reason=reason, source_message_ids=ids[:50])
 
 
 def _history(packet: WakePacket | None, state: WakeState | None) -> SleepHistory:
