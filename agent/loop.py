@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -103,24 +104,15 @@ class ChatResult(BaseModel):
     wake: dict[str, Any] | None = None  # this turn woke: why, woke_at, the resume decision
 
 
+@dataclass(eq=False)
 class AgentLoop:
-    def __init__(
-        self,
-        services: Services,
-        client: OpenAI,
-        registry: ToolRegistry,
-        policy: ModelPolicy | None = None,
-        max_steps: int = 8,
-        tail_turns: int = 6,
-        budget: int = 1500,
-    ) -> None:
-        self.services = services
-        self.client = client
-        self.registry = registry
-        self.policy = policy or ModelPolicy()
-        self.max_steps = max_steps
-        self.tail_turns = tail_turns
-        self.budget = budget
+    services: Services
+    client: OpenAI
+    registry: ToolRegistry
+    policy: ModelPolicy = field(default_factory=ModelPolicy)
+    max_steps: int = 8
+    tail_turns: int = 6
+    budget: int = 1500
 
     def chat(
         self, namespace: str, text: str, now: datetime, session_id: str | None = None

@@ -35,6 +35,7 @@ import asyncio
 import logging
 import threading
 import time
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal
 
 from fastapi import Request
@@ -92,27 +93,20 @@ async def no_deadline(request: Request) -> None:
     exempt_from_deadline(request)
 
 
+@dataclass(eq=False)
 class DeadlineMiddleware:
     """ASGI middleware: a request under ``prefixes`` unanswered after ``budget`` seconds answers
     503 while the app's ``neo4j_probe`` finds Neo4j refusing, or recovering from an outage."""
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        budget: float = 3.0,
-        *,
-        check: float = 1.0,
-        recheck: float = 0.5,
-        settle: float = 120.0,
-        prefixes: tuple[str, ...] = ("/v1/",),
-    ) -> None:
-        self.app = app
-        self.budget = budget
-        self.check = check
-        self.recheck = recheck
-        self.settle = settle
-        self.prefixes = prefixes
-        self._cut_off: set[asyncio.Task[None]] = set()  # handlers still running after their 503
+    app: ASGIApp
+    budget: float = 3.0
+    _: KW_ONLY
+    check: float = 1.0
+    recheck: float = 0.5
+    settle: float = 120.0
+    prefixes: tuple[str, ...] = ("/v1/",)
+    # handlers still running after their 503
+    _cut_off: set[asyncio.Task[None]] = field(default_factory=set, init=False)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         probe = probe_of(scope)

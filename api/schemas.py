@@ -18,7 +18,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from graph.models import EdgeType, Fact, OpenLoop, TopicLinks, TopicStats, TopicTime, TypedNumber
+from graph.models import (
+    EdgeType,
+    Fact,
+    OpenLoop,
+    TopicLinks,
+    TopicStats,
+    TopicSummary,
+    TopicTime,
+    TypedNumber,
+)
 from graph.sleep_queue import SleepRun
 from graph.validation import (
     MAX_INT,
@@ -301,13 +310,7 @@ class TopicSearch(_In):
                                "before it); ranked as of then")  # fmt: skip
 
 
-class SearchHitPublic(BaseModel):
-    topic_id: str
-    name: str
-    one_liner: str
-    first_seen_at: datetime
-    last_seen_at: datetime
-    score: float
+class SearchHitPublic(TopicSummary):
     components: dict[str, float]
     sources: list[str]
     reason: str = Field(description="why it was found")

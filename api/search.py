@@ -32,14 +32,6 @@ def search_topics(
 
 
 def _hit(h: TopicHit) -> SearchHitPublic:
-    return SearchHitPublic(
-        topic_id=h.topic.topic_id,
-        name=h.topic.name,
-        one_liner=h.topic.one_liner,
-        first_seen_at=h.topic.time.first_seen_at,
-        last_seen_at=h.topic.time.last_seen_at,
-        score=h.score,
-        components=h.components,
-        sources=h.sources,
-        reason=h.reason,
+    return SearchHitPublic.of(
+        h.topic, h.score, components=h.components, sources=h.sources, reason=h.reason
     )

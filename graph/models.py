@@ -11,7 +11,7 @@ import hashlib
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -227,6 +227,19 @@ class Topic(_Model):
             }
         )
 
+    def with_items(
+        self,
+        facts: list[Fact],
+        open_loops: list[OpenLoop],
+        numbers: list[TypedNumber],
+        aliases: list[str],
+        **more: Any,
+    ) -> Topic:
+        """This topic with its items replaced (a merge, a scrub), and any other field in
+        ``more`` (``time``, ``one_liner``, ``stats``); like ``model_copy``, not re-validated."""
+        items = {"facts": facts, "open_loops": open_loops, "numbers": numbers, "aliases": aliases}
+        return self.model_copy(update=items | more)
+
     def as_of(self, when: datetime) -> Topic:
         """This topic as it stood at ``when``: only the facts and numbers valid then (the
         history stays in the stored record; see ``Fact.valid_at``)."""
@@ -235,6 +248,31 @@ class Topic(_Model):
                 "facts": [f for f in self.facts if f.valid_at(when)],
                 "numbers": [n for n in self.numbers if n.valid_at(when)],
             }
+        )
+
+
+class TopicSummary(BaseModel):
+    """A topic as a result lists it (a search hit, a woken topic): what it is, when it was
+    talked about, and its score; ``of`` fills these from the topic."""
+
+    topic_id: str
+    name: str
+    one_liner: str
+    first_seen_at: datetime
+    last_seen_at: datetime
+    score: float
+
+    @classmethod
+    def of(cls, topic: Topic, score: float, **more: Any) -> Self:
+        """``topic``'s summary with ``score`` and the subclass's own fields in ``more``."""
+        return cls(
+            topic_id=topic.topic_id,
+            name=topic.name,
+            one_liner=topic.one_liner,
+            first_seen_at=topic.time.first_seen_at,
+            last_seen_at=topic.time.last_seen_at,
+            score=score,
+            **more,
         )
 
 

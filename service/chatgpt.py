@@ -250,20 +250,14 @@ def _custom_instructions(content: Content) -> str:
     return "Custom instructions. " + " ".join(p for p in parts if p) if any(parts) else ""
 
 
+@dataclass(eq=False)
 class ChatGPTImporter:
     """Ingest a parsed history into a namespace through the conversation's sleep policy."""
 
-    def __init__(
-        self,
-        conversation: Conversation,
-        messages: MessageStore,
-        store: TransferStore,
-        clock: Clock,
-    ) -> None:
-        self.conversation = conversation
-        self.messages = messages
-        self.store = store
-        self.clock = clock
+    conversation: Conversation
+    messages: MessageStore
+    store: TransferStore
+    clock: Clock
 
     def run(
         self,

@@ -10,6 +10,7 @@ sleep lease; export does not block them).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from graph.clock import Clock
 from graph.models import WakePacket
@@ -34,11 +35,11 @@ from service.export_format import (
 PAGE = 500
 
 
+@dataclass(eq=False)
 class ExportService:
-    def __init__(self, store: TransferStore, embedder: Embedder, clock: Clock) -> None:
-        self.store = store
-        self.embedder = embedder
-        self.clock = clock
+    store: TransferStore
+    embedder: Embedder
+    clock: Clock
 
     def lines(self, namespace: str, vectors: bool = False) -> Iterator[str]:
         """The document, one line at a time: header, records, end (with the counts)."""

@@ -12,6 +12,7 @@ not silently fork its history. Writes are read-modify-write on the topic's versi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -62,14 +63,12 @@ class TopicHistory(BaseModel):
     timeline: list[HistoryEntry]
 
 
+@dataclass(eq=False)
 class FactService:
-    def __init__(
-        self, topics: TopicStore, events: EventStore, embedder: Embedder, clock: Clock
-    ) -> None:
-        self.topics = topics
-        self.events = events
-        self.embedder = embedder
-        self.clock = clock
+    topics: TopicStore
+    events: EventStore
+    embedder: Embedder
+    clock: Clock
 
     def view(
         self, namespace: str, topic_id: str, as_of: datetime | None = None, history: bool = False

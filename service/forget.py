@@ -120,28 +120,17 @@ class _Target:
     removals: dict[str, Removal] = field(default_factory=dict)  # topic id -> items to remove
 
 
+@dataclass(eq=False)
 class ForgetService:
-    def __init__(
-        self,
-        store: ForgetStore,
-        topics: TopicStore,
-        messages: MessageStore,
-        events: EventStore,
-        leases: SleepStore,
-        embedder: Embedder,
-        clock: Clock,
-        listeners: Sequence[Listener] = (),
-        lease_clock: Clock | None = None,
-    ) -> None:
-        self.store = store
-        self.topics = topics
-        self.messages = messages
-        self.events = events
-        self.leases = leases
-        self.embedder = embedder
-        self.clock = clock
-        self.listeners = list(listeners)
-        self.lease_clock = lease_clock or SystemClock()  # leases are wall time, as the sleep's
+    store: ForgetStore
+    topics: TopicStore
+    messages: MessageStore
+    events: EventStore
+    leases: SleepStore
+    embedder: Embedder
+    clock: Clock
+    listeners: Sequence[Listener] = ()
+    lease_clock: Clock = field(default_factory=SystemClock)  # leases are wall time, as the sleep's
 
     # -- use cases -------------------------------------------------------------------------------
     def topic(

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import timedelta
 from functools import partial
 
@@ -77,33 +78,22 @@ __all__ = ["Document", "ImportService", "parse_document", "read_lines"]
 LEASE_TTL = timedelta(minutes=10)  # renewed after every batch
 
 
+@dataclass(eq=False)
 class ImportService:
-    def __init__(
-        self,
-        store: TransferStore,
-        messages: MessageStore,
-        topics: TopicStore,
-        leases: SleepStore,
-        embedder: Embedder,
-        clock: Clock,
-        *,
-        id_key: bytes,
-        redactor: Redactor | None = None,
-        lease_clock: Clock | None = None,
-        pacing: Pacing | None = None,
-    ) -> None:
-        self.pacing = pacing or Pacing()
-        """``id_key``: the server's import key (``service.import_ids.server_key``);
-        ``redactor``: the stores' (built-in shapes and the operator's patterns)."""
-        self.id_key = id_key
-        self.redactor = redactor or Redactor()
-        self.store = store
-        self.messages = messages
-        self.topics = topics
-        self.leases = leases
-        self.embedder = embedder
-        self.clock = clock
-        self.lease_clock = lease_clock or SystemClock()
+    """``id_key``: the server's import key (``service.import_ids.server_key``); ``redactor``:
+    the stores' (built-in shapes and the operator's patterns)."""
+
+    store: TransferStore
+    messages: MessageStore
+    topics: TopicStore
+    leases: SleepStore
+    embedder: Embedder
+    clock: Clock
+    _: KW_ONLY
+    id_key: bytes = field(repr=False)
+    redactor: Redactor = field(default_factory=Redactor)
+    lease_clock: Clock = field(default_factory=SystemClock)
+    pacing: Pacing = field(default_factory=Pacing)
 
     def run(
         self,

@@ -36,12 +36,12 @@ class MessageInContext:
     around: list[Message]
 
 
+@dataclass(eq=False)
 class InspectService:
     """Paged topic lists and message look-ups for the inspector, one namespace at a time."""
 
-    def __init__(self, store: InspectorStore, messages: MessageStore) -> None:
-        self.store = store
-        self.messages = messages
+    store: InspectorStore
+    messages: MessageStore
 
     def topic_page(
         self,

@@ -33,12 +33,12 @@ class MessagePage:
     truncated: bool
 
 
+@dataclass(eq=False)
 class ConversationService:
     """The one continuous conversation of each namespace."""
 
-    def __init__(self, conversation: Conversation, messages: MessageStore) -> None:
-        self.conversation = conversation
-        self.messages = messages
+    conversation: Conversation
+    messages: MessageStore
 
     def append(
         self,
@@ -94,23 +94,16 @@ class ContextService:
         return list(router(message, last_tool_output).get("skills") or [])
 
 
+@dataclass(eq=False)
 class SleepWakeService:
     """Sleep (compact the buffer into topics, write a wake packet), wake (restore), and the
     record of every sleep attempt."""
 
-    def __init__(
-        self,
-        sleeper: Sleeper,
-        waker: Waker,
-        store: SleepStore,
-        queue: SleepQueueProtocol,
-        clock: Clock,
-    ) -> None:
-        self.sleeper = sleeper
-        self.waker = waker
-        self.store = store
-        self.queue = queue
-        self.clock = clock
+    sleeper: Sleeper
+    waker: Waker
+    store: SleepStore
+    queue: SleepQueueProtocol
+    clock: Clock
 
     def sleep(
         self, namespace: str, now: datetime, reason: SleepReason = "explicit"

@@ -35,15 +35,7 @@ def merge_topic(stored: Topic, incoming: Topic) -> Topic | None:
             "notable_events": sorted(events, key=lambda e: e.at),
         }
     )
-    merged = stored.model_copy(
-        update={
-            "facts": facts,
-            "numbers": numbers,
-            "open_loops": loops,
-            "aliases": aliases,
-            "time": time,
-        }
-    )
+    merged = stored.with_items(facts, loops, numbers, aliases, time=time)
     same = (facts, numbers, loops, aliases, time) == (
         stored.facts, stored.numbers, stored.open_loops, stored.aliases, stored.time,
     )  # fmt: skip

@@ -78,16 +78,8 @@ def scrub_topic(topic: Topic, removal: Removal) -> Scrubbed:
         or one_liner[:300] in {t[:300] for t in removed}
     ):
         one_liner = fallback_one_liner(facts)
-    updated = topic.model_copy(
-        update={
-            "facts": facts,
-            "open_loops": loops,
-            "numbers": numbers,
-            "aliases": aliases,
-            "one_liner": one_liner,
-            "time": topic.time.model_copy(update={"notable_events": events}),
-        }
-    )
+    time = topic.time.model_copy(update={"notable_events": events})
+    updated = topic.with_items(facts, loops, numbers, aliases, one_liner=one_liner, time=time)
     return Scrubbed(updated, removed, True)
 
 

@@ -15,28 +15,25 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from skills.config import SkillSettings
 from skills.service import SkillService
 
 
+@dataclass(eq=False)
 class NamespaceSkills:
     """The skill service of each namespace, built by ``build(namespace)`` on first use;
     ``settings`` are the ones every namespace's service starts from (what tools are offered)."""
 
-    def __init__(
-        self,
-        settings: SkillSettings,
-        build: Callable[[str], SkillService],
-        keep: int = 32,
-        resync_s: float = 60.0,
-    ) -> None:
-        self.settings = settings
-        self.build = build
-        self.keep = keep
-        self.resync_s = resync_s
-        self._services: OrderedDict[str, tuple[SkillService, float]] = OrderedDict()
-        self._lock = threading.Lock()
+    settings: SkillSettings
+    build: Callable[[str], SkillService]
+    keep: int = 32
+    resync_s: float = 60.0
+    _services: OrderedDict[str, tuple[SkillService, float]] = field(
+        default_factory=OrderedDict, init=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def get(self, namespace: str) -> SkillService:
         """The namespace's skill service, built and synced on first use (synced again when

@@ -100,22 +100,15 @@ def args_hash(args: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+@dataclass(eq=False)
 class SkillRunner:
     """Executes registered skills against a ``ToolHost`` and records each run."""
 
-    def __init__(
-        self,
-        registry: SkillRegistry,
-        host: ToolHost,
-        settings: SkillSettings,
-        store: SkillStore | None = None,
-        clock: Clock | None = None,
-    ) -> None:
-        self.registry = registry
-        self.host = host
-        self.settings = settings
-        self.store = store
-        self.clock = clock or SystemClock()
+    registry: SkillRegistry
+    host: ToolHost
+    settings: SkillSettings
+    store: SkillStore | None = None
+    clock: Clock = field(default_factory=SystemClock)
 
     def timeout_for(self, package: SkillPackage, requested: float | None = None) -> float:
         wanted = requested or package.manifest.timeout_s or self.settings.timeout_s

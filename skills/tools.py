@@ -21,7 +21,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -219,24 +219,18 @@ class SkillsFacade(Protocol):
     def run_nested(self, skill_id: str, args: dict[str, Any], call: CallInfo) -> dict[str, Any]: ...
 
 
+@dataclass(eq=False)
 class ToolHost:
     """Validates tool arguments and dispatches to the implementations this host has.
 
     ``repo`` None means no repo tools (turned off for API callers): their calls are
     ``ToolUnavailable``, which a skill sees as ``kind == "unavailable"``."""
 
-    def __init__(
-        self,
-        repo: RepoTools | None,
-        *,
-        topics: TopicSearch | None = None,
-        skills: SkillsFacade | None = None,
-        llm: LLM | None = None,
-    ) -> None:
-        self.repo = repo
-        self.topics = topics
-        self.skills = skills
-        self.llm = llm
+    repo: RepoTools | None
+    _: KW_ONLY
+    topics: TopicSearch | None = None
+    skills: SkillsFacade | None = None
+    llm: LLM | None = None
 
     @property
     def llm_available(self) -> bool:

@@ -95,20 +95,16 @@ class _PolicyRun:
     due: bool = False
 
 
+@dataclass(eq=False)
 class Conversation:
-    def __init__(
-        self,
-        messages: MessageStoreProtocol,
-        sleeper: Sleeper,
-        clock: Clock,
-        policy: SleepPolicy | None = None,
-        queue: SleepQueue | None = None,
-    ) -> None:
-        self.messages = messages
-        self.queue = queue
-        self.sleeper = sleeper
-        self.clock = clock
-        self.policy = policy or sleeper.policy
+    """The append path of every namespace: ``policy`` (the sleeper's, as the composition root
+    wires it) decides when a sleep is due; ``queue`` None: the append sleeps itself."""
+
+    messages: MessageStoreProtocol
+    sleeper: Sleeper
+    clock: Clock
+    policy: SleepPolicy
+    queue: SleepQueue | None = None
 
     def to_message(self, namespace: str, item: IncomingMessage) -> Message:
         """Validate one incoming message into a stored-message model (no I/O); a given time

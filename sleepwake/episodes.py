@@ -123,7 +123,7 @@ def _assemble(
     long = asides or sum(len(ep.messages) for ep in episodes) >= cfg.long_slice
     aside = cfg.aside_facts if long else 0  # a short slice may change subject every turn or two
     for i, ep in enumerate(episodes):
-        heads = _episode_heads(episodes, counts, i, aside, previous, out, by_key, cfg)
+        heads = _episode_heads(episodes, counts, i, aside, previous, out, cfg)
         if not heads:
             continue
         heads = _thin_heads(ep, heads, by_key, extractions, tz, cfg)
@@ -153,7 +153,6 @@ def _episode_heads(
     aside: int,
     previous: list[str],
     out: dict[str, Candidate],
-    by_key: dict[str, Candidate],
     cfg: FormationConfig,
 ) -> list[str]:
     """The heads episode ``i`` files its turns under ([]: none, it makes no topic)."""
@@ -173,7 +172,7 @@ def _episode_heads(
     # an aside joins its neighbour even when that is full (one or two facts past the
     # cap): renamed by its own phrase it made a topic of one fact ("peaceful presence
     # around", "feel sureal": 7 of LoCoMo conv-42's 84 topics cited one message)
-    return _room_for(ep, heads, out, by_key, cfg)
+    return _room_for(ep, heads, out, cfg)
 
 
 def _summed_up(
@@ -244,11 +243,7 @@ def _next_heads(episodes: list[Episode], counts: list[int], i: int, aside: int) 
 
 
 def _room_for(
-    ep: Episode,
-    heads: list[str],
-    out: dict[str, Candidate],
-    by_key: dict[str, Candidate],
-    cfg: FormationConfig,
+    ep: Episode, heads: list[str], out: dict[str, Candidate], cfg: FormationConfig
 ) -> list[str]:
     """``heads`` with each head that already holds ``cfg.max_topic_facts`` facts in this slice
     replaced by the episode's best other phrase (one that can name a topic and is not itself

@@ -115,17 +115,9 @@ def merge_candidate(topic: Topic, cand: Candidate, cfg: SleepConfig = DEFAULT) -
             "constraint_count": topic.stats.constraint_count + cand.constraint_count,
         }
     )
-    merged = topic.model_copy(
-        update={
-            "facts": facts,
-            "open_loops": loops,
-            "numbers": numbers,
-            "aliases": aliases,
-            "time": time,
-            "stats": stats,
-            "one_liner": _next_one_liner(topic, facts, cand, cfg, grown=bool(fresh)),
-        }
-    )
+    one_liner = _next_one_liner(topic, facts, cand, cfg, grown=bool(fresh))
+    merged = topic.with_items(facts, loops, numbers, aliases, time=time, stats=stats,
+                              one_liner=one_liner)  # fmt: skip
     return merged, _summary(cand, added, fresh)
 
 

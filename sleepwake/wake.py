@@ -14,13 +14,23 @@ same whether the sleep ran inline or in a background worker: it compares graph s
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from graph.clock import ensure_utc
-from graph.models import InProgress, Message, TailTurn, Topic, WakeCheck, WakePacket, WakeState
+from graph.models import (
+    InProgress,
+    Message,
+    TailTurn,
+    Topic,
+    TopicSummary,
+    WakeCheck,
+    WakePacket,
+    WakeState,
+)
 from graph.protocols import MessageStoreProtocol, SleepStoreProtocol
 from retrieval.facts import rank_facts
 from retrieval.search import TopicSearch
@@ -44,13 +54,7 @@ class ResumePlan(BaseModel):
     reason: str = ""
 
 
-class WokenTopic(BaseModel):
-    topic_id: str
-    name: str
-    one_liner: str
-    first_seen_at: datetime
-    last_seen_at: datetime
-    score: float
+class WokenTopic(TopicSummary):
     reason: str
     source_message_ids: list[str]
 
@@ -79,22 +83,14 @@ class WakeResult(BaseModel):
     claim: WakeState | None = Field(default=None, exclude=True)  # for ``Waker.release``
 
 
+@dataclass(eq=False)
 class Waker:
-    def __init__(
-        self,
-        store: SleepStoreProtocol,
-        messages: MessageStoreProtocol,
-        search: TopicSearch,
-        policy: SleepPolicy | None = None,
-        tz: str = "UTC",
-        manifests: SkillManifests | None = None,
-    ) -> None:
-        self.store = store
-        self.messages = messages
-        self.search = search
-        self.policy = policy or SleepPolicy()
-        self.tz = tz
-        self.manifests = manifests
+    store: SleepStoreProtocol
+    messages: MessageStoreProtocol
+    search: TopicSearch
+    policy: SleepPolicy = field(default_factory=SleepPolicy)
+    tz: str = "UTC"
+    manifests: SkillManifests | None = None
 
     def wake(
         self, namespace: str, message: str, now: datetime, k: int = 8, record: bool = True
@@ -287,16 +283,7 @@ def _woken(topic: Topic, score: float, reason: str, qterms: frozenset[str]) -> W
     then recency), so a large topic's first 50 ids are not its oldest."""
     ranked = rank_facts(topic.current().facts, qterms)
     ids = list(dict.fromkeys(m for f in ranked for m in f.source_message_ids))
-    return WokenTopic(
-        topic_id=topic.topic_id,
-        name=topic.name,
-        one_liner=topic.one_liner,
-        first_seen_at=topic.time.first_seen_at,
-        last_seen_at=topic.time.last_seen_at,
-        score=score,
-        reason=reason,
-        source_message_ids=ids[:50],
-    )
+    return WokenTopic.of(topic, score, reason=reason, source_message_ids=ids[:50])
 
 
 def _history(packet: WakePacket | None, state: WakeState | None) -> SleepHistory:
