@@ -24,7 +24,10 @@ Once made, it is joined at every sleep that has one; it merges only with the top
 and keeps ``MergeConfig.theme_kept_facts`` facts by salience and recency, like a theme's. When a
 theme of the speaker that the sleep keeps stands for the area ("Audrey's dog" for pets, "Tim's
 book" for books), the area's facts join the theme's topic instead (no "Audrey's pets" beside
-"Audrey's dog"). Facts are copies: each stays in its episode's topic. A chat with an assistant
+"Audrey's dog"); the other way round, a new theme whose owner already has the area's topic (or
+another theme's of the area) joins that topic: one topic of an owner's area, whichever came
+first, found by the pool read (``area_lookups``). Facts are copies: each stays in its episode's
+topic. A chat with an assistant
 (no speaker names) has no aspects. Knobs: ``SleepConfig.aspects``
 (``sleepwake.config_sections``); docs/topics.md, "Aspects of a life".
 """

@@ -27,7 +27,9 @@ from sleepwake.themes import ASPECT, ASPECT_BACK, covered_themes_dropped, keep_r
 from tests.unit.test_themes import T0, episode
 
 AREAS = {"music": ("music", "guitar"), "pets": ("pet", "dog")}
-ON = AspectsConfig(areas=AREAS, cosine=0.6)  # off by default (sleepwake/config_sections.py)
+ON = AspectsConfig(
+    areas=AREAS, cosine=0.6
+)  # the areas of these tests (sleepwake/config_sections.py)
 CFG = DEFAULT.model_copy(update={"aspects": ON.model_copy(update={"new_facts": 2})})
 BACK_ONLY = DEFAULT.model_copy(update={"aspects": ON})  # an area made only when it comes back
 # unit vectors: the instruments near "guitar", "puppy" near "dog"; "team" as near music as
