@@ -13,7 +13,7 @@ every sleep touches came first and filled the budget; ``TopicSearch.rank``, docs
 
 - a fact's *meaning*: the cosine of the question to its message's nearest passage (a topic's
   facts are sentences of the turns it is ``MENTIONED_IN``; the passages carry their vectors,
-  ``PassageStore.search_within``), rescaled over the candidates' facts (lowest 0, highest 1);
+  ``PassageStore.scores_within``), rescaled over the candidates' facts (lowest 0, highest 1);
 - a fact's *words*: BM25 of the question's content words over the candidates' facts alone
   (each fact one document, English analysis, ``graph.lexical``): statistics of the namespace's
   own candidates, so no other tenant moves it (docs/security.md);
@@ -34,7 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from graph.errors import SheriffError
 from graph.fulltext import content_words
 from graph.lexical import ENGLISH, rank_many
-from graph.messages import MessageHit
 from graph.models import Topic
 from graph.protocols import TopicStoreProtocol
 from retrieval.config import SearchConfig
@@ -43,9 +42,10 @@ from text.gist import speaker_of, unspoken
 log = logging.getLogger(__name__)
 FIELD = "fact"
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="fact-passages")
-# (namespace, topic ids, vector, k) -> the messages those topics cite whose passages are nearest
-# the vector, one hit a message with its best passage's cosine (``PassageStore.search_within``)
-PassagesWithin = Callable[[str, Sequence[str], Sequence[float], int], list[MessageHit]]
+# (namespace, topic ids, vector, k) -> message id -> its best passage's similarity to the
+# vector, among the best k passages of the messages those topics cite
+# (``PassageStore.scores_within``)
+PassagesWithin = Callable[[str, Sequence[str], Sequence[float], int], dict[str, float]]
 
 
 def read_signals(
@@ -72,8 +72,7 @@ def read_signals(
     whole = topics.get(namespace, best)
     cosines: dict[str, float] = {}
     try:
-        for hit in near.result() if near is not None else ():
-            cosines[hit.message.message_id] = hit.score
+        cosines = near.result() if near is not None else {}
     except SheriffError as exc:  # the words still count
         log.warning("facts' passages unavailable: %s", exc)
     share = cfg.fact_share if cosines else 0.0

@@ -139,3 +139,19 @@ def test_the_topic_holding_the_answering_fact_comes_first(
     # the product's topic search (REST, the agent, eval topics) ranks it so too
     found = container.services.topics.search(ns, QUESTION, NOW, 2, None).result.hits
     assert found[0].topic.topic_id == big
+
+
+def test_passage_scores_are_search_withins_ids_and_scores(
+    container: Container, driver: Driver, ns: str
+) -> None:
+    """``scores_within`` reads what ``search_within`` reads, ids and best scores only; another
+    namespace's topic id reads nothing."""
+    said = _said(container, ns, "Caroline", [*CHAT[:6], ANSWER], 0)
+    tid = _topic(container, driver, ns, "Caroline's week", "what Caroline did", said)
+    vector = container.embedder.embed([QUESTION])[0]
+    for k in (3, 50):
+        hits = container.passages.search_within(ns, [tid], vector, k)
+        scores = container.passages.scores_within(ns, [tid], vector, k)
+        assert scores == pytest.approx({h.message.message_id: h.score for h in hits})
+    assert container.passages.scores_within(ns, ["elsewhere-topic"], vector, 50) == {}
+    assert container.passages.scores_within(ns, [], vector, 50) == {}

@@ -9,8 +9,7 @@ from datetime import timedelta
 
 import pytest
 
-from graph.messages import MessageHit
-from graph.models import Fact, Message, Topic, parse
+from graph.models import Fact, Topic, parse
 from retrieval.config import SearchConfig
 from retrieval.fact_rank import fact_signals
 from retrieval.scoring import final_score
@@ -95,12 +94,6 @@ def test_the_fact_signal_is_added_beside_the_utility_scaled_relevance() -> None:
     assert windowed["score"] == pytest.approx((0.6 * 1.5 + 1.0) * cfg.window_boost)
 
 
-def _hit(message_id: str, score: float) -> MessageHit:
-    m = parse(Message, {"message_id": message_id, "namespace": NS, "seq": 1, "role": "user",
-                        "content": "x", "at": AT})  # fmt: skip
-    return MessageHit(m, score, ())
-
-
 def _engine(weight: float, calls: list[list[str]]) -> TopicSearch:
     """Two topics: "painting", whose name and vector match the question, and "Caroline" (21
     facts, vector elsewhere), whose one fact answers it; the passages' cosines favour that
@@ -112,9 +105,9 @@ def _engine(weight: float, calls: list[list[str]]) -> TopicSearch:
         "Caroline: I researched adoption agencies for months.", "answer")])  # fmt: skip
     fake.topics.create([painting, person], [axis(1, 0, 0), axis(0, 1, 0)], NOW)
 
-    def passages(ns: str, ids: list[str], vector: list[float], k: int) -> list[MessageHit]:
+    def passages(ns: str, ids: list[str], vector: list[float], k: int) -> dict[str, float]:
         calls.append(list(ids))
-        return [_hit("answer", 0.62), _hit("p1", 0.40), _hit("c0", 0.35)]
+        return {"answer": 0.62, "p1": 0.40, "c0": 0.35}
 
     cfg = SearchConfig(fact_weight=weight)
     table = {"What did research?": axis(0.9, 0.3, 0)}
