@@ -211,7 +211,7 @@ class Container:
     def search(self) -> TopicSearch:
         return TopicSearch(
             self.topics, self.events, self.embedder, self.settings.retrieval.search,
-            speakers=self.messages.speakers_named,
+            speakers=self.messages.speakers_named, passages=self.passages.scores_within,
         )  # fmt: skip
 
     @cached_property

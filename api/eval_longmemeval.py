@@ -52,7 +52,7 @@ from graph.db import drop_namespace
 from graph.errors import ValidationFailed
 from graph.lexical import rank, tokens
 from retrieval.embedding import Embedder
-from retrieval.search import rrf
+from retrieval.scoring import rrf
 from text.english import split_sentences
 
 VectorSource = Callable[[Sequence[str]], np.ndarray]  # texts -> unit-length rows, in order

@@ -87,9 +87,7 @@ def _replay(container: Container, sample: dict[str, Any], ns: str) -> datetime:
     now = replay_end(sample)
     container.conversation.maintain(ns, now)
     container.sleeper.sleep(ns, now)  # the one explicit sleep of §4
-    # the passages' vectors, as the sleep worker writes them: a kept memory scored again by
-    # ``eval locomo --reuse`` holds what a replay of §1 holds
-    container.passage_indexer.run(ns)
+    container.passage_indexer.run(ns)  # the passages' vectors, as the sleep worker writes them
     return now
 
 

@@ -190,6 +190,25 @@ class PassageStore(Store):
         records = self._run(query("search_topic_passages"), params, read=True)
         return message_hits(records[0]["hits"] if records else [])
 
+    def scores_within(
+        self, namespace: str, topic_ids: Sequence[str], vector: Sequence[float], k: int
+    ) -> dict[str, float]:
+        """Message id -> its best passage's similarity to ``vector``, among the best ``k``
+        passages of the messages the topics of ``topic_ids`` cite (the passages
+        ``search_within`` reads, ids and scores only): topic search's best-fact signal."""
+        if not topic_ids or k <= 0:
+            return {}
+        params = {
+            "vector": check_vector(vector),
+            "k": k,
+            "namespace": namespace,
+            "topic_ids": list(topic_ids),
+            "per_topic": SCOPED_PER_TOPIC,
+        }
+        records = self._run(query("score_topic_passages"), params, read=True)
+        rows = records[0]["hits"] if records else []
+        return {str(r["message_id"]): float(r["score"]) for r in rows}
+
     def search_spoken(
         self,
         namespace: str,

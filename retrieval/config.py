@@ -57,6 +57,21 @@ class SearchConfig(BaseModel):
     recency_floor: float = Field(
         default=1.0, ge=0, le=1, description="share of the score an old topic keeps"
     )
+    # a topic's facts as a signal (retrieval/fact_rank.py): the best candidates' best fact for
+    # the question (its passage's cosine and its words) joins their relevance; 0: off
+    fact_weight: float = Field(
+        default=2.0, ge=0, description="weight of a candidate's best fact beside its relevance"
+    )
+    fact_share: float = Field(
+        default=0.8, ge=0, le=1, description="share of meaning (vs words) in a fact's score"
+    )
+    fact_topics: int = Field(default=24, ge=0, description="best candidates whose facts are read")
+    fact_speaker_gain: float = Field(
+        default=0.25, ge=0, description="a fact said by a participant the query names: x (1 + gain)"
+    )
+    fact_passages: int = Field(
+        default=300, ge=1, description="passages of their messages scored for the facts"
+    )
 
     @property
     def tau(self) -> timedelta:
@@ -76,6 +91,10 @@ class ContextConfig(BaseModel):
         "trigger searches again for deep_topics); false: for deep_topics, so it needs no second "
         "search (docs/performance.md, fourth pass)",
     )
+    # topic search's facts signal (search.fact_weight) in a context's topic ranking: off, as
+    # it cost LoCoMo multi-hop recall there (0.668 -> 0.655, docs/evaluation.md); the
+    # context's evidence already reaches the answering facts
+    fact_signal: bool = Field(default=False, description="rank a context's topics by facts too")
     light_evidence: int = Field(default=40, ge=1, description="matching messages (light)")
     deep_evidence: int = Field(default=80, ge=1, description="matching messages (deep)")
     dense_evidence: int = Field(

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from graph.messages import MessageHit
-from retrieval.search import score_fusion
+from retrieval.scoring import score_fusion
 
 
 def with_scoped(near: Sequence[MessageHit], scoped: Sequence[MessageHit]) -> list[MessageHit]:

@@ -142,7 +142,7 @@ def _ranked(
     topics' own passages join the latter when the topics are read (``_within``)."""
     deep = run.plan.deep
     k = run.cfg.deep_topics if deep else run.cfg.light_topics
-    found = run.builder.search.rank(pool, k, expand=deep)
+    found = run.builder.search.rank(pool, k, expand=deep, facts=run.cfg.fact_signal)
     got.topic_hits, got.degraded = found.hits, found.degraded
     got.partial = {h.topic.topic_id for h in got.topic_hits} & pool.partial
     known_by = after(run.req.as_of)  # as_of: no topic first seen later
@@ -267,11 +267,13 @@ def _pool(
     given = len(_evidence_searches(run, plan.window, plan.deep)) > 1  # a window search
     # the full-text candidates the vector query did not return are scored partial, not
     # read by id: read_topics reads the ones that rank (it reads every hit anyway)
-    return run.builder.search.pool(
+    pool = run.builder.search.pool(
         run.req.namespace, query, run.now, sized, window, vector, lambda: _text_topics(texts),
         (lambda: texts.result().event_topic_ids) if given else None, texts.done,
         partial=True,
     )  # fmt: skip
+    pool.speakers = frozenset(plan.speakers)  # their facts weigh more (``fact_signal``)
+    return pool
 
 
 def _evidence(run: RunView, window: TimeWindow | None, deep: bool) -> ContextTexts:

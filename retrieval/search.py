@@ -10,7 +10,6 @@ Scoring follows spec §8.2: relevance x (1 + utility_boost) x recency_boost x ti
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,6 +21,8 @@ from graph.protocols import EventStoreProtocol, TopicStoreProtocol
 from graph.topics import ScoredTopic, TextRank
 from retrieval.config import SearchConfig
 from retrieval.embedding import Embedder
+from retrieval.fact_rank import PassagesWithin, read_signals
+from retrieval.scoring import final_score, rrf, score_fusion
 from text.english import drop_names, name_candidates
 from text.timephrases import TimeWindow
 
@@ -68,35 +69,11 @@ class CandidatePool:
     # the topics in ``topics`` that are partial (``graph.topics.partial_topic``: a full-text
     # candidate scored from its ranking's fields, not read; a pool asked for ``partial``)
     partial: set[str] = field(default_factory=set)
-
-
-def rrf(rankings: list[list[str]], k: float) -> dict[str, float]:
-    """Reciprocal rank fusion of several ranked id lists (``k``: ``SearchConfig.rrf_k``)."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank + 1)
-    return fused
-
-
-def score_fusion(
-    cosine: dict[str, float], text_scores: dict[str, float], vector_weight: float
-) -> dict[str, float]:
-    """Relative score fusion of the vector and full-text candidates: ``vector_weight`` x the
-    cosine rescaled to [0, 1] over the vector candidates (min-max) plus the rest x BM25 over the
-    best BM25; a topic absent from a list gets 0 for it. Unlike rank fusion it keeps how much
-    better the first candidate is: a topic nearest by vector but sharing no word with the
-    question keeps its lead over one both lists rank tenth."""
-    lo, hi = min(cosine.values(), default=0.0), max(cosine.values(), default=0.0)
-    top = max(text_scores.values(), default=0.0)
-    fused: dict[str, float] = {}
-    for tid in {**cosine, **text_scores}:
-        near = 0.0
-        if tid in cosine:  # one candidate (or all equally near): each is the nearest
-            near = (cosine[tid] - lo) / (hi - lo) if hi > lo else 1.0
-        said = text_scores.get(tid, 0.0) / top if top > 0 else 0.0
-        fused[tid] = vector_weight * near + (1 - vector_weight) * said
-    return fused
+    # the query as searched and its vector (None: degraded), for the facts' signal
+    text: str = ""
+    vector: Sequence[float] | None = None
+    # the participants the query names, lower case (their facts weigh more)
+    speakers: frozenset[str] = frozenset()
 
 
 def unnamed(text: str, speakers: Iterable[str]) -> str:
@@ -114,27 +91,6 @@ def tidied(text: str, dropped: str) -> str:
     return text if dropped == text else " ".join(dropped.split())
 
 
-def final_score(
-    relevance: float, topic: Topic, now: datetime, in_window: bool, cfg: SearchConfig
-) -> dict[str, float]:
-    """§8.2 components for one topic."""
-    utility = max(0.0, topic.stats.utility_score)
-    age = max(0.0, (now - topic.time.last_seen_at).total_seconds())
-    parts = {
-        "relevance": relevance,
-        "utility_boost": utility / (utility + cfg.utility_scale),
-        "recency_boost": math.exp(-age / cfg.tau.total_seconds()),
-        "time_window_boost": cfg.window_boost if in_window else 1.0,
-    }
-    parts["score"] = (
-        parts["relevance"]
-        * (1 + parts["utility_boost"])
-        * (cfg.recency_floor + (1 - cfg.recency_floor) * parts["recency_boost"])
-        * parts["time_window_boost"]
-    )
-    return parts
-
-
 class TopicSearch:
     def __init__(
         self,
@@ -143,6 +99,7 @@ class TopicSearch:
         embedder: Embedder | None,
         config: SearchConfig | None = None,
         speakers: Callable[[str, Sequence[str]], set[str]] | None = None,
+        passages: PassagesWithin | None = None,
     ) -> None:
         self.topics = topics
         self.events = events
@@ -152,6 +109,8 @@ class TopicSearch:
         # (``MessageStore.speakers_named``); None: names are not looked up (``run`` reads the
         # text as given)
         self.speakers = speakers
+        # the candidates' cited passages, for their facts' signal (None: words alone)
+        self.passages = passages
 
     def search(
         self,
@@ -180,20 +139,26 @@ class TopicSearch:
         the time ``text`` names itself, only favours topics with something said then
         (``said_in_window``). ``text`` is read without the names of the namespace's speakers
         (``query``). All state is per call, so one instance serves concurrent requests."""
-        text = self.query(namespace, text)
+        text, speakers = self.named_query(namespace, text)
         vector = self.embed_query(text)
         pool = self.pool(namespace, text, now, k, window, vector)
         pool.named = named
+        pool.speakers = speakers
         return self.rank(pool, k, expand)
+
+    def named_query(self, namespace: str, text: str) -> tuple[str, frozenset[str]]:
+        """``query`` of ``text`` and the speakers it names (lower case)."""
+        if self.speakers is None:
+            return text, frozenset()
+        names = name_candidates(text)
+        found = self.speakers(namespace, names) if names else set()
+        return (unnamed(text, found) if names else text), frozenset(n.lower() for n in found)
 
     def query(self, namespace: str, text: str) -> str:
         """``text`` without the names of the namespace's speakers (``unnamed``), looked up with
         ``speakers`` (one indexed read, only when ``text`` has a word that may be a name). The
         context path has them already (``graph.context.ContextStart``) and calls ``unnamed``."""
-        if self.speakers is None:
-            return text
-        names = name_candidates(text)
-        return unnamed(text, self.speakers(namespace, names)) if names else text
+        return self.named_query(namespace, text)[0]
 
     def embed_query(self, text: str) -> list[float] | None:
         """The query's vector, or None without an embedder or when the model is unavailable
@@ -230,7 +195,7 @@ class TopicSearch:
         at all: it is scored from its ranking's fields (``partial_topic``), and named in
         ``CandidatePool.partial`` for the caller to read (a context reads its best topics
         anyway: one round trip fewer; docs/performance.md, eleventh pass)."""
-        pool = CandidatePool(namespace, now, window)
+        pool = CandidatePool(namespace, now, window, text=text, vector=vector)
         fetch = self.fetch_size(k)
         # the window's event topics need no candidate: read beside the searches
         events = None
@@ -259,13 +224,18 @@ class TopicSearch:
         """How many candidates each ranking of a search for ``k`` topics fetches."""
         return max(k * self.cfg.fetch_factor, self.cfg.min_fetch)
 
-    def rank(self, pool: CandidatePool, k: int, expand: bool = False) -> SearchResult:
+    def rank(
+        self, pool: CandidatePool, k: int, expand: bool = False, facts: bool = True
+    ) -> SearchResult:
         """The pool fused (``relevance``) and scored (§8.2), best ``k``; ``expand``
-        adds 1-hop neighbours of the best ``k`` first."""
+        adds 1-hop neighbours of the best ``k`` first; ``facts``: with the best candidates'
+        best fact for the query (``fact_signals``; a context turns it off: its evidence
+        already reaches the facts, docs/retrieval.md)."""
         relevance = self.relevance(pool)
+        signals = self.fact_signals(pool, relevance) if facts else {}
         said = self.said_in_window(pool, list(relevance))
         scored = [
-            self._hit(pool, pool.topics[tid], rel, pool.sources[tid], tid in said)
+            self._hit(pool, pool.topics[tid], rel, pool.sources[tid], tid in said, signals.get(tid))
             for tid, rel in relevance.items()
         ]
         scored.sort(key=lambda h: -h.score)
@@ -294,6 +264,14 @@ class TopicSearch:
             text = {t: s for t, s in pool.text_scores.items() if t in listed}
         fused = score_fusion(cosine, text, self.cfg.vector_weight)
         return {tid: fused.get(tid, 0.0) for tid in listed}
+
+    def fact_signals(self, pool: CandidatePool, relevance: dict[str, float]) -> dict[str, float]:
+        """Topic id -> the best candidates' best fact for the query
+        (``retrieval.fact_rank.read_signals``); empty when off."""
+        return read_signals(
+            self.topics, self.passages, self.cfg, pool.namespace,
+            (pool.text, pool.vector, pool.speakers), relevance,
+        )  # fmt: skip
 
     def said_in_window(self, pool: CandidatePool, topic_ids: list[str]) -> set[str]:
         """Those of ``topic_ids`` holding a live fact said (``Fact.at``) inside the time the
@@ -432,10 +410,11 @@ class TopicSearch:
         relevance: float,
         sources: list[str],
         said_in_window: bool = False,
+        fact: float | None = None,
     ) -> TopicHit:
         window = pool.window
         in_window = window is not None and _overlaps(topic, window)
-        parts = final_score(relevance, topic, pool.now, in_window, self.cfg)
+        parts = final_score(relevance, topic, pool.now, in_window, self.cfg, fact or 0.0)
         parts["vector_cosine"] = pool.cosine.get(topic.topic_id, 0.0)
         if topic.topic_id in pool.text_scores:
             parts["text_score"] = pool.text_scores[topic.topic_id]

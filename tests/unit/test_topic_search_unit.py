@@ -16,7 +16,8 @@ import pytest
 from graph.models import EMBEDDING_DIMENSIONS, EdgeType, Topic, TopicEvent, parse
 from graph.topics import LinkRequest, TextRank, partial_topic
 from retrieval.config import SearchConfig
-from retrieval.search import TopicSearch, final_score, rrf, score_fusion, unnamed
+from retrieval.scoring import final_score, rrf, score_fusion
+from retrieval.search import TopicSearch, unnamed
 from tests.fakes import DownEmbedder, FakeStores
 from tests.fakes.pipelines import T0
 from text.timephrases import TimeWindow
