@@ -164,14 +164,14 @@ def _routed(
     pooled: dict[int, list[str]] = {}
     for hit in hits:
         owner, sep, word = hit.fields.name.partition("'s ")
-        if sep and word and " " not in word and candidates[hit.idx].theme in (ASPECT, ASPECT_BACK):
+        if sep and _subject(word) and candidates[hit.idx].theme in (ASPECT, ASPECT_BACK):
             pooled.setdefault(hit.idx, []).append(hit.fields.name)
     words = {_split(c)[1] for c in themes} | {_split_name(n)[1] for v in pooled.values() for n in v}
     words |= {  # the single-word themes in the themes' pools ("Andrew's hiking")
         _split_name(h.fields.name)[1]
         for h in hits
         if candidates[h.idx].theme not in ("", ASPECT, ASPECT_BACK)
-        and " " not in _split_name(h.fields.name)[1]
+        and _subject(_split_name(h.fields.name)[1])
     }
     areas = place(words - {""})
     labels = {id(c): c.label for c in themes}
@@ -261,7 +261,7 @@ def area_lookups(
     theirs: dict[str, list[str]] = {}
     for name in owned:
         owner, sep, word = name.partition("'s ")
-        if sep and word and " " not in word and "(" not in name:
+        if sep and _subject(word):
             theirs.setdefault(owner, []).append(word)
     words = {w for _, w in themes.values()} | {w for ws in theirs.values() for w in ws}
     areas = place(words - {""}) if words else {}
@@ -274,6 +274,12 @@ def area_lookups(
         elif word in areas:
             out[i] = {f"{owner.lower()}'s {areas[word]}"}
     return {i: names for i, names in out.items() if names}
+
+
+def _subject(word: str) -> bool:
+    """What follows "<owner>'s " in a theme's or an area's name: a word or a short phrase
+    ("pets", "pottery class"), not a member's name ("dog (toby)") nor a sentence."""
+    return bool(word) and "(" not in word and len(word.split()) <= 3
 
 
 def _split_name(name: str) -> tuple[str, str]:

@@ -91,7 +91,7 @@ class AspectsConfig(BaseModel):
     # area named by a phrase ("Melanie's pottery class") still gets an area topic beside it
     # ("Melanie's art"): docs/topics.md, "One topic of an owner's area"
     cosine: float = Field(
-        default=0.0, ge=0, le=1, description="a word joins the area of its nearest seed word "
+        default=0.6, ge=0, le=1, description="a word joins the area of its nearest seed word "
         "at this cosine or more (0.6 measured); 0: no aspect topics"
     )  # fmt: skip
     margin: float = Field(

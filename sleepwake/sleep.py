@@ -36,7 +36,7 @@ from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
 from sleepwake.absorb import absorb_episodes, absorb_seeds, bounded
-from sleepwake.aspects import area_lookups, areas_of, file_aspects, seed_aspects
+from sleepwake.aspects import SAID, area_lookups, areas_of, file_aspects, seed_aspects
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
@@ -326,7 +326,7 @@ class SleepRun:
         candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config, self.words)
         self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
-        themes = {c.key for c in candidates if c.theme}
+        themes = {c.key for c in candidates if c.theme and c.theme != SAID}
         people = speakers_of(self.piece) | themes  # their topics take only their own
         targets, pool = choose_targets(
             self.namespace, self.slice_id, candidates, sims, hits, merge, people
