@@ -43,6 +43,7 @@ _VECTORS = {
     "dog": [0.0, 0.0, 0.9, 0.44],
     "puppy": [0.0, 0.0, 0.8, 0.6],
     "team": [0.707, 0.0, 0.707, 0.0],
+    "guitar lessons": [0.95, 0.3, 0.0, 0.0],
 }
 embedded: list[list[str]] = []
 
@@ -308,6 +309,23 @@ def test_the_pool_read_of_a_theme_looks_up_its_owners_area_and_of_an_area_its_th
     found = area_lookups([plain, puppy, pets, music], owned, place, BACK_ONLY.aspects)
     assert found == {1: {"james's pets"}, 2: {"james's dog"}, 3: {"james's guitar"}}
     assert area_lookups([puppy], owned, place, ON.model_copy(update={"cosine": 0.0})) == {}
+
+
+def test_an_area_joins_its_owners_theme_named_by_a_phrase() -> None:
+    """ "Melanie's guitar lessons" (a theme named by a phrase, made in May) is her music: her
+    music news of June joins it, no "Melanie's music" beside it."""
+    _messages, talk = episode("talk", [("Melanie", "I play the guitar every evening now.")])
+    music = Candidate(key="melanie's music", label="Melanie's music", returns=1, theme=ASPECT_BACK)
+    music.add_fact(talk.facts[0])
+    lessons = MatchFields("t-lessons", "Melanie's guitar lessons", (), "", (), T0, T0)
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    candidates, vectors = [talk, music], [[1.0, 0.0]] * 2
+    hits = [PoolHit(1, lessons, 0.9)]
+    kept, _, _, _ = seed_aspects(
+        candidates, vectors, hits, {}, lambda ids: [], {}, BACK_ONLY, place
+    )
+    assert kept == [talk, music]
+    assert (music.label, music.theme) == ("Melanie's guitar lessons", "said")
 
 
 def test_an_area_without_seed_words_is_refused_at_start_up() -> None:
