@@ -24,7 +24,10 @@ Once made, it is joined at every sleep that has one; it merges only with the top
 and keeps ``MergeConfig.theme_kept_facts`` facts by salience and recency, like a theme's. When a
 theme of the speaker that the sleep keeps stands for the area ("Audrey's dog" for pets, "Tim's
 book" for books), the area's facts join the theme's topic instead (no "Audrey's pets" beside
-"Audrey's dog"). Facts are copies: each stays in its episode's topic. A chat with an assistant
+"Audrey's dog"); the other way round, a new theme whose owner already has the area's topic (or
+another theme's of the area) joins that topic: one topic of an owner's area, whichever came
+first, found by the pool read (``area_lookups``). Facts are copies: each stays in its episode's
+topic. A chat with an assistant
 (no speaker names) has no aspects. Knobs: ``SleepConfig.aspects``
 (``sleepwake.config_sections``); docs/topics.md, "Aspects of a life".
 """
@@ -161,11 +164,20 @@ def _routed(
     pooled: dict[int, list[str]] = {}
     for hit in hits:
         owner, sep, word = hit.fields.name.partition("'s ")
-        if sep and word and " " not in word and candidates[hit.idx].theme in (ASPECT, ASPECT_BACK):
+        if sep and _subject(word) and candidates[hit.idx].theme in (ASPECT, ASPECT_BACK):
             pooled.setdefault(hit.idx, []).append(hit.fields.name)
     words = {_split(c)[1] for c in themes} | {_split_name(n)[1] for v in pooled.values() for n in v}
-    areas = place(words)
-    gone: set[int] = set()
+    words |= {  # the single-word themes in the themes' pools ("Andrew's hiking")
+        _split_name(h.fields.name)[1]
+        for h in hits
+        if candidates[h.idx].theme not in ("", ASPECT, ASPECT_BACK)
+        and _subject(_split_name(h.fields.name)[1])
+    }
+    areas = place(words - {""})
+    labels = {id(c): c.label for c in themes}
+    gone = _into_areas(candidates, hits, areas, n)
+    joined = {id(candidates[i]) for i in gone}  # a theme that joined its area stands for none
+    themes = [c for c in themes if c.label == labels[id(c)] and id(c) not in joined]
     for i, cand in enumerate(candidates):
         if cand.theme not in (ASPECT, ASPECT_BACK):
             continue
@@ -180,6 +192,8 @@ def _routed(
             continue
         for name in sorted(pooled.get(i, [])):
             who, word = _split_name(name)
+            if normalise_key(name) == cand.key:
+                continue  # the area's own topic: it joins it
             if who == owner and areas.get(word) == area:
                 same = next((c for c in candidates if c.key == normalise_key(name)), None)
                 if same is not None:  # the theme's own candidate is here: one, not two
@@ -189,6 +203,83 @@ def _routed(
                     cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
                 break
     return gone
+
+
+def _into_areas(
+    candidates: Sequence[Candidate], hits: Sequence[PoolHit], areas: Mapping[str, str], n: int
+) -> set[int]:
+    """The indexes of the new theme candidates whose owner already has a topic of their area: a
+    theme with no topic of its own ("James's puppy", said again in June) whose word belongs to
+    an area ("pets") of which its owner has a topic in the theme's pool ("James's pets", made
+    in April; else another theme's of that area, "Andrew's hiking" for his "trail") joins that
+    topic (one topic of an owner's area, whichever came first: the other way round,
+    ``_routed`` sends the area to the theme). A candidate of that name in the slice takes the
+    theme's facts (``n`` at most), else the theme becomes that topic's candidate."""
+    pools: dict[int, list[PoolHit]] = {}
+    for hit in sorted(hits, key=lambda h: -h.cosine):
+        pools.setdefault(hit.idx, []).append(hit)
+    by_key = {c.key: c for c in candidates}
+    gone: set[int] = set()
+    for i, cand in enumerate(candidates):
+        if cand.theme in ("", ASPECT, ASPECT_BACK, SAID) or cand.person or not cand.label:
+            continue
+        owner, word = _split(cand)
+        area = areas.get(word)
+        names = [h.fields.name for h in pools.get(i, [])]
+        if not area or cand.label in names:  # no area, or the theme has its topic: it stays
+            continue
+        same_area = [
+            n for n in names if _split_name(n)[0] == owner and areas.get(_split_name(n)[1]) == area
+        ]  # another theme of the area ("Andrew's hiking" for his "trail"), the best first
+        name = f"{owner}'s {area}" if f"{owner}'s {area}" in names else next(iter(same_area), "")
+        if not name:
+            continue
+        same = by_key.get(normalise_key(name))
+        if same is not None and same is not cand:
+            _file(same, cand.facts, {}, n)
+            gone.add(i)
+        else:
+            cand.key, cand.label, cand.theme = normalise_key(name), name, SAID
+    return gone
+
+
+def area_lookups(
+    candidates: Sequence[Candidate], owned: Sequence[str], place: Place, cfg: AspectsConfig
+) -> dict[int, set[str]]:
+    """Candidate index -> the further (lower-cased) names its pool read looks up, so that the
+    topic of its owner's area is in its pool whichever came first: a theme's candidate
+    ("Audrey's dog") looks up its area's name ("audrey's pets"), an area's candidate the
+    owner's themes of that area (``owned``: the lower-cased names of the speakers' topics,
+    "audrey's dog"). ``_into_areas`` and ``_routed`` then make them one. None with aspects off."""
+    if cfg.cosine <= 0:
+        return {}
+    themes = {
+        i: _split(c)
+        for i, c in enumerate(candidates)
+        if c.theme and not c.person and c.label and "'s " in c.label
+    }
+    theirs: dict[str, list[str]] = {}
+    for name in owned:
+        owner, sep, word = name.partition("'s ")
+        if sep and _subject(word):
+            theirs.setdefault(owner, []).append(word)
+    words = {w for _, w in themes.values()} | {w for ws in theirs.values() for w in ws}
+    areas = place(words - {""}) if words else {}
+    out: dict[int, set[str]] = {}
+    for i, (owner, word) in themes.items():
+        cand = candidates[i]
+        if cand.theme in (ASPECT, ASPECT_BACK):
+            same = {w for w in theirs.get(owner.lower(), []) if areas.get(w) == word}
+            out[i] = {f"{owner.lower()}'s {w}" for w in same}
+        elif word in areas:
+            out[i] = {f"{owner.lower()}'s {areas[word]}"}
+    return {i: names for i, names in out.items() if names}
+
+
+def _subject(word: str) -> bool:
+    """What follows "<owner>'s " in a theme's or an area's name: a word or a short phrase
+    ("pets", "pottery class"), not a member's name ("dog (toby)") nor a sentence."""
+    return bool(word) and "(" not in word and len(word.split()) <= 3
 
 
 def _split_name(name: str) -> tuple[str, str]:

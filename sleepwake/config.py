@@ -335,6 +335,11 @@ class FormationConfig(BaseModel):
     first_person_weight: float = Field(default=1.0, description="a person's 'I' is their news")
     decision_weight: float = Field(default=0.7, description="decisions, plans, likes")
     number_weight: float = Field(default=0.5, description="a number or a date")
+    named_weight: float = Field(
+        default=0.5, ge=0, description="a bounded topic keeps a fact naming someone or something "
+        "rarely named in it ('Their names are Pepper, Precious and Panda') by this much more "
+        "(sleepwake/retention.py): the names are what is asked for"
+    )  # fmt: skip
     structural_weight: float = Field(
         default=2.0, description="a rule or a decision comes first in a turn's fact"
     )

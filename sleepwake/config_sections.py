@@ -85,14 +85,14 @@ class AspectsConfig(BaseModel):
                 raise ValueError(f"aspect area {name!r}: one or more seed words, one word each")
         return areas
 
-    # MiniLM, word to word: "violin"/"guitar" .6+, "kids"/"school" would join at .5. Off (0)
-    # by default: on LoCoMo dev it raised the durability figures but took topics per 100
-    # messages over 12 on four conversations and LoCoMo @1000 0.8281 -> 0.8208, and an area
-    # made before its theme stands beside it ("James's pets" and "James's puppy"):
-    # docs/topics.md, "Aspects of a life"
+    # MiniLM, word to word: "violin"/"guitar" .6+, "kids"/"school" would join at .5. On since
+    # session 27: with consolidation (sleepwake/absorb.py) and one topic of an owner's area
+    # (an area and its themes are one topic, whichever came first), LoCoMo dev's multi-sleep
+    # and week-span shares pass on all six conversations and topics per 100 messages stay
+    # <= 12, for 0.005 of §1 recall: docs/topics.md, "One topic of an owner's area"
     cosine: float = Field(
-        default=0.0, ge=0, le=1, description="a word joins the area of its nearest seed word "
-        "at this cosine or more (0.6 measured); 0: no aspect topics"
+        default=0.6, ge=0, le=1, description="a word joins the area of its nearest seed word "
+        "at this cosine or more; 0: no aspect topics"
     )  # fmt: skip
     margin: float = Field(
         default=0.08, ge=0, le=1, description="... when no other area's seed is this close"

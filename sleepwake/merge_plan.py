@@ -9,6 +9,7 @@ itself; ``fold`` folds the candidates into the chosen topics, read whole. The we
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -41,14 +42,22 @@ class Work:
     top: list[tuple[str, float, datetime]] = field(default_factory=list)  # most useful topics
 
 
-def match_rows(candidates: list[Candidate], vectors: list[list[float]]) -> list[dict[str, object]]:
-    """What the pool read looks up per candidate: its vector and every name it goes by."""
+def match_rows(
+    candidates: list[Candidate],
+    vectors: list[list[float]],
+    also: Mapping[int, set[str]] | None = None,
+) -> list[dict[str, object]]:
+    """What the pool read looks up per candidate: its vector and every name it goes by (and
+    ``also``'s further names by candidate index: its owner's area, ``aspects.area_lookups``)."""
+    more = also or {}
     return [
         {
             "idx": i,
             "vector": v,
             "names": sorted(
-                {c.key, *number_variants(c.key), *c.alias_keys} | {s.lower() for s in c.surfaces}
+                {c.key, *number_variants(c.key), *c.alias_keys}
+                | {s.lower() for s in c.surfaces}
+                | more.get(i, set())
             ),
         }
         for i, (c, v) in enumerate(zip(candidates, vectors, strict=True))

@@ -13,6 +13,8 @@ a subject's own topic keeps all its facts (its size is bounded by ``MergeConfig.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 
 from graph.models import Fact
@@ -21,6 +23,11 @@ from sleepwake.turn_facts import FORMATION, sentence_weight
 from text.gist import unspoken
 
 RECENCY_WEIGHT = 0.5  # the newest fact's edge over the oldest, in sentence_weight units
+# a capitalised word inside a sentence (not its first word): a name, a place, a title
+_INNER_NAME = re.compile(r"(?<=[^.!?\s])\s+[\"'(]?([A-Z][a-z][\w'-]*)")
+_NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK", "Ok"})
+_GREETING = re.compile(r"\b(?:hey|hi|hello|thanks|thank you|wow|congrats|dear|bye)[\s,]*$", re.I)
+COMMON_NAME_SHARE = 0.2  # a name in this share of a topic's facts is its subject or a speaker
 
 
 def kept_facts(facts: Sequence[Fact], keep: int, cfg: FormationConfig = FORMATION) -> list[Fact]:
@@ -30,8 +37,11 @@ def kept_facts(facts: Sequence[Fact], keep: int, cfg: FormationConfig = FORMATIO
         return list(facts)
     order = sorted(range(len(current)), key=lambda i: _when(current[i]))
     newness = {i: rank / max(len(current) - 1, 1) for rank, i in enumerate(order)}
+    named = _rarely_named(current)
     value = {
-        i: sentence_weight(unspoken(f.text), cfg) + RECENCY_WEIGHT * newness[i]
+        i: sentence_weight(unspoken(f.text), cfg)
+        + RECENCY_WEIGHT * newness[i]
+        + (cfg.named_weight if i in named else 0.0)
         for i, f in enumerate(current)
     }
     by_day: dict[str, list[int]] = {}
@@ -52,3 +62,30 @@ def _when(fact: Fact) -> float:
 
 def _day(fact: Fact) -> str:
     return fact.at.date().isoformat() if fact.at is not None else ""
+
+
+def names_in(text: str) -> set[str]:
+    """The capitalised words inside the sentences of ``text`` (its speaker prefix left out),
+    not the listener called by name ("Thanks, Melanie!", "Hey Andrew, ..."): "Their names are
+    Pepper, Precious and Panda." -> {"Pepper", "Precious", "Panda"}."""
+    said = unspoken(text)
+    out = set()
+    for match in _INNER_NAME.finditer(said):
+        name, before, after = match.group(1), said[: match.start(1)], said[match.end(1) :]
+        called = (before.rstrip().endswith(",") and after[:1] in ("!", ".", "?", ",", "")) or (
+            _GREETING.search(before) is not None
+        )
+        if name not in _NOT_NAMES and not called:
+            out.add(name)
+    return out
+
+
+def _rarely_named(facts: Sequence[Fact]) -> set[int]:
+    """The indexes of the facts naming someone or something few of ``facts`` name: the
+    speakers and the topic's own subject ("Caroline", "Max" in Max's topic) are named in many
+    and tell nothing; "Pepper, Precious and Panda", "Scout", "Charlotte's Web" are what a
+    question about them asks for."""
+    names = [names_in(f.text) for f in facts]
+    counts = Counter(n for found in names for n in found)
+    common = max(2.0, COMMON_NAME_SHARE * len(facts))
+    return {i for i, found in enumerate(names) if any(counts[n] < common for n in found)}

@@ -36,7 +36,7 @@ from graph.topics import LinkRequest
 from graph.tracing import traced
 from retrieval.embedding import Embedder, cache_scope, text_hash
 from sleepwake.absorb import absorb_episodes, absorb_seeds, bounded
-from sleepwake.aspects import areas_of, file_aspects, seed_aspects
+from sleepwake.aspects import SAID, area_lookups, areas_of, file_aspects, seed_aspects
 from sleepwake.candidates import SliceCandidates, build_candidates
 from sleepwake.config import SleepConfig, SleepPolicy, TiersConfig
 from sleepwake.episodes import form_topics
@@ -215,6 +215,7 @@ class SleepRun:
         self.steps: dict[str, float] = {}
         self.seeded: dict[str, list[str]] = {}  # a new theme topic -> the topics it came from
         self.words = SAME  # which of each speaker's words are one theme (extract)
+        self.owned: list[str] = []  # the speakers' theme names and aliases (lower-cased)
 
     def run(self, holder: str, through: datetime | None, release: bool) -> SleepSummary:
         """The sleep, step by step; a policy sleep that would compact nothing writes nothing.
@@ -269,16 +270,15 @@ class SleepRun:
         return areas_of(words, self.config.aspects, self.sleeper.embedder.embed)
 
     def _theme_words(self, cands: SliceCandidates) -> ThemeWords:
-        """Which of each speaker's words of the slice mean a theme they have or say more often
-        (``sleepwake.theme_words``): their themes read from the graph, the words embedded."""
+        """Which words of each speaker are one theme (``sleepwake.theme_words``; ``owned``)."""
         formation = self.config.formation
         if not formation.theme_facts or not formation.theme_word_cosine:
             return SAME
         said, lines = subject_words(self.piece, cands)
         if not any(said.values()):
             return SAME
-        names = self.sleeper.store.theme_names(self.namespace, [f"{o}'s " for o in said])
-        known, named = known_words(names, sorted(said))
+        self.owned = self.sleeper.store.theme_names(self.namespace, [f"{o}'s " for o in said])
+        known, named = known_words(self.owned, sorted(said))
         embed, floor = self.sleeper.embedder.embed, formation.theme_word_cosine
         return theme_words(said, known, embed, floor, named, lines)
 
@@ -312,7 +312,8 @@ class SleepRun:
     def match(self) -> None:
         """Step 5, the read: the pool of topics like the candidates, and the top topics."""
         self.slice_id = slice_id_of(self.namespace, self.piece)
-        rows = match_rows(self.cands.candidates, self.vectors)
+        also = area_lookups(self.cands.candidates, self.owned, self._place, self.config.aspects)
+        rows = match_rows(self.cands.candidates, self.vectors, also)
         self.reads = self.sleeper.store.sleep_reads(self.namespace, rows)
         self._done("match")
 
@@ -325,7 +326,7 @@ class SleepRun:
         candidates, vectors, hits = seed_themes(*found, read, self.seeded, self.config, self.words)
         self.cands.candidates, self.vectors, merge = candidates, vectors, self.config.merge
         sims = similarities(vectors)  # candidate x candidate cosines, one matrix product
-        themes = {c.key for c in candidates if c.theme}
+        themes = {c.key for c in candidates if c.theme and c.theme != SAID}
         people = speakers_of(self.piece) | themes  # their topics take only their own
         targets, pool = choose_targets(
             self.namespace, self.slice_id, candidates, sims, hits, merge, people

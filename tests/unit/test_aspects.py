@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from graph.models import Topic, TopicTime
 from graph.sleep import MatchFields, PoolHit
 from sleepwake.aspects import (
+    area_lookups,
     areas_of,
     file_aspects,
     own_facts,
@@ -26,7 +27,9 @@ from sleepwake.themes import ASPECT, ASPECT_BACK, covered_themes_dropped, keep_r
 from tests.unit.test_themes import T0, episode
 
 AREAS = {"music": ("music", "guitar"), "pets": ("pet", "dog")}
-ON = AspectsConfig(areas=AREAS, cosine=0.6)  # off by default (sleepwake/config_sections.py)
+ON = AspectsConfig(
+    areas=AREAS, cosine=0.6
+)  # the areas of these tests (sleepwake/config_sections.py)
 CFG = DEFAULT.model_copy(update={"aspects": ON.model_copy(update={"new_facts": 2})})
 BACK_ONLY = DEFAULT.model_copy(update={"aspects": ON})  # an area made only when it comes back
 # unit vectors: the instruments near "guitar", "puppy" near "dog"; "team" as near music as
@@ -40,6 +43,7 @@ _VECTORS = {
     "dog": [0.0, 0.0, 0.9, 0.44],
     "puppy": [0.0, 0.0, 0.8, 0.6],
     "team": [0.707, 0.0, 0.707, 0.0],
+    "guitar lessons": [0.95, 0.3, 0.0, 0.0],
 }
 embedded: list[list[str]] = []
 
@@ -215,6 +219,113 @@ def test_an_area_whose_owner_has_a_theme_topic_for_it_joins_that_topic() -> None
     assert kept == [walk, pets]
     assert (pets.key, pets.label, pets.theme) == ("audrey's dog", "Audrey's dog", "said")
     assert len(pets.facts) == 2
+
+
+def test_a_new_theme_whose_owner_has_the_areas_topic_joins_that_topic() -> None:
+    """James's "James's pets" topic came first (April); in June he says "puppy" in two
+    episodes, a theme with no topic of its own: it joins "James's pets" under that name, not a
+    "James's puppy" beside it. A theme that has its own topic keeps it; another owner's area
+    takes nothing."""
+    _messages, walk = episode(
+        "walk",
+        [
+            ("James", "My puppy Max graduated from training class today."),
+            ("James", "I take my puppy to the park every morning."),
+        ],
+    )
+    puppy = Candidate(key="james's puppy", label="James's puppy", returns=1, theme="episode")
+    puppy.add_fact(walk.facts[0])
+    own = Candidate(key="james's dog", label="James's dog", returns=1, theme="episode")
+    own.add_fact(walk.facts[1])
+    pets = MatchFields("t-pets", "James's pets", (), "", (), T0, T0)
+    hers = MatchFields("t-hers", "Audrey's pets", (), "", (), T0, T0)
+    dog = MatchFields("t-dog", "James's dog", (), "", (), T0, T0)
+    hits = [
+        PoolHit(1, hers, 0.95),
+        PoolHit(1, pets, 0.9),
+        PoolHit(2, pets, 0.9),
+        PoolHit(2, dog, 1.0),
+    ]
+    candidates, vectors = [walk, puppy, own], [[1.0, 0.0]] * 3
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    kept, _, _, _ = seed_aspects(
+        candidates, vectors, hits, {}, lambda ids: [], {}, BACK_ONLY, place
+    )
+    assert kept == [walk, puppy, own]
+    assert (puppy.key, puppy.label, puppy.theme) == ("james's pets", "James's pets", "said")
+    assert (own.key, own.label) == ("james's dog", "James's dog")  # it has its topic
+
+
+def test_a_new_theme_joins_its_owners_topic_of_another_word_of_the_area() -> None:
+    """No "James's pets" yet, but "James's dog" (a theme's topic, made in March): his new
+    "James's puppy" of June joins it, the best of its pool; another owner's is never taken."""
+    _messages, walk = episode("walk", [("James", "My puppy Max graduated from class today.")])
+    puppy = Candidate(key="james's puppy", label="James's puppy", returns=1, theme="episode")
+    puppy.add_fact(walk.facts[0])
+    dog = MatchFields("t-dog", "James's dog", (), "", (), T0, T0)
+    hers = MatchFields("t-hers", "Audrey's dog", (), "", (), T0, T0)
+    hits = [PoolHit(1, hers, 0.95), PoolHit(1, dog, 0.9)]
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    candidates, vectors = [walk, puppy], [[1.0, 0.0]] * 2
+    kept, _, _, _ = seed_aspects(
+        candidates, vectors, hits, {}, lambda ids: [], {}, BACK_ONLY, place
+    )
+    assert kept == [walk, puppy]
+    assert (puppy.key, puppy.label, puppy.theme) == ("james's dog", "James's dog", "said")
+
+
+def test_an_areas_candidate_joins_its_own_topic_in_the_pool() -> None:
+    """The area's own topic ("Melanie's music", made in May) in its candidate's pool is where
+    the October clarinet goes: the candidate stays, with its facts."""
+    messages, talk = episode(
+        "concert",
+        [
+            ("Melanie", "I play the clarinet in a band now."),
+            ("Melanie", "My violin needs new strings before the concert."),
+        ],
+    )
+    cands = file_aspects(messages, SliceCandidates([talk], [], None, {}), CFG, embed)
+    music = next(c for c in cands.candidates if c.label == "Melanie's music")
+    mine = MatchFields("t-music", "Melanie's music", (), "", (), T0, T0)
+    index = cands.candidates.index(music)
+    found = keep_recurring(
+        cands.candidates, [[1.0, 0.0]] * len(cands.candidates), [PoolHit(index, mine, 1.0)]
+    )
+    place = partial(areas_of, cfg=CFG.aspects, embed=embed)
+    kept, _, _, _ = seed_aspects(*found, lambda ids: [], {}, CFG, place)
+    assert music in kept and music.label == "Melanie's music" and len(music.facts) == 2
+
+
+def test_the_pool_read_of_a_theme_looks_up_its_owners_area_and_of_an_area_its_themes() -> None:
+    """Whichever came first, the other is in the pool: "James's puppy" looks up "james's pets",
+    "James's pets" the owner's themes of that area ("james's dog"), not another owner's nor
+    another area's; nothing with aspects off."""
+    puppy = Candidate(key="james's puppy", label="James's puppy", returns=1, theme="episode")
+    pets = Candidate(key="james's pets", label="James's pets", returns=1, theme=ASPECT_BACK)
+    music = Candidate(key="james's music", label="James's music", returns=1, theme=ASPECT_BACK)
+    plain = Candidate(key="park", label="park", returns=1)
+    owned = ["james's dog", "james's guitar", "audrey's dog", "luna (james's dog)"]
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    found = area_lookups([plain, puppy, pets, music], owned, place, BACK_ONLY.aspects)
+    assert found == {1: {"james's pets"}, 2: {"james's dog"}, 3: {"james's guitar"}}
+    assert area_lookups([puppy], owned, place, ON.model_copy(update={"cosine": 0.0})) == {}
+
+
+def test_an_area_joins_its_owners_theme_named_by_a_phrase() -> None:
+    """ "Melanie's guitar lessons" (a theme named by a phrase, made in May) is her music: her
+    music news of June joins it, no "Melanie's music" beside it."""
+    _messages, talk = episode("talk", [("Melanie", "I play the guitar every evening now.")])
+    music = Candidate(key="melanie's music", label="Melanie's music", returns=1, theme=ASPECT_BACK)
+    music.add_fact(talk.facts[0])
+    lessons = MatchFields("t-lessons", "Melanie's guitar lessons", (), "", (), T0, T0)
+    place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
+    candidates, vectors = [talk, music], [[1.0, 0.0]] * 2
+    hits = [PoolHit(1, lessons, 0.9)]
+    kept, _, _, _ = seed_aspects(
+        candidates, vectors, hits, {}, lambda ids: [], {}, BACK_ONLY, place
+    )
+    assert kept == [talk, music]
+    assert (music.label, music.theme) == ("Melanie's guitar lessons", "said")
 
 
 def test_an_area_without_seed_words_is_refused_at_start_up() -> None:
