@@ -179,14 +179,8 @@ class PassageStore(Store):
         the facts of the best topics of a question, found by meaning."""
         if not topic_ids or k <= 0:
             return []
-        params = {
-            "vector": check_vector(vector),
-            "k": k,
-            "namespace": namespace,
-            "topic_ids": list(topic_ids),
-            "per_topic": SCOPED_PER_TOPIC,
-            "until": iso(ensure_utc(until, "until")) if until else None,
-        }
+        params = _scoped(namespace, topic_ids, vector, k)
+        params["until"] = iso(ensure_utc(until, "until")) if until else None
         records = self._run(query("search_topic_passages"), params, read=True)
         return message_hits(records[0]["hits"] if records else [])
 
@@ -198,13 +192,7 @@ class PassageStore(Store):
         ``search_within`` reads, ids and scores only): topic search's best-fact signal."""
         if not topic_ids or k <= 0:
             return {}
-        params = {
-            "vector": check_vector(vector),
-            "k": k,
-            "namespace": namespace,
-            "topic_ids": list(topic_ids),
-            "per_topic": SCOPED_PER_TOPIC,
-        }
+        params = _scoped(namespace, topic_ids, vector, k)
         records = self._run(query("score_topic_passages"), params, read=True)
         rows = records[0]["hits"] if records else []
         return {str(r["message_id"]): float(r["score"]) for r in rows}
@@ -256,3 +244,17 @@ def message_hits(rows: Sequence[Any]) -> list[MessageHit]:
                 found.message, found.score, found.topics, (*found.passages, h["text"])
             )
     return list(hits.values())
+
+
+def _scoped(
+    namespace: str, topic_ids: Sequence[str], vector: Sequence[float], k: int
+) -> dict[str, object]:
+    """The parameters of a passage search within some topics' messages (``search_within``,
+    ``scores_within``)."""
+    return {
+        "vector": check_vector(vector),
+        "k": k,
+        "namespace": namespace,
+        "topic_ids": list(topic_ids),
+        "per_topic": SCOPED_PER_TOPIC,
+    }
