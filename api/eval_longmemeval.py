@@ -23,7 +23,8 @@ baselines then differ from the product in what they rank, never in how words are
 texts embedded.
 
 Ingest includes the sleeps and the passages' vectors (``retrieval.passage_index``): after
-every session the sleep worker's work is run to the end (:func:`settle`).
+every session the sleep worker's work is run to the end (:func:`settle`), its sleeps and its
+passages on two threads at once, as a worker process runs them.
 """
 
 from __future__ import annotations
@@ -255,18 +256,15 @@ def serve(container: Container) -> Iterator[tuple[str, Callable[[str], str]]]:
 
 
 def settle(container: Container, namespace: str) -> int:
-    """Run the namespace's queued sleeps to the end and write its new messages' passages, as a
-    sleep worker keeping up would (the ingest clock includes both); the number of sleep runs.
-    With inline sleeps (the append ran them already) no sleep is queued."""
-    worker = container.sleep_worker(namespace=namespace)
-    runs = 0
-    while (run := worker.run_once()) is not None:
-        runs += 1
+    """Run the namespace's queued sleeps to the end and write its new messages' passages, the
+    two at once as a sleep worker's two threads run them (``SleepWorker.drain``; the ingest
+    clock includes both); the number of sleep runs. With inline sleeps (the append ran them
+    already) no sleep is queued."""
+    runs = container.sleep_worker(namespace=namespace).drain()
+    for run in runs:
         if run.outcome not in {"done", "abandoned"}:
             raise RuntimeError(f"sleep run {run.run_id} of {namespace}: {run.outcome}: {run.error}")
-    while worker.index_passages():
-        pass
-    return runs
+    return len(runs)
 
 
 def evaluate(

@@ -3,14 +3,16 @@
     .venv/bin/python benchmarks/bench_lme_ingest.py --question 853b0a1d \
         [--data LONGMEMEVAL.json] [--sessions N] \
         [--mode inline|background] [--profile OUT.pstats] [--topics] [--keep] \
-        [--neo4j-pid PID] [--runtime onnx|onnx-int8]
+        [--neo4j-pid PID] [--runtime onnx|onnx-int8] [--one-thread]
 
 In process (no HTTP), against the Neo4j the settings name: the haystack's sessions are
 appended in date order with ``Conversation.append`` (production policy), the sleeps run inside
-the appends (``--mode inline``, what ``sheriff eval longmemeval`` does) or queued and run by a
-sleep worker before the next session (``--mode background``); after each session the new
-messages' passages are written with their vectors (``PassageIndexer.run``, timed on their own
-as ``passages_s``). Prints messages/s, sleeps,
+the appends (``--mode inline``) or queued and run by a sleep worker before the next session
+(``--mode background``, what ``sheriff eval longmemeval`` does: ``SleepWorker.drain``, the
+sleeps and the new messages' passages on two threads at once, as a worker process runs them;
+``--one-thread``: one after the other, the passages timed on their own as ``passages_s``);
+inline, the passages are written after each session (``PassageIndexer.run``, ``passages_s``).
+Prints messages/s, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
 calls, texts, characters, word pieces, the CPU the calling thread spent inside the model, and
@@ -30,6 +32,7 @@ import cProfile
 import os
 import pstats
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -51,6 +54,7 @@ class CountingEmbedder:
 
     def __init__(self, inner: object) -> None:
         self.inner = inner
+        self.lock = threading.Lock()  # the worker's two threads embed at once
         self.model_name = inner.model_name  # type: ignore[attr-defined]
         self.dimensions = inner.dimensions  # type: ignore[attr-defined]
         self.calls = 0
@@ -69,16 +73,22 @@ class CountingEmbedder:
         self.seen.clear()
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.calls += 1
-        self.texts += len(texts)
         chars = sum(len(t) for t in texts)
-        self.chars += chars
         started, cpu = time.perf_counter(), time.thread_time()
         vectors: list[list[float]] = self.inner.embed(texts)  # type: ignore[attr-defined]
         seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu
+        with self.lock:
+            self._count(texts, chars, seconds, cpu, sys._getframe(1).f_code.co_name)
+        return vectors
+
+    def _count(
+        self, texts: Sequence[str], chars: int, seconds: float, cpu: float, caller: str
+    ) -> None:
+        self.calls += 1
+        self.texts += len(texts)
+        self.chars += chars
         self.seconds += seconds
         self.cpu += cpu
-        caller = sys._getframe(1).f_code.co_name
         self.by_caller[f"{caller} texts"] += len(texts)
         self.by_caller[f"{caller} chars"] += chars
         self.by_caller[f"{caller} ms"] += round(seconds * 1000)
@@ -93,7 +103,6 @@ class CountingEmbedder:
                 self.by_caller[f"{caller} repeats of {first}"] += 1
                 self.by_caller[f"{caller} repeats of {first} pieces"] += n
         self.seen.update((t, caller) for t in texts if t not in self.seen)
-        return vectors
 
 
 def _tokenizer() -> Any:
@@ -158,17 +167,24 @@ def process_cpu(pid: int | None) -> float:
 
 
 def ingest(
-    container: Container, ns: str, question: Question, sessions: int | None, neo4j_pid: int | None
+    container: Container,
+    ns: str,
+    question: Question,
+    sessions: int | None,
+    neo4j_pid: int | None,
+    one_thread: bool = False,
 ) -> dict:
     """Append the haystack session by session, running queued sleeps; the figures."""
     steps: Counter[str] = Counter()
     sleeps = messages = 0
     append_cpu = 0.0  # Neo4j's CPU during the appends (the rest: sleeps and their queue)
     passages_msgs, passages_s, passages_cpu = 0, 0.0, 0.0  # the passage indexer's share
-    # inline, the sleeps run inside the appends and nothing is queued: no worker (what `sheriff
-    # eval longmemeval` runs), so its queue polls are not counted as the product's round trips
+    # inline, the sleeps run inside the appends and nothing is queued: no worker, so its queue
+    # polls are not counted as the product's round trips
     inline = container.settings.sleep_mode == "inline"
     worker = None if inline else container.sleep_worker(namespace=ns)
+    if worker is not None and one_thread:
+        worker.passages = None  # the passages below, after the sleeps, timed on their own
     cpu, server_cpu = time.process_time(), process_cpu(neo4j_pid)
     started = time.perf_counter()
     for session in question.sessions[:sessions]:
@@ -183,11 +199,14 @@ def ingest(
         for summary in result.sleeps:
             sleeps += 1
             steps.update(summary.step_ms)
-        while worker is not None and (run := worker.run_once()) is not None:
+        # the queued sleeps and (two threads) the new messages' passages, as `sheriff eval
+        # longmemeval`'s settle runs them before the next session
+        for run in worker.drain() if worker is not None else []:
             sleeps += 1
             steps.update(run.step_ms or {})
-        # the new messages' passages and vectors, as the sleep worker (and `sheriff eval
-        # longmemeval`'s settle) writes them before the next session
+        if worker is not None and worker.passages is not None:
+            continue
+        # the new messages' passages and vectors after the sleeps (inline, --one-thread)
         mark = time.perf_counter()
         before = process_cpu(neo4j_pid)
         passages_msgs += container.passage_indexer.run(ns)
@@ -239,6 +258,11 @@ def main() -> None:
         default="onnx",
         help="the embedding runtime (SHERIFF_EMBEDDING_RUNTIME)",
     )
+    parser.add_argument(
+        "--one-thread",
+        action="store_true",
+        help="background: the passages after the sleeps, not on a thread of their own",
+    )
     args = parser.parse_args()
     (question,) = load_questions(args.data, only=[args.question])
     container = Container(Settings(sleep_mode=args.mode, embedding_runtime=args.runtime))
@@ -256,7 +280,7 @@ def main() -> None:
         queries.reset()
         if profiler:
             profiler.enable()
-        figures = ingest(container, ns, question, args.sessions, args.neo4j_pid)
+        figures = ingest(container, ns, question, args.sessions, args.neo4j_pid, args.one_thread)
         if profiler:
             profiler.disable()
         statements, commits = sum(queries.statements.values()), queries.commits
