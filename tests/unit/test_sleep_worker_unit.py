@@ -240,7 +240,7 @@ def overlapping(passage_thread: bool = True) -> tuple[Memory, SleepWorker, FakeP
 
 
 def test_drain_writes_the_passages_while_the_sleep_runs() -> None:
-    m, worker, store, order = overlapping()
+    _, worker, store, order = overlapping()
     runs = worker.drain()
     assert [r.outcome for r in runs] == ["done"]
     assert store.left == [] and len(store.written) == 3
@@ -249,7 +249,7 @@ def test_drain_writes_the_passages_while_the_sleep_runs() -> None:
 
 
 def test_without_a_passage_thread_drain_sleeps_first_then_writes_the_passages() -> None:
-    m, worker, store, order = overlapping(passage_thread=False)
+    _, worker, store, order = overlapping(passage_thread=False)
     worker.passages.embedder.go.set()  # type: ignore[union-attr]
     runs = worker.drain()
     assert [r.outcome for r in runs] == ["done"]
@@ -281,7 +281,7 @@ def test_run_forever_writes_the_passages_on_a_thread_of_their_own() -> None:
 
 
 def test_an_error_of_the_passage_writer_reaches_drain_after_the_sleep() -> None:
-    m, worker, store, order = overlapping()
+    m, worker, store, _ = overlapping()
 
     def broken(messages: Sequence[MessagePassages]) -> int:
         raise RuntimeError("neo4j away")
