@@ -8,10 +8,11 @@
 In process (no HTTP), against the Neo4j the settings name: the haystack's sessions are
 appended in date order with ``Conversation.append`` (production policy), the sleeps run inside
 the appends (``--mode inline``) or queued and run by a sleep worker before the next session
-(``--mode background``, what ``sheriff eval longmemeval`` does: ``SleepWorker.drain``, the
-sleeps and the new messages' passages on two threads at once, as a worker process runs them;
-``--one-thread``: one after the other, the passages timed on their own as ``passages_s``);
-inline, the passages are written after each session (``PassageIndexer.run``, ``passages_s``).
+(``--mode background``, what ``sheriff eval longmemeval`` does), while the worker's passage
+thread writes the new messages' passages beside them (``SleepWorker.writing_passages``; the
+clock stops once the last is written). ``--one-thread`` and inline: the passages are written
+after each session's sleeps instead (``PassageIndexer.run``, timed on their own as
+``passages_s``).
 Prints messages/s, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
@@ -37,6 +38,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -183,35 +185,36 @@ def ingest(
     # polls are not counted as the product's round trips
     inline = container.settings.sleep_mode == "inline"
     worker = None if inline else container.sleep_worker(namespace=ns)
-    if worker is not None and one_thread:
-        worker.passages = None  # the passages below, after the sleeps, timed on their own
+    beside = worker is not None and not one_thread  # the worker's passage thread
     cpu, server_cpu = time.process_time(), process_cpu(neo4j_pid)
     started = time.perf_counter()
-    for session in question.sessions[:sessions]:
-        items = [
-            IncomingMessage(role=t.role, content=t.content, at=t.at, external_id=t.external_id)  # type: ignore[arg-type]
-            for t in session
-        ]
-        before = process_cpu(neo4j_pid)
-        result = container.conversation.append(ns, items)
-        append_cpu += process_cpu(neo4j_pid) - before
-        messages += len(items)
-        for summary in result.sleeps:
-            sleeps += 1
-            steps.update(summary.step_ms)
-        # the queued sleeps and (two threads) the new messages' passages, as `sheriff eval
-        # longmemeval`'s settle runs them before the next session
-        for run in worker.drain() if worker is not None else []:
-            sleeps += 1
-            steps.update(run.step_ms or {})
-        if worker is not None and worker.passages is not None:
-            continue
-        # the new messages' passages and vectors after the sleeps (inline, --one-thread)
-        mark = time.perf_counter()
-        before = process_cpu(neo4j_pid)
-        passages_msgs += container.passage_indexer.run(ns)
-        passages_s += time.perf_counter() - mark
-        passages_cpu += process_cpu(neo4j_pid) - before
+    # background: the worker's passage thread writes the passages while the sessions arrive
+    # and sleep, as `sheriff eval longmemeval` runs it; the clock stops once all are written
+    with worker.writing_passages() if beside else nullcontext():  # type: ignore[union-attr]
+        for session in question.sessions[:sessions]:
+            items = [
+                IncomingMessage(role=t.role, content=t.content, at=t.at, external_id=t.external_id)  # type: ignore[arg-type]
+                for t in session
+            ]
+            before = process_cpu(neo4j_pid)
+            result = container.conversation.append(ns, items)
+            append_cpu += process_cpu(neo4j_pid) - before
+            messages += len(items)
+            for summary in result.sleeps:
+                sleeps += 1
+                steps.update(summary.step_ms)
+            # the queued sleeps, as `sheriff eval longmemeval`'s settle runs them
+            while worker is not None and (run := worker.run_once()) is not None:
+                sleeps += 1
+                steps.update(run.step_ms or {})
+            if beside:
+                continue
+            # the new messages' passages after the sleeps (inline, --one-thread), timed apart
+            mark = time.perf_counter()
+            before = process_cpu(neo4j_pid)
+            passages_msgs += container.passage_indexer.run(ns)
+            passages_s += time.perf_counter() - mark
+            passages_cpu += process_cpu(neo4j_pid) - before
     seconds = time.perf_counter() - started
     cpu, server_cpu = time.process_time() - cpu, process_cpu(neo4j_pid) - server_cpu
     topics = container.topics.list_live(ns)

@@ -27,7 +27,9 @@ import os
 import random
 import threading
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -208,6 +210,30 @@ class SleepWorker:
                 busy = False
             if not busy:
                 stop.wait(poll_seconds)
+
+    @contextmanager
+    def writing_passages(self, poll_seconds: float = 0.1) -> Iterator[None]:
+        """``run_forever``'s passage thread while the block runs (the caller runs the sleeps,
+        ``run_once``), as a worker process writes passages while new messages arrive; on
+        leaving, the thread ends its batch and every passage still pending is written before
+        the block's end returns. Without an indexer or ``passage_thread``: just the writes on
+        leaving."""
+        stop = threading.Event()
+        writer: threading.Thread | None = None
+        if self.passages is not None and self.passage_thread:
+            writer = threading.Thread(
+                target=self._write_passages_forever, args=(stop, poll_seconds, 0),
+                name=f"{self.worker_id}-passages", daemon=True,
+            )  # fmt: skip
+            writer.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if writer is not None:
+                writer.join()
+        while self.index_passages():
+            pass
 
     def drain(self) -> list[SleepRun]:
         """Run every due sleep (of this worker's namespace, or any) and write every pending

@@ -292,3 +292,15 @@ def test_an_error_of_the_passage_writer_reaches_drain_after_the_sleep() -> None:
         worker.drain()
     assert [r.outcome for r in m.stores.queue.list_runs(m.namespace)] == ["done"]
     assert len(store.left) == 3  # nothing written: still pending, found again
+
+
+def test_writing_passages_beside_the_callers_sleeps_then_all_on_leaving() -> None:
+    m, worker, store, order = overlapping()
+    with worker.writing_passages(poll_seconds=0.01):
+        run = worker.run_once()  # its extraction waits for the thread's writes
+        late = PendingMessage(m.namespace, "late", "user", "Falcon slips a week.")
+        store.left.append(late)  # arrives after the sleep: written before the block ends
+    assert run is not None and run.outcome == "done"
+    assert order[:2] == ["slice", "passages"] and "commit" in order
+    assert store.left == [] and [w.message_id for w in store.written][-1] == "late"
+    assert not any(t.name == "w-passages" for t in threading.enumerate())
