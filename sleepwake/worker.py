@@ -28,7 +28,6 @@ import random
 import threading
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -236,31 +235,15 @@ class SleepWorker:
             pass
 
     def drain(self) -> list[SleepRun]:
-        """Run every due sleep (of this worker's namespace, or any) and write every pending
-        passage, the two at once as ``run_forever``'s two threads run them (one after the
-        other without ``passage_thread``), until neither finds work; the sleep runs, in order.
-        An error of either is raised (after the other has finished)."""
+        """Run every due sleep (of this worker's namespace, or any) while the passage thread
+        writes the pending passages (``writing_passages``; without ``passage_thread``: after
+        the sleeps), until neither finds work; the sleep runs, in order. A passage write that
+        keeps failing is raised once the sleeps are done."""
         runs: list[SleepRun] = []
-        if self.passages is None or not self.passage_thread:
+        with self.writing_passages():
             while (run := self.run_once()) is not None:
                 runs.append(run)
-            while self.index_passages():
-                pass
-            return runs
-        with ThreadPoolExecutor(1, thread_name_prefix=f"{self.worker_id}-passages") as pool:
-            writing = pool.submit(self._write_all_passages)
-            try:
-                while (run := self.run_once()) is not None:
-                    runs.append(run)
-            finally:
-                writing.result()
         return runs
-
-    def _write_all_passages(self) -> int:
-        done = 0
-        while n := self.index_passages():
-            done += n
-        return done
 
 
 def lower_priority(niceness: int, work: str = "the sleep worker") -> None:
