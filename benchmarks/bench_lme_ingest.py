@@ -13,7 +13,7 @@ thread writes the new messages' passages beside them (``SleepWorker.writing_pass
 clock stops once the last is written). ``--one-thread`` and inline: the passages are written
 after each session's sleeps instead (``PassageIndexer.run``, timed on their own as
 ``passages_s``).
-Prints messages/s, sleeps,
+Prints messages/s, the CPU of the calling thread and of the passage thread, sleeps,
 topics per 100 messages, the sleeps' step times summed (``SleepSummary.step_ms``), CPU
 seconds of this process and (``--neo4j-pid``, a private server's) of Neo4j, the embedding
 calls, texts, characters, word pieces, the CPU the calling thread spent inside the model, and
@@ -186,6 +186,20 @@ def ingest(
     inline = container.settings.sleep_mode == "inline"
     worker = None if inline else container.sleep_worker(namespace=ns)
     beside = worker is not None and not one_thread  # the worker's passage thread
+    writer_cpu = [0.0]  # CPU seconds of the passage thread's rounds
+    if beside:
+        index = worker.index_passages  # type: ignore[union-attr]
+
+        def timed() -> int:
+            mark = time.thread_time()
+            try:
+                return index()
+            finally:  # the passage thread's (the last rounds run in this thread)
+                if threading.current_thread() is not threading.main_thread():
+                    writer_cpu[0] += time.thread_time() - mark
+
+        worker.index_passages = timed  # type: ignore[method-assign,union-attr]
+    main_cpu = time.thread_time()
     cpu, server_cpu = time.process_time(), process_cpu(neo4j_pid)
     started = time.perf_counter()
     # background: the worker's passage thread writes the passages while the sessions arrive
@@ -217,12 +231,17 @@ def ingest(
             passages_cpu += process_cpu(neo4j_pid) - before
     seconds = time.perf_counter() - started
     cpu, server_cpu = time.process_time() - cpu, process_cpu(neo4j_pid) - server_cpu
+    main_cpu = time.thread_time() - main_cpu
     topics = container.topics.list_live(ns)
     return {
         "messages": messages,
         "seconds": round(seconds, 1),
         "msg_per_s": round(messages / seconds, 2),
         "cpu_s": round(cpu, 1),
+        # this thread (appends, sleeps; one-thread: passages too) and the passage thread: on
+        # two free cores the wall time is at least the larger of the two
+        "main_thread_cpu_s": round(main_cpu, 1),
+        "passage_thread_cpu_s": round(writer_cpu[0], 1),
         "neo4j_cpu_s": round(server_cpu, 1),
         "neo4j_cpu_appends_s": round(append_cpu, 1),
         # what one dedicated core running both would give, whatever the machine's load
