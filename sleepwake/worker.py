@@ -172,13 +172,7 @@ class SleepWorker:
         beside API processes: its embeddings yield to their requests; Linux nices threads one
         by one, and the model, loaded lazily, computes in the calling thread)."""
         lower_priority(niceness)
-        writer: threading.Thread | None = None
-        if self.passages is not None and self.passage_thread:
-            writer = threading.Thread(
-                target=self._write_passages_forever, args=(stop, poll_seconds, niceness),
-                name=f"{self.worker_id}-passages", daemon=True,
-            )  # fmt: skip
-            writer.start()
+        writer = self._passage_thread(stop, poll_seconds, niceness)
         log.info("sleep worker %s started", self.worker_id)
         while not stop.is_set():
             try:
@@ -193,6 +187,19 @@ class SleepWorker:
         if writer is not None:
             writer.join()
         log.info("sleep worker %s stopped", self.worker_id)
+
+    def _passage_thread(
+        self, stop: threading.Event, poll_seconds: float, niceness: int
+    ) -> threading.Thread | None:
+        """The passage thread, started (None: no indexer, or ``passage_thread`` is off)."""
+        if self.passages is None or not self.passage_thread:
+            return None
+        writer = threading.Thread(
+            target=self._write_passages_forever, args=(stop, poll_seconds, niceness),
+            name=f"{self.worker_id}-passages", daemon=True,
+        )  # fmt: skip
+        writer.start()
+        return writer
 
     def _write_passages_forever(
         self, stop: threading.Event, poll_seconds: float, niceness: int
@@ -218,13 +225,7 @@ class SleepWorker:
         the block's end returns. Without an indexer or ``passage_thread``: just the writes on
         leaving."""
         stop = threading.Event()
-        writer: threading.Thread | None = None
-        if self.passages is not None and self.passage_thread:
-            writer = threading.Thread(
-                target=self._write_passages_forever, args=(stop, poll_seconds, 0),
-                name=f"{self.worker_id}-passages", daemon=True,
-            )  # fmt: skip
-            writer.start()
+        writer = self._passage_thread(stop, poll_seconds, 0)
         try:
             yield
         finally:
