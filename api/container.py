@@ -198,13 +198,20 @@ class Container:
         )  # fmt: skip
 
     def sleep_worker(
-        self, worker_id: str | None = None, namespace: str | None = None
+        self,
+        worker_id: str | None = None,
+        namespace: str | None = None,
+        passage_thread: bool | None = None,
     ) -> SleepWorker:
         """A sleep worker over this container's stores (``run_forever`` in a thread or a
-        process of its own; leases and retries on the wall clock); ``namespace``: only its."""
+        process of its own; leases and retries on the wall clock); ``namespace``: only its;
+        ``passage_thread``: passages on a thread of their own (default: the setting)."""
+        if passage_thread is None:
+            passage_thread = self.settings.sleep_worker_passage_thread
         return SleepWorker(
             self.sleep_queue, self.sleeper, SystemClock(), self.settings.retry_policy(),
             worker_id, namespace=namespace, passages=self.passage_indexer,
+            passage_thread=passage_thread,
         )  # fmt: skip
 
     @cached_property

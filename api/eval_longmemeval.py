@@ -23,7 +23,9 @@ baselines then differ from the product in what they rank, never in how words are
 texts embedded.
 
 Ingest includes the sleeps and the passages' vectors (``retrieval.passage_index``): after
-every session the sleep worker's work is run to the end (:func:`settle`).
+every session the queued sleeps run to the end (:func:`settle`), while the sleep worker's
+passage thread writes the passages beside them, as a worker process does; the clock stops once
+the last passage is written.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from graph.errors import ValidationFailed
 from graph.lexical import rank, tokens
 from retrieval.embedding import Embedder
 from retrieval.scoring import rrf
+from sleepwake.worker import SleepWorker
 from text.english import split_sentences
 
 VectorSource = Callable[[Sequence[str]], np.ndarray]  # texts -> unit-length rows, in order
@@ -254,18 +257,16 @@ def serve(container: Container) -> Iterator[tuple[str, Callable[[str], str]]]:
         thread.join(timeout=60)
 
 
-def settle(container: Container, namespace: str) -> int:
-    """Run the namespace's queued sleeps to the end and write its new messages' passages, as a
-    sleep worker keeping up would (the ingest clock includes both); the number of sleep runs.
+def settle(worker: SleepWorker, namespace: str) -> int:
+    """Run the namespace's queued sleeps to the end, as a sleep worker keeping up would (the
+    ingest clock includes them); the number of sleep runs. Its passage thread writes the new
+    messages' passages meanwhile (``SleepWorker.writing_passages``, around the whole ingest).
     With inline sleeps (the append ran them already) no sleep is queued."""
-    worker = container.sleep_worker(namespace=namespace)
     runs = 0
     while (run := worker.run_once()) is not None:
         runs += 1
         if run.outcome not in {"done", "abandoned"}:
             raise RuntimeError(f"sleep run {run.run_id} of {namespace}: {run.outcome}: {run.error}")
-    while worker.index_passages():
-        pass
     return runs
 
 
@@ -342,12 +343,16 @@ def one_question(
     """Ingest one haystack, then score the memory's and BM25's contexts at every budget."""
     started = time.perf_counter()
     sleeps = 0
-    for session in question.sessions:
-        body = {"messages": [_message(t) for t in session]}
-        answer = _post(http, "/v1/messages", body)
-        sleeps += len(answer["sleeps"])
-        # the worker's work (sleeps queued, the passages' vectors) runs before the next session
-        sleeps += settle(container, ns)
+    worker = container.sleep_worker(namespace=ns)
+    # the worker's passage thread writes the passages' vectors while the sessions arrive and
+    # sleep; the clock stops once the last one is written
+    with worker.writing_passages():
+        for session in question.sessions:
+            body = {"messages": [_message(t) for t in session]}
+            answer = _post(http, "/v1/messages", body)
+            sleeps += len(answer["sleeps"])
+            # the sleeps queued run before the next session
+            sleeps += settle(worker, ns)
     ingest_s = time.perf_counter() - started
     messages = len(question.turns)
     row: dict[str, Any] = {

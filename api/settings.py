@@ -181,6 +181,12 @@ class Settings(BaseSettings):
         description="how much lower the CPU priority of sheriff up's sleep worker thread is "
         "(its sleeps, passages and backfill yield to the API workers' requests)",
     )
+    sleep_worker_passage_thread: bool = Field(
+        default=True,
+        description="a sleep worker writes new messages' passages on a second thread beside "
+        "its sleeps (the model runs outside the GIL: one worker uses two cores); false: "
+        "between sleeps, on the one thread",
+    )
     sleep_max_attempts: int = Field(
         default=5, ge=1, description="tries of a failing sleep before it is recorded as failed"
     )

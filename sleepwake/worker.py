@@ -9,6 +9,15 @@ lease, run the sleep while a heartbeat renews the lease, and record every attemp
 ``failure_cooldown``. A worker killed mid-sleep wrote nothing (the sleep commits in one
 transaction, fenced by the lease); its lease expires and another worker takes the namespace
 over, recording the dead attempt as abandoned.
+
+A worker with a passage indexer writes new messages' passages on a second thread of its own,
+beside the sleeps (``passage_thread``): the model computes outside the GIL, so one worker
+process uses two cores. The two never write a message in conflicting ways: a sleep writes a
+message's ``compacted_at`` and its topic links, the passage writer its passages and
+``passages_pending``, each in one transaction that locks the message, and a passage write
+checks the message is unchanged and still pending (``write_message_passages.cypher``). A
+worker killed mid-batch wrote none of that batch: its messages stay pending and are found
+again by the next worker.
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ import os
 import random
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -76,10 +87,13 @@ class SleepWorker:
         rng: random.Random | None = None,
         namespace: str | None = None,
         passages: PassageIndexer | None = None,
+        passage_thread: bool = True,
     ) -> None:
         self.queue = queue
-        # writes new messages' passages whenever no sleep is due (None: not this worker's job)
+        # writes new messages' passages (None: not this worker's job): on a thread of its own
+        # beside the sleeps (``passage_thread``), or else whenever no sleep is due
         self.passages = passages
+        self.passage_thread = passage_thread
         self.sleeper = sleeper
         self.clock = clock
         self.retry = retry or RetryPolicy()
@@ -150,24 +164,87 @@ class SleepWorker:
         self, stop: threading.Event, poll_seconds: float = 1.0, niceness: int = 0
     ) -> None:
         """Drain the queue until ``stop`` is set, writing new messages' passages (and the
-        backfill of older ones) whenever no sleep is due; poll every ``poll_seconds`` when
-        idle. An error reaching Neo4j is logged and retried at the next poll (the worker keeps
-        on). ``niceness``: this thread's CPU priority lowered by that much first (a worker
+        backfill of older ones) on a thread of their own beside the sleeps (with an indexer
+        and ``passage_thread``; else whenever no sleep is due); each loop polls every
+        ``poll_seconds`` when idle. An error reaching Neo4j is logged and retried at the next
+        poll (the worker keeps on). Returns once both loops ended (each ends its batch or
+        sleep first). ``niceness``: both threads' CPU priority lowered by that much (a worker
         beside API processes: its embeddings yield to their requests; Linux nices threads one
         by one, and the model, loaded lazily, computes in the calling thread)."""
         lower_priority(niceness)
+        writer = self._passage_thread(stop, poll_seconds, niceness)
         log.info("sleep worker %s started", self.worker_id)
         while not stop.is_set():
             try:
                 ran = self.run_once()
-                busy = ran is not None or self.index_passages() > 0
+                busy = ran is not None or (writer is None and self.index_passages() > 0)
             except Exception:
                 log.warning("sleep worker %s: cannot reach the queue", self.worker_id,
                             exc_info=True)  # fmt: skip
                 busy = False
             if not busy:
                 stop.wait(poll_seconds)
+        if writer is not None:
+            writer.join()
         log.info("sleep worker %s stopped", self.worker_id)
+
+    def _passage_thread(
+        self, stop: threading.Event, poll_seconds: float, niceness: int
+    ) -> threading.Thread | None:
+        """The passage thread, started (None: no indexer, or ``passage_thread`` is off)."""
+        if self.passages is None or not self.passage_thread:
+            return None
+        writer = threading.Thread(
+            target=self._write_passages_forever, args=(stop, poll_seconds, niceness),
+            name=f"{self.worker_id}-passages", daemon=True,
+        )  # fmt: skip
+        writer.start()
+        return writer
+
+    def _write_passages_forever(
+        self, stop: threading.Event, poll_seconds: float, niceness: int
+    ) -> None:
+        """The passage thread of ``run_forever``: batches of new messages' passages (then
+        backfill steps) until ``stop``; an idle or failed round waits ``poll_seconds``."""
+        lower_priority(niceness, "the passage writer")
+        while not stop.is_set():
+            try:
+                busy = self.index_passages() > 0
+            except Exception:
+                log.warning("sleep worker %s: passages not written", self.worker_id,
+                            exc_info=True)  # fmt: skip
+                busy = False
+            if not busy:
+                stop.wait(poll_seconds)
+
+    @contextmanager
+    def writing_passages(self, poll_seconds: float = 0.1) -> Iterator[None]:
+        """``run_forever``'s passage thread while the block runs (the caller runs the sleeps,
+        ``run_once``), as a worker process writes passages while new messages arrive; on
+        leaving, the thread ends its batch and every passage still pending is written before
+        the block's end returns. Without an indexer or ``passage_thread``: just the writes on
+        leaving."""
+        stop = threading.Event()
+        writer = self._passage_thread(stop, poll_seconds, 0)
+        try:
+            yield
+        finally:
+            stop.set()
+            if writer is not None:
+                writer.join()
+        while self.index_passages():
+            pass
+
+    def drain(self) -> list[SleepRun]:
+        """Run every due sleep (of this worker's namespace, or any) while the passage thread
+        writes the pending passages (``writing_passages``; without ``passage_thread``: after
+        the sleeps), until neither finds work; the sleep runs, in order. A passage write that
+        keeps failing is raised once the sleeps are done."""
+        runs: list[SleepRun] = []
+        with self.writing_passages():
+            while (run := self.run_once()) is not None:
+                runs.append(run)
+        return runs
 
 
 def lower_priority(niceness: int, work: str = "the sleep worker") -> None:

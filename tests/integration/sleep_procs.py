@@ -10,6 +10,10 @@ child loads a model; a recovery in the test process uses the same embedder.
     python -m tests.integration.sleep_procs kill-at NS:STEP [NS:STEP ...]
         a worker per pair that SIGKILLs itself at the end of sleep step STEP of NS;
         prints {"NS": exit signal or code}
+    python -m tests.integration.sleep_procs kill-in-passages NS WRITE
+        a worker (``run_forever``: its sleeps and its passage thread) that SIGKILLs itself
+        when its passage thread is about to write its WRITE-th batch (embedded, not written);
+        prints {"NS": exit signal or code}
     python -m tests.integration.sleep_procs serve PORT [PORT ...] --workers N
         API processes on the ports and N workers, until SIGTERM (then stops them all)
 """
@@ -70,6 +74,29 @@ def kill_at(pairs: list[str]) -> None:
     print(json.dumps(out))
 
 
+def kill_in_passages(namespace: str, write: int) -> None:
+    """Fork a worker of ``namespace`` that dies by SIGKILL as its passage thread is about to
+    write its ``write``-th batch, while its sleep thread works; its exit status as JSON."""
+    pid = os.fork()
+    if pid == 0:
+        c = container()
+        store = c.passage_indexer.store
+        real, calls = store.write, []
+
+        def doomed(messages: object) -> int:
+            calls.append(1)
+            if len(calls) == write:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return real(messages)  # type: ignore[arg-type]
+
+        store.write = doomed  # type: ignore[method-assign]
+        c.sleep_worker("doomed-passages", namespace).run_forever(threading.Event(), 0.05)
+        os._exit(3)  # never reached: run_forever returns only once stopped
+    _, status = os.waitpid(pid, 0)
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    print(json.dumps({namespace: code}))
+
+
 def _api(port: int) -> None:
     import uvicorn
 
@@ -118,6 +145,9 @@ def main() -> None:
     sub = parser.add_subparsers(dest="cmd", required=True)
     k = sub.add_parser("kill-at")
     k.add_argument("pairs", nargs="+")
+    p = sub.add_parser("kill-in-passages")
+    p.add_argument("namespace")
+    p.add_argument("write", type=int)
     s = sub.add_parser("serve")
     s.add_argument("ports", nargs="+", type=int)
     s.add_argument("--workers", type=int, default=2)
@@ -125,6 +155,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.cmd == "kill-at":
         kill_at(args.pairs)
+    elif args.cmd == "kill-in-passages":
+        kill_in_passages(args.namespace, args.write)
     else:
         serve(args.ports, args.workers, args.poll)
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
 
-from graph.passages import PendingMessage
+from graph.passages import MessagePassages, PendingMessage
+from graph.sleep_queue import SleepRun
 from retrieval.passage_index import PassageIndexer
 from sleepwake.conversation import Conversation, IncomingMessage
 from sleepwake.policy import SleepPolicy
@@ -144,12 +146,13 @@ def test_the_run_is_recorded_before_the_claim_is_given_back(fails: bool) -> None
     assert order == [("finish_run", []), ("finish", ["retrying" if fails else "done"])]
 
 
-def test_the_worker_writes_pending_passages_only_when_no_sleep_is_due() -> None:
+def test_without_a_passage_thread_passages_are_written_only_when_no_sleep_is_due() -> None:
     m, _ = setup()
     store = FakePassages([PendingMessage(m.namespace, f"p{i}", "user", "Falcon ships.")
                           for i in range(3)])  # fmt: skip
     worker = SleepWorker(m.stores.queue, m.sleeper, m.clock, None, "w", random.Random(7),
-                         passages=PassageIndexer(store, HashEmbedder(), batch=2))  # fmt: skip
+                         passages=PassageIndexer(store, HashEmbedder(), batch=2),
+                         passage_thread=False)  # fmt: skip
     assert worker.run_once() is not None and store.written == []  # a sleep was due: it ran
     stop = threading.Event()
     calls = []
@@ -182,3 +185,122 @@ def test_new_messages_go_before_the_backfill_and_each_namespace_is_walked() -> N
     written = [w.message_id for w in store.written]
     assert sorted(written) == sorted(["new", *(p.message_id for p in old)])
     assert store.old == [] and store.left == []
+
+
+# -- the passage thread: sleeps and passages at once ---------------------------------------------
+WAIT_S = 30  # a bound on a wait that the two threads end at once (never reached when they overlap)
+
+
+class GatedEmbedder(HashEmbedder):
+    """The passage writer's embedder: its first call waits until ``go`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        assert self.go.wait(WAIT_S), "the sleep never started"
+        return super().embed(texts)
+
+
+def overlapping(passage_thread: bool = True) -> tuple[Memory, SleepWorker, FakePassages, list[str]]:
+    """A due sleep and three pending messages; the passages can only be embedded once the
+    sleep has read its slice, and the sleep (at the end of its extraction) waits until they
+    were written: the two finish only when they run at once. ``order``: what happened."""
+    m, _ = setup()
+    store = FakePassages([PendingMessage(m.namespace, f"p{i}", "user", "Falcon ships.")
+                          for i in range(3)])  # fmt: skip
+    gated = GatedEmbedder()
+    worker = SleepWorker(m.stores.queue, m.sleeper, m.clock, None, "w", random.Random(7),
+                         passages=PassageIndexer(store, gated, batch=2),
+                         passage_thread=passage_thread)  # fmt: skip
+    order: list[str] = []
+    written = threading.Event()
+    write = store.write
+
+    def writing(messages: Sequence[MessagePassages]) -> int:
+        order.append("passages")
+        done = write(messages)
+        if not store.left:
+            written.set()
+        return done
+
+    def steps(step: str) -> None:
+        if step == "slice":
+            order.append("slice")
+            gated.go.set()
+        if step == "extract" and passage_thread:
+            assert written.wait(WAIT_S), "the passages were not written while the sleep ran"
+        if step == "commit":
+            order.append("commit")
+
+    store.write = writing  # type: ignore[method-assign]
+    m.sleeper.faults = steps
+    return m, worker, store, order
+
+
+def test_drain_writes_the_passages_while_the_sleep_runs() -> None:
+    _, worker, store, order = overlapping()
+    runs = worker.drain()
+    assert [r.outcome for r in runs] == ["done"]
+    assert store.left == [] and len(store.written) == 3
+    assert order == ["slice", "passages", "passages", "commit"]  # both batches inside the sleep
+    assert worker.drain() == []  # nothing left of either
+
+
+def test_without_a_passage_thread_drain_sleeps_first_then_writes_the_passages() -> None:
+    _, worker, store, order = overlapping(passage_thread=False)
+    worker.passages.embedder.go.set()  # type: ignore[union-attr]
+    runs = worker.drain()
+    assert [r.outcome for r in runs] == ["done"]
+    assert order == ["slice", "commit", "passages", "passages"] and store.left == []
+
+
+def test_run_forever_writes_the_passages_on_a_thread_of_their_own() -> None:
+    m, worker, store, order = overlapping()
+    stop = threading.Event()
+    recorded = threading.Event()
+    finish_run = m.stores.queue.finish_run
+
+    def finished(run: SleepRun) -> None:
+        finish_run(run)
+        recorded.set()
+
+    m.stores.queue.finish_run = finished  # type: ignore[method-assign]
+    loop = threading.Thread(target=worker.run_forever, args=(stop, 0.01))
+    loop.start()
+    try:
+        assert recorded.wait(WAIT_S)
+    finally:
+        stop.set()
+        loop.join(WAIT_S)
+    assert not loop.is_alive()  # run_forever returns only once its passage thread ended
+    assert [r.outcome for r in m.stores.queue.list_runs(m.namespace)] == ["done"]
+    assert order[:2] == ["slice", "passages"] and order[-1] == "commit" and store.left == []
+    assert not any(t.name == "w-passages" for t in threading.enumerate())
+
+
+def test_an_error_of_the_passage_writer_reaches_drain_after_the_sleep() -> None:
+    m, worker, store, _ = overlapping()
+
+    def broken(messages: Sequence[MessagePassages]) -> int:
+        raise RuntimeError("neo4j away")
+
+    store.write = broken  # type: ignore[method-assign]
+    m.sleeper.faults = lambda step: worker.passages.embedder.go.set()  # type: ignore[union-attr]
+    with pytest.raises(RuntimeError, match="neo4j away"):
+        worker.drain()
+    assert [r.outcome for r in m.stores.queue.list_runs(m.namespace)] == ["done"]
+    assert len(store.left) == 3  # nothing written: still pending, found again
+
+
+def test_writing_passages_beside_the_callers_sleeps_then_all_on_leaving() -> None:
+    m, worker, store, order = overlapping()
+    with worker.writing_passages(poll_seconds=0.01):
+        run = worker.run_once()  # its extraction waits for the thread's writes
+        late = PendingMessage(m.namespace, "late", "user", "Falcon slips a week.")
+        store.left.append(late)  # arrives after the sleep: written before the block ends
+    assert run is not None and run.outcome == "done"
+    assert order[:2] == ["slice", "passages"] and "commit" in order
+    assert store.left == [] and [w.message_id for w in store.written][-1] == "late"
+    assert not any(t.name == "w-passages" for t in threading.enumerate())
