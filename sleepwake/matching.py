@@ -141,9 +141,11 @@ def named_as(cand: Candidate, topic: PoolTopic) -> bool:
     not only a word or an alias in common ("dairy-free vanilla" for "dairy-free chocolate
     cake"). Only a name of two words or more is that specific: "painting" is in "horse
     painting", "lake sunrise painting" and every other painting (one LoCoMo topic of that
-    name took 34 facts)."""
+    name took 34 facts). The candidate's name counts as well as its phrase: an episode its
+    speaker calls "my family" is named "John's family" and joins John's topic of that name
+    (it made "John's family (carefree joy)" beside it on LoCoMo conv-41)."""
     name = stems(topic.names[0]) if topic.names else set()
-    return len(name) >= 2 and name <= stems(cand.key)
+    return len(name) >= 2 and (name <= stems(cand.key) or name <= stems(cand.name))
 
 
 _OWNER = re.compile(r"^[^\s']{1,40}'s\s+")
@@ -163,14 +165,6 @@ def called_by_name(cand: Candidate, topic: PoolTopic) -> bool:
     return len(name & mine) >= max(1, math.ceil(shorter / 2))
 
 
-def same_owned_name(cand: Candidate, name: str) -> bool:
-    """Whether ``cand`` is an episode its speaker calls theirs ("my family": "John's family")
-    and ``name`` (a topic's) is that name: one subject, like a theme's candidate and its topic.
-    As an ordinary episode it met the size-raised bar of a topic that had grown that very
-    sleep and became "John's family (carefree joy)" beside it (LoCoMo conv-41)."""
-    return "'s " in cand.name and name_identity(name) == name_identity(cand.name)
-
-
 def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> MatchScore:
     """The §8.1 score of merging ``cand`` into ``topic``, with the time-anchor veto. A person's
     candidate (``sleepwake.people``) or a theme's (``sleepwake.themes``) goes to the topic of
@@ -181,11 +175,6 @@ def score(cand: Candidate, topic: PoolTopic, cosine: float, w: MergeConfig) -> M
         alias = w.alias if own else 0.0
         emb = embedding_score(cosine, w)
         return MatchScore(topic.topic_id, alias, emb, 0.0, 0.0, not own, 0, own)
-    if topic.names and same_owned_name(cand, topic.names[0]) and cosine >= w.floor_cosine:
-        words = shared_words(cand.key, topic.names)
-        return MatchScore(
-            topic.topic_id, w.alias, embedding_score(cosine, w), 0, 0, False, words, True
-        )
     alias = candidate_alias_score(cand, topic.names, w)
     shared = shared_entities(cand, topic)
     entity = entity_score(shared, cand, w)

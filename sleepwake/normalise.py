@@ -28,7 +28,6 @@ from graph.models import (
 from retrieval.embedding import text_hash
 from sleepwake.candidates import MAX_ONE_LINER, Candidate
 from sleepwake.config import DEFAULT, SleepConfig, UtilityConfig
-from sleepwake.matching import same_owned_name
 from sleepwake.one_liners import compose_one_liner
 from sleepwake.retention import kept_facts
 from sleepwake.supersede import supersede, supersede_numbers
@@ -89,8 +88,8 @@ def merge_candidate(topic: Topic, cand: Candidate, cfg: SleepConfig = DEFAULT) -
     fresh = facts[len(topic.facts) :]
     if cand.person:  # copies of the subjects' facts: a bounded digest (sleepwake/retention)
         facts = kept_facts(facts, cfg.merge.person_kept_facts, cfg.formation)
-    elif cand.theme or same_owned_name(cand, topic.name):  # likewise for what a person keeps
-        facts = kept_facts(facts, cfg.merge.theme_kept_facts, cfg.formation)  # coming back to
+    elif cand.theme:  # likewise for what a person keeps coming back to (sleepwake/themes)
+        facts = kept_facts(facts, cfg.merge.theme_kept_facts, cfg.formation)
     loops = _merge_items(topic.open_loops, cand.open_loops)
     numbers = _merge_numbers(topic.numbers, cand.numbers)
     numbers = supersede_numbers(numbers, fresh=numbers[len(topic.numbers) :])

@@ -365,35 +365,6 @@ def test_a_topic_at_its_size_cap_takes_no_more_facts_under_another_name() -> Non
     assert full(W.max_facts, 1, W) and not full(W.max_facts - 1, 1, W) and not full(0, 99, W)
 
 
-def test_an_episode_its_speaker_calls_theirs_joins_the_topic_of_that_name_at_any_size() -> None:
-    """ "Here's a pic of my family" names an episode "John's family"; John's area topic of that
-    name had grown that very sleep past the size-raised bar (cosine 0.63 against 0.68), and
-    the episode became "John's family (carefree joy)" beside it. Called by the topic's own
-    name by its owner, it joins it (and the topic keeps its bounded facts); the same phrase
-    without an owner, or another owner's, still meets the bar."""
-    family = PoolTopic("t4", ("john's family",), "john's family", T0, T0, facts=30)
-    later = T0 + timedelta(days=60)
-    episode = cand("family", hint=later, facts=[f"John: fact {i}." for i in range(13)])
-    episode.label = "John's family"
-    result = score(episode, family, 0.63, W)
-    assert not result.vetoed and result.subject
-    assert best_match([result], W) is not None
-    bare = cand("family", hint=later, facts=["John: fact."])
-    assert score(bare, family, 0.63, W).vetoed
-    theirs = cand("family", hint=later, facts=["Maria: fact."])
-    theirs.label = "Maria's family"
-    assert score(theirs, family, 0.63, W).vetoed
-    assert score(episode, family, W.floor_cosine - 0.01, W).vetoed  # never below the floor
-    topic_ = Topic(
-        namespace="ns",
-        name="John's family",
-        facts=[Fact(text=f"John: old {i}.", at=T0) for i in range(W.theme_kept_facts)],
-        time=TopicTime(first_seen_at=T0, last_seen_at=T0),
-    )
-    merged, _ = merge_candidate(topic_, episode)
-    assert len(merged.facts) == W.theme_kept_facts  # bounded like a theme's
-
-
 def test_a_co_entity_only_counts_as_a_whole_word_of_the_topic() -> None:
     march = pool_topic(("party",), text="party: the party with anna went on for a long time")
     june = cand("party", co={"tim"}, hint=T0 + timedelta(days=100))
