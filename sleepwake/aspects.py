@@ -13,8 +13,8 @@ speaker's own fact belongs to the area of its nearest seed word (the sleep's mod
 alone) at ``cosine`` or more, ahead of every other area by ``margin`` ("violin" -> music,
 "novel" -> books, "shelter" -> volunteering; "team" and "beach" are nobody's).
 
-Each sleep files a speaker's first-person facts (a few per area, the most telling first:
-``sentence_weight``) under the area's topic, "<speaker>'s <area>", and the episodes holding them
+Each sleep files a speaker's first-person facts and the other sentences of their turns
+(``rest_of_turn``; a few per area, the most telling first: ``sentence_weight``) under the area's topic, "<speaker>'s <area>", and the episodes holding them
 go by that name (an alias, as a theme's episodes do). The topic is made when the area comes
 back (or at once with ``new_facts`` of them in one slice, off by default): a later sleep with
 one such fact finds the earlier topics that went by the name and starts the topic with what
