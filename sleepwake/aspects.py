@@ -13,8 +13,8 @@ speaker's own fact belongs to the area of its nearest seed word (the sleep's mod
 alone) at ``cosine`` or more, ahead of every other area by ``margin`` ("violin" -> music,
 "novel" -> books, "shelter" -> volunteering; "team" and "beach" are nobody's).
 
-Each sleep files a speaker's first-person facts (a few per area, the most telling first:
-``sentence_weight``) under the area's topic, "<speaker>'s <area>", and the episodes holding them
+Each sleep files a speaker's first-person facts and the other sentences of their turns
+(``rest_of_turn``; a few per area, the most telling first: ``sentence_weight``) under the area's topic, "<speaker>'s <area>", and the episodes holding them
 go by that name (an alias, as a theme's episodes do). The topic is made when the area comes
 back (or at once with ``new_facts`` of them in one slice, off by default): a later sleep with
 one such fact finds the earlier topics that went by the name and starts the topic with what
@@ -41,11 +41,12 @@ import numpy as np
 
 from graph.models import Fact, Message, Topic
 from graph.sleep import PoolHit
-from sleepwake.candidates import Candidate, SliceCandidates, normalise_key
+from sleepwake.candidates import Candidate, SliceCandidates, fact_text, happened_at, normalise_key
 from sleepwake.config import SleepConfig
 from sleepwake.config_sections import AspectsConfig
 from sleepwake.themes import ASPECT, ASPECT_BACK, only, words_of
-from sleepwake.turn_facts import FIRST_PERSON, sentence_weight
+from sleepwake.turn_facts import FIRST_PERSON, SECOND_PERSON, sentence_weight
+from text.english import split_sentences
 from text.gist import speaker_of, unspoken
 
 Embed = Callable[[Sequence[str]], list[list[float]]]
@@ -79,11 +80,13 @@ def areas_of(words: Iterable[str], cfg: AspectsConfig, embed: Embed) -> dict[str
 
 
 def own_facts(
-    piece: Sequence[Message], cands: SliceCandidates
+    piece: Sequence[Message], cands: SliceCandidates, tz: str = "UTC"
 ) -> dict[str, list[tuple[Fact, Candidate]]]:
     """Speaker -> the facts of the slice's episodes that they said of themselves (first person,
-    worth keeping), each once, in slice order, with the episode that holds it."""
-    by_id = {m.message_id for m in piece}
+    worth keeping), each once, in slice order, with the episode that holds it; and after each,
+    the other sentences of its turn that say something (``rest_of_turn``)."""
+    turns = {m.message_id: m for m in piece}
+    by_id = set(turns)
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     out: dict[str, list[tuple[Fact, Candidate]]] = {}
     seen: set[str] = set()
@@ -101,26 +104,68 @@ def own_facts(
             ):
                 seen.add(fact.text)
                 out.setdefault(owner, []).append((fact, cand))
+                for more in rest_of_turn(fact, turns, cands, tz):
+                    if more.text not in seen:
+                        seen.add(more.text)
+                        out[owner].append((more, cand))
     return out
 
 
+def rest_of_turn(
+    fact: Fact, turns: Mapping[str, Message], cands: SliceCandidates, tz: str
+) -> list[Fact]:
+    """The sentences of ``fact``'s turn it left out, each a fact of its own, when it says
+    something (``sentence_weight``) and not of the listener (no "you"): a turn gives its
+    episode one fact, its best sentence, and "So much has changed since we talked - meet
+    Toby, my puppy. He's a bundle of joy and I couldn't be happier." gave "He's a bundle of
+    joy...", so the puppy never reached the speaker's pets (LoCoMo conv-44). Filed by area
+    only, as copies: the episode keeps its one fact."""
+    if len(fact.source_message_ids) != 1 or fact.source_message_ids[0] not in turns:
+        return []
+    turn = turns[fact.source_message_ids[0]]
+    extraction = cands.extractions.get(turn.message_id)
+    sentences = extraction.sentences if extraction is not None else split_sentences(turn.content)
+    body = unspoken(fact.text)
+    return [
+        Fact(
+            text=fact_text(turn, sentence),
+            at=turn.at,
+            valid_from=happened_at(sentence, turn.at, tz),
+            source_message_ids=[turn.message_id],
+        )
+        for sentence in sentences
+        if sentence not in body
+        and not sentence.lstrip().startswith("[")  # what was shared, not said
+        and not SECOND_PERSON.search(sentence)
+        and sentence_weight(sentence) > 0
+    ]
+
+
 def file_aspects(
-    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, embed: Embed
+    piece: Sequence[Message],
+    cands: SliceCandidates,
+    cfg: SleepConfig,
+    embed: Embed,
+    tz: str = "UTC",
 ) -> SliceCandidates:
     """Sleep step 2's last part: the slice's own facts placed in areas (one batch of
     embeddings) and filed (``with_aspects``). Nothing without named speakers or with
     ``cfg.aspects.cosine`` 0."""
     if cfg.aspects.cosine <= 0:
         return cands
-    facts = own_facts(piece, cands)
+    facts = own_facts(piece, cands, tz)
     if not facts:
         return cands
     words = {w for owned in facts.values() for f, _ in owned for w in words_of(f.text)}
-    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed))
+    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed), tz)
 
 
 def with_aspects(
-    piece: Sequence[Message], cands: SliceCandidates, cfg: SleepConfig, areas: Mapping[str, str]
+    piece: Sequence[Message],
+    cands: SliceCandidates,
+    cfg: SleepConfig,
+    areas: Mapping[str, str],
+    tz: str = "UTC",
 ) -> SliceCandidates:
     """``cands`` with each speaker's own facts filed by area (``areas``: word -> area) under
     "<speaker>'s <area>" (a theme's candidate of that name, "Melanie's family", takes them),
@@ -130,7 +175,7 @@ def with_aspects(
     by_id = {m.message_id: m for m in piece}
     have = {c.key: c for c in cands.candidates if c.theme}
     new: list[Candidate] = []
-    for owner, facts in sorted(own_facts(piece, cands).items()):
+    for owner, facts in sorted(own_facts(piece, cands, tz).items()):
         grouped: dict[str, list[tuple[Fact, Candidate]]] = {}
         for fact, episode in facts:
             for area in sorted({areas[w] for w in words_of(fact.text) if w in areas}):

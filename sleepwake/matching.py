@@ -141,9 +141,11 @@ def named_as(cand: Candidate, topic: PoolTopic) -> bool:
     not only a word or an alias in common ("dairy-free vanilla" for "dairy-free chocolate
     cake"). Only a name of two words or more is that specific: "painting" is in "horse
     painting", "lake sunrise painting" and every other painting (one LoCoMo topic of that
-    name took 34 facts)."""
+    name took 34 facts). The candidate's name counts as well as its phrase: an episode its
+    speaker calls "my family" is named "John's family" and joins John's topic of that name
+    (it made "John's family (carefree joy)" beside it on LoCoMo conv-41)."""
     name = stems(topic.names[0]) if topic.names else set()
-    return len(name) >= 2 and name <= stems(cand.key)
+    return len(name) >= 2 and (name <= stems(cand.key) or name <= stems(cand.name))
 
 
 _OWNER = re.compile(r"^[^\s']{1,40}'s\s+")

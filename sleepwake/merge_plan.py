@@ -47,15 +47,17 @@ def match_rows(
     vectors: list[list[float]],
     also: Mapping[int, set[str]] | None = None,
 ) -> list[dict[str, object]]:
-    """What the pool read looks up per candidate: its vector and every name it goes by (and
-    ``also``'s further names by candidate index: its owner's area, ``aspects.area_lookups``)."""
+    """What the pool read looks up per candidate: its vector and every name it goes by, its
+    label too ("John's community" for the phrase "community": a live topic of that name is
+    then in its pool, so a new topic is named apart from it), and ``also``'s further names by
+    candidate index (its owner's area, ``aspects.area_lookups``)."""
     more = also or {}
     return [
         {
             "idx": i,
             "vector": v,
             "names": sorted(
-                {c.key, *number_variants(c.key), *c.alias_keys}
+                {c.key, c.name.lower(), *number_variants(c.key), *c.alias_keys}
                 | {s.lower() for s in c.surfaces}
                 | more.get(i, set())
             ),

@@ -262,7 +262,7 @@ class SleepRun:
         self.words = self._theme_words(cands)
         cands = with_themes(self.piece, cands, self.config.formation, self.words)
         embed = self.sleeper.embedder.embed  # areas of a life (docs/topics.md, "Aspects")
-        self.cands = file_aspects(self.piece, cands, self.config, embed)
+        self.cands = file_aspects(self.piece, cands, self.config, embed, tz)
         self._done("extract")
 
     def _place(self, words: Iterable[str]) -> dict[str, str]:

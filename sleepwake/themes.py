@@ -49,11 +49,13 @@ _GENERIC = frozenset(
     point reason reasons sense type end start beginning side deal matter job work home photo
     photos pic pics picture pictures image images shot shots""".split()
 )
-# everyday words (``sleepwake.names_apart.PLAIN_WORDS`` and a few more) never name a theme
+# everyday words (``sleepwake.names_apart.PLAIN_WORDS`` and a few more) never name a theme,
+# nor pronouns (Lucene's stop set keeps them: "Her name is Shadow" was filed as family news)
 _PLAIN = PLAIN_WORDS | frozenset(
     """would could should will your yours mine ours from into over then than felt sure glad
     happy hoping other others new old big little same own whole best favorite favourite
-    wanted""".split()
+    wanted she her hers him his its our their theirs them myself yourself herself himself
+    itself ourselves themselves one ones name names""".split()
 )
 _WORD = re.compile(r"[a-z][a-z-]{2,}")
 ASPECT = "aspect"  # an area's candidate that makes its topic now (sleepwake.aspects) ...

@@ -11,7 +11,7 @@ from functools import partial
 import pytest
 from pydantic import ValidationError
 
-from graph.models import Topic, TopicTime
+from graph.models import Fact, Topic, TopicTime
 from graph.sleep import MatchFields, PoolHit
 from sleepwake.aspects import (
     area_lookups,
@@ -103,6 +103,35 @@ def test_a_speakers_own_facts_are_filed_under_the_area_they_are_about() -> None:
     assert fact.text.startswith("Caroline: My dog") and held_by is race
     # the slice's episodes are unchanged: the facts are copies
     assert len(race.facts) == 5
+
+
+def test_a_turns_other_sentences_are_filed_by_area_as_facts_of_their_own() -> None:
+    """Andrew's turn gave its episode one fact, its best sentence ("He is a bundle of joy");
+    the sentence naming his puppy is filed under his pets as a fact of its own, citing the
+    same turn, while the episode keeps its one fact; a sentence to the listener and what a
+    photo shows are nobody's news."""
+    text = (
+        "So much has changed since we talked - meet Toby, my puppy. He is a bundle of joy and "
+        "I love him. [shares a photo: a puppy on a guitar] Your guitar sounds great these days."
+    )
+    messages, hike = episode("hike", [("Andrew", text)])
+    best = Fact(
+        text="Andrew: He is a bundle of joy and I love him.",
+        at=T0,
+        source_message_ids=[messages[0].message_id],
+    )
+    hike.facts = [best]
+    out = file_aspects(messages, SliceCandidates([hike], [], None, {}), CFG, embed)
+    areas = {c.label: c for c in out.candidates[1:]}
+    assert set(areas) == {"Andrew's pets"}  # not his music: the guitar is the listener's
+    (filed,) = areas["Andrew's pets"].facts
+    assert filed.text == "Andrew: So much has changed since we talked - meet Toby, my puppy."
+    assert filed.source_message_ids == [messages[0].message_id]
+    assert hike.facts == [best] and hike.theme_names == ["Andrew's pets"]
+    owned = [
+        f.text for f, _ in own_facts(messages, SliceCandidates([hike], [], None, {}))["Andrew"]
+    ]
+    assert owned[0] == best.text and len(owned) == 2
 
 
 def test_an_area_a_kept_theme_stands_for_goes_to_the_themes_topic() -> None:
