@@ -22,7 +22,7 @@ from retrieval.facts import fact_relevance, rank_facts
 from retrieval.gather import Gathered
 from retrieval.packer import Candidate, Snippet, day
 from retrieval.search import TopicHit
-from retrieval.snippets import best_sentences, overlap, sentences
+from retrieval.snippets import bare_question, best_sentences, overlap, sentences
 from retrieval.topic_reads import read_topics
 from text.claims import state_claims, state_token
 from text.timephrases import TimeWindow
@@ -56,6 +56,7 @@ def expand(
             if snip.message_id not in snippets:
                 snippets[snip.message_id] = snip
     _favour_speakers(snippets.values(), run.plan.speakers, cfg.speaker_gain)
+    weigh_questions(snippets.values(), cfg.question_weight)
     candidates = [
         _topic_candidate(h.topic, strength.get(h.topic.topic_id, 0.0), h) for h in got.topic_hits
     ]
@@ -129,6 +130,20 @@ def _favour_speakers(snippets: Iterable[Snippet], named: Collection[str], gain: 
         return
     for snip in snippets:
         snip.score *= speaker_weight(snip.speaker, named, gain)
+
+
+def weigh_questions(snippets: Iterable[Snippet], weight: float) -> None:
+    """Each snippet that only asks (``retrieval.snippets.bare_question``) times ``weight``: a
+    question states nothing its speaker knows, the answer that follows it does. In a chat
+    between people the questions are the turn-taking ("What's been the best part of it?")
+    and share the request's words as well as the answers do; on LoCoMo dev they took a fifth
+    of the lines of a question about a person's activities (docs/retrieval.md, "Bare
+    questions and headers")."""
+    if weight == 1:
+        return
+    for snip in snippets:
+        if bare_question(snip.text):
+            snip.score *= weight
 
 
 def _state_topics(run: RunView) -> list[str]:

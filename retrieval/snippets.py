@@ -20,6 +20,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 # a list item's marker ("* ", "- ", "+ ", "1. ", "2) ") and a bare number left of one
 _MARKER = re.compile(r"^(?:[*+\-\u2022]\s+|\d{1,3}[.)](?:\s+|$))")
+# the speaker's own person: "I", "I'm" (the apostrophe ends the word), "me", "my", "we", "our"
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours)\b")
 STOP_WORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from about into over after
     before under again further once here there all any both each few more most other some such
@@ -56,3 +58,13 @@ def best_sentences(content: str, query_terms: frozenset[str], limit: int) -> lis
     scored = [(len(terms(s) & query_terms), i, s) for i, s in enumerate(sentences(content))]
     chosen = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:limit]
     return [s for _, _, s in sorted(chosen, key=lambda x: x[1])]
+
+
+def bare_question(text: str) -> bool:
+    """Whether ``text`` only asks: every sentence of it a question, and no first-person word
+    in it ("Anything fun over the weekend?"; not "Have you seen my new bike?", which says
+    the speaker has one)."""
+    said = sentences(text)
+    if not said or not all(s.endswith("?") for s in said):
+        return False
+    return _FIRST_PERSON.search(text.lower()) is None
