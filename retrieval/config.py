@@ -167,6 +167,13 @@ class ContextConfig(BaseModel):
         le=1,
         description="a snippet that only asks, with no first-person word: x this",
     )
+    listener_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="a message naming participants: a remark about the listener ('you', no "
+        "first person, no question) x this",
+    )
     latest_gain: float = Field(
         default=0.5, ge=0, description="a question for the current value: newest x (1 + gain)"
     )

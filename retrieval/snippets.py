@@ -22,6 +22,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 _MARKER = re.compile(r"^(?:[*+\-\u2022]\s+|\d{1,3}[.)](?:\s+|$))")
 # the speaker's own person: "I", "I'm" (the apostrophe ends the word), "me", "my", "we", "our"
 _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours)\b")
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b")
 STOP_WORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from about into over after
     before under again further once here there all any both each few more most other some such
@@ -68,3 +69,15 @@ def bare_question(text: str) -> bool:
     if not said or not all(s.endswith("?") for s in said):
         return False
     return _FIRST_PERSON.search(text.lower()) is None
+
+
+def about_listener(text: str) -> bool:
+    """Whether ``text`` is a remark about the one spoken to: a "you" and no first-person word,
+    and not a question ("It must feel great to be recognized for your gaming skills."): what
+    the speaker makes of the other's news, which the other's own words state."""
+    low = text.lower()
+    return (
+        _SECOND_PERSON.search(low) is not None
+        and _FIRST_PERSON.search(low) is None
+        and not bare_question(text)
+    )
