@@ -65,8 +65,9 @@ def bare_question(text: str) -> bool:
     """Whether ``text`` only asks: every sentence of it a question, and no first-person word
     in it ("Anything fun over the weekend?"; not "Have you seen my new bike?", which says
     the speaker has one)."""
-    said = sentences(text)
-    if not said or not all(s.endswith("?") for s in said):
+    if not text.rstrip().endswith("?"):  # the last sentence asks, or none is a bare question
+        return False
+    if not all(s.endswith("?") for s in sentences(text)):
         return False
     return _FIRST_PERSON.search(text.lower()) is None
 
