@@ -22,7 +22,7 @@ from retrieval.facts import fact_relevance, rank_facts
 from retrieval.gather import Gathered
 from retrieval.packer import Candidate, Snippet, day
 from retrieval.search import TopicHit
-from retrieval.snippets import best_sentences, overlap, sentences
+from retrieval.snippets import about_listener, bare_question, best_sentences, overlap, sentences
 from retrieval.topic_reads import read_topics
 from text.claims import state_claims, state_token
 from text.timephrases import TimeWindow
@@ -56,6 +56,9 @@ def expand(
             if snip.message_id not in snippets:
                 snippets[snip.message_id] = snip
     _favour_speakers(snippets.values(), run.plan.speakers, cfg.speaker_gain)
+    # a remark about the listener only between people: an assistant's advice speaks to "you"
+    listener = cfg.listener_weight if run.plan.speakers else 1.0
+    weigh_remarks(snippets.values(), cfg.question_weight, listener)
     candidates = [
         _topic_candidate(h.topic, strength.get(h.topic.topic_id, 0.0), h) for h in got.topic_hits
     ]
@@ -129,6 +132,22 @@ def _favour_speakers(snippets: Iterable[Snippet], named: Collection[str], gain: 
         return
     for snip in snippets:
         snip.score *= speaker_weight(snip.speaker, named, gain)
+
+
+def weigh_remarks(snippets: Iterable[Snippet], question: float, listener: float = 1.0) -> None:
+    """Each snippet that only asks (``retrieval.snippets.bare_question``) times ``question``,
+    each remark about the listener (``about_listener``) times ``listener``: neither states
+    what its speaker knows, the answer or the news it reacts to does. In a chat between
+    people they are the turn-taking ("What's been the best part of it?", "It must feel great
+    to be recognized for your gaming skills.") and share the request's words as well as the
+    answers do (docs/retrieval.md, "Lines that say nothing of their speaker")."""
+    if question == 1 and listener == 1:
+        return
+    for snip in snippets:
+        if bare_question(snip.text):
+            snip.score *= question
+        elif listener != 1 and about_listener(snip.text):
+            snip.score *= listener
 
 
 def _state_topics(run: RunView) -> list[str]:

@@ -157,6 +157,23 @@ class ContextConfig(BaseModel):
         le=1,
         description="a question about the user's own life: x this for the assistant's messages",
     )
+    # a sentence that only asks ("What's been the best part of it?", "Anything fun over the
+    # weekend?") states nothing its speaker knows: between people it is turn-taking, and it
+    # shared the question's words with the answers it preceded (docs/retrieval.md, "Bare
+    # questions and headers")
+    question_weight: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="a snippet that only asks, with no first-person word: x this",
+    )
+    listener_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="a message naming participants: a remark about the listener ('you', no "
+        "first person, no question) x this",
+    )
     latest_gain: float = Field(
         default=0.5, ge=0, description="a question for the current value: newest x (1 + gain)"
     )

@@ -1,8 +1,9 @@
 """The context packer: ranked memory into a token budget, with a trace of every decision. Pure.
 
 Tokens are ceil(chars / 4) (no tokenizer for the target models is available offline).
-Layers: L0 a topic's one-liner; L1 a shaped summary (seed 003): the topic's title and dates and
-1-3 dated sentences that answer the message, each citing the message it came from; L2 the full
+Layers: L0 a topic's one-liner; L1 a shaped summary (seed 003): the topic's title and 1-3 dated
+sentences that answer the message, each citing the message it came from (the topic's first and
+last seen are the item's ``freshness``, not repeated in its text); L2 the full
 record, only on explicit request. Snippets are packed best-first; a topic's header is paid for
 once, when its first snippet goes in. Every item lists the source message ids its text came from
 (and only those), and the trace says for every candidate why it was included or excluded.
@@ -162,12 +163,13 @@ class _Block:
     lines: list[Snippet] = field(default_factory=list)
 
     def header(self) -> str:
+        """The block's title line: the topic's name alone. Every line under it carries its own
+        date and the item its ``freshness``; the span "(seen 8 May 2023 to 17 Jul 2023)" was a
+        fifth of a 1,000-token context spent twice (docs/retrieval.md, "Bare questions and
+        headers")."""
         if self.cand.kind == GENERAL:
             return "## From the conversation"
-        span = day(self.cand.first_seen_at)
-        if self.cand.last_seen_at and day(self.cand.last_seen_at) != span:
-            span += f" to {day(self.cand.last_seen_at)}"
-        return f"## {self.cand.title} (seen {span})"
+        return f"## {self.cand.title}"
 
 
 def prefer_newest(snippets: list[Snippet], gain: float) -> list[Snippet]:

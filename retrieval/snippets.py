@@ -20,6 +20,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 # a list item's marker ("* ", "- ", "+ ", "1. ", "2) ") and a bare number left of one
 _MARKER = re.compile(r"^(?:[*+\-\u2022]\s+|\d{1,3}[.)](?:\s+|$))")
+# the speaker's own person: "I", "I'm" (the apostrophe ends the word), "me", "my", "we", "our"
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|us|our|ours)\b")
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b")
 STOP_WORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from about into over after
     before under again further once here there all any both each few more most other some such
@@ -56,3 +59,26 @@ def best_sentences(content: str, query_terms: frozenset[str], limit: int) -> lis
     scored = [(len(terms(s) & query_terms), i, s) for i, s in enumerate(sentences(content))]
     chosen = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))[:limit]
     return [s for _, _, s in sorted(chosen, key=lambda x: x[1])]
+
+
+def bare_question(text: str) -> bool:
+    """Whether ``text`` only asks: every sentence of it a question, and no first-person word
+    in it ("Anything fun over the weekend?"; not "Have you seen my new bike?", which says
+    the speaker has one)."""
+    if not text.rstrip().endswith("?"):  # the last sentence asks, or none is a bare question
+        return False
+    if not all(s.endswith("?") for s in sentences(text)):
+        return False
+    return _FIRST_PERSON.search(text.lower()) is None
+
+
+def about_listener(text: str) -> bool:
+    """Whether ``text`` is a remark about the one spoken to: a "you" and no first-person word,
+    and not a question ("It must feel great to be recognized for your gaming skills."): what
+    the speaker makes of the other's news, which the other's own words state."""
+    low = text.lower()
+    return (
+        _SECOND_PERSON.search(low) is not None
+        and _FIRST_PERSON.search(low) is None
+        and not bare_question(text)
+    )

@@ -2,6 +2,8 @@
 of tests/unit/test_context_unit.py: the same as the recording made from the code before the
 context became a run of steps over a parsed message with typed results (issue 29), ids renamed
 in order of appearance (the fakes' ids are new each run) and the timings left out (wall clock).
+Recorded again when a topic block's header lost its dates and bare questions came to weigh 0.3
+(docs/retrieval.md, "Bare questions and headers"): those two changes are the whole difference.
 
 Run as a script (``python tests/unit/test_context_response.py OUT``) it writes the answers,
 which is how the recording was made (from the earlier code's checkout)."""

@@ -413,8 +413,8 @@ def _cand(rid: str, score: float, **kw: object) -> Candidate:
         score=score,
         reason_label="topic_match",
         reason_summary=f"matched {rid}",
-        first_seen_at=DAY,
-        last_seen_at=DAY,
+        first_seen_at=kw.pop("first_seen_at", DAY),  # type: ignore[arg-type]
+        last_seen_at=kw.pop("last_seen_at", DAY),  # type: ignore[arg-type]
         **kw,  # type: ignore[arg-type]
     )
 
@@ -472,7 +472,7 @@ def test_pack_puts_the_best_snippets_first_and_drops_the_worst() -> None:
         SNIPS[1].text,
         SNIPS[3].text,
     ]
-    header = "## Party Planning (seen 2 Mar 2026)"
+    header = "## Party Planning"
     tight = tokens(header) + 1 + sum(tokens(s.line()) + 1 for s in SNIPS[:2])
     packed = pack([PARTY], [SNIPS[0], SNIPS[1], SNIPS[3]], tight)
     assert "lake house" in packed.text and "noon" not in packed.text
@@ -481,7 +481,7 @@ def test_pack_puts_the_best_snippets_first_and_drops_the_worst() -> None:
 def test_pack_pays_a_topic_header_once() -> None:
     two = [SNIPS[0], SNIPS[1]]
     packed = pack([PARTY], two, 1000)
-    header = "## Party Planning (seen 2 Mar 2026)"
+    header = "## Party Planning"
     assert packed.text.count(header) == 1
     assert packed.text.splitlines()[0] == header
     assert packed.used_tokens == tokens(header) + 1 + sum(tokens(s.line()) + 1 for s in two)
@@ -642,3 +642,14 @@ def test_a_packed_line_is_dated_as_strftime_dates_it_in_the_c_locale() -> None:
         when = start + timedelta(days=i, hours=i % 24)
         assert day(when) == when.strftime("%-d %b %Y")
     assert day(datetime(2026, 3, 2, tzinfo=UTC)) == "2 Mar 2026" and day(None) == "undated"
+
+
+def test_a_topic_block_is_headed_by_its_name_its_dates_on_the_lines_and_the_item() -> None:
+    """The header says which topic; the span is the item's ``freshness`` and every line says
+    when it was said, so the text does not pay for the dates twice."""
+    later = _cand("party", 2.0, title="Party Planning", last_seen_at=DAY + timedelta(days=40))
+    packed = pack([later], SNIPS[:1], 1000)
+    assert packed.text.splitlines() == ["## Party Planning", f"- 2 Mar 2026 {SNIPS[0].text}"]
+    freshness = packed.items[0].payload()["freshness"]
+    assert freshness["first_seen_at"] == DAY.isoformat()
+    assert freshness["last_seen_at"] == (DAY + timedelta(days=40)).isoformat()
