@@ -113,7 +113,7 @@ class Settings(BaseSettings):
         default=256,
         ge=0,
         description="MB of passage vectors one API worker holds in memory and scores there "
-        "(~150,000 passages; a namespace larger than this takes the filtered vector index; 0: "
+        "(~130,000 passages; a namespace larger than this takes the filtered vector index; 0: "
         "every passage search in Neo4j; graph/passage_vectors.py)",
     )
     api_key_cache_seconds: float = Field(

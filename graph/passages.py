@@ -75,8 +75,9 @@ SPOKEN_PER_SPEAKER = 1000
 # costs up to SPOKEN_PER_SPEAKER messages' passages of exact cosine)
 SPOKEN_SPEAKERS = 4
 # the passage vectors one store (one API worker process) holds in memory, in MB
-# (``Settings.passage_cache_mb``): 256 MB hold ~150,000 passages (about 40 conversations of
-# bench-api-10k's size, or 4,000 LoCoMo-sized ones); 0: every search in Cypher
+# (``Settings.passage_cache_mb``): 256 MB hold ~130,000 passages (3 namespaces of
+# bench-api-10k's 39,000, or ~85 LoCoMo conversations of ~1,500; RSS measured, 2,024 bytes a
+# passage); 0: every search in Cypher
 CACHE_MB = 256
 # a namespace found too large for the whole budget takes the Cypher path; counted again after
 # this many seconds (it may have shrunk)
