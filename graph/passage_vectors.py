@@ -106,8 +106,9 @@ class Entry:
             self.matrix[self.size : need] = block
             self.at_us[self.size : need] = [r.at_us for r in fresh]
             for r in fresh:
-                self.keys.append((r.message_id, r.seq))
-                self.known.add((r.message_id, r.seq))
+                key = (r.message_id, r.seq)  # one tuple in both
+                self.keys.append(key)
+                self.known.add(key)
             self.size = need
         self.stamp = stamp
 
