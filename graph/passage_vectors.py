@@ -82,6 +82,23 @@ class Entry:
     def nbytes(self) -> int:
         return int(self.matrix.nbytes + self.at_us.nbytes) + ROW_OVERHEAD * self.size
 
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` passages in all (a load that counted them first: the matrix
+        is allocated once, to size)."""
+        with self.lock:
+            self._grow(rows, exact=True)
+
+    def _grow(self, need: int, exact: bool = False) -> None:
+        if need <= self.matrix.shape[0]:
+            return
+        # grow by half again (appends stay amortised), or to ``need`` exactly when told
+        capacity = need if exact else max(need, self.matrix.shape[0] * 3 // 2, 16)
+        matrix = np.zeros((capacity, DIMENSIONS), np.float32)
+        matrix[: self.size] = self.matrix[: self.size]
+        at_us = np.zeros(capacity, np.int64)
+        at_us[: self.size] = self.at_us[: self.size]
+        self.matrix, self.at_us = matrix, at_us
+
     def add(self, rows: Sequence[Row], stamp: Stamp) -> None:
         """Append ``rows`` (those already held skipped) and move to ``stamp``."""
         with self.lock:
@@ -91,13 +108,7 @@ class Entry:
         fresh = [r for r in rows if (r.message_id, r.seq) not in self.known]
         if fresh:
             need = self.size + len(fresh)
-            if need > self.matrix.shape[0]:  # grow by half again: appends stay amortised
-                capacity = max(need, self.matrix.shape[0] * 3 // 2, 16)
-                matrix = np.zeros((capacity, DIMENSIONS), np.float32)
-                matrix[: self.size] = self.matrix[: self.size]
-                at_us = np.zeros(capacity, np.int64)
-                at_us[: self.size] = self.at_us[: self.size]
-                self.matrix, self.at_us = matrix, at_us
+            self._grow(need)
             block = np.asarray([r.vector for r in fresh], dtype=np.float32)
             if block.shape[1] != DIMENSIONS:
                 raise ValueError(f"a passage vector has {block.shape[1]} dimensions")

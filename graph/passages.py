@@ -83,6 +83,7 @@ CACHE_MB = 256
 # this many seconds (it may have shrunk)
 TOO_BIG_S = 300.0
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+LOAD_BLOCK = 1000  # passages converted to float32 at a time while a namespace is read
 
 
 @dataclass(frozen=True)
@@ -323,8 +324,7 @@ class PassageStore(Store):
             held = current if current is not None else entry
             if not incremental(held.stamp, seen):
                 return self._load(namespace)
-            stamp, rows = self._read_tx(lambda tx: _read_rows(tx, namespace, 0, held.stamp.gen))
-            held.add(rows or [], stamp)
+            self._read_tx(lambda tx: _read_rows(tx, namespace, 0, held.stamp.gen, held))
             if current is not None:
                 self.vectors.resized(namespace)
             return held
@@ -334,35 +334,43 @@ class PassageStore(Store):
         hold them; None (and the Cypher path for ``TOO_BIG_S``) when they exceed the budget."""
         assert self.vectors is not None
         cap = self.vectors.budget // row_bytes()
-        stamp, rows = self._read_tx(lambda tx: _read_rows(tx, namespace, cap, None))
-        if rows is None:
+        entry = Entry(Stamp(None, -1))  # no search matches it until the rows are all in
+        if not self._read_tx(lambda tx: _read_rows(tx, namespace, cap, None, entry)):
             self.vectors.drop(namespace)
             self._too_big[namespace] = self._clock()
             return None
         self._too_big.pop(namespace, None)
-        entry = Entry(stamp)
-        entry.add(rows, stamp)
         self.vectors.put(namespace, entry)
         return entry
 
 
 def _read_rows(
-    tx: ManagedTransaction, namespace: str, cap: int, after: int | None
-) -> tuple[Stamp, list[Row] | None]:
-    """The namespace's stamp, then its passages (those past ``after`` when given): None
-    instead of the rows when it holds more than ``cap`` passages (``cap`` 0: not counted). The
-    stamp is read first, so the rows are at least as new as it."""
+    tx: ManagedTransaction, namespace: str, cap: int, after: int | None, into: Entry
+) -> bool:
+    """The namespace's stamp, then its passages (those past ``after`` when given) added to
+    ``into`` in blocks of ``LOAD_BLOCK`` (the driver's float lists of a whole namespace at once
+    would cost ~12 KB a passage), ``into`` stamped last; False (nothing added) when it holds
+    more than ``cap`` passages (``cap`` 0: not counted). The stamp is read first, so the rows
+    are at least as new as it."""
     head = tx.run(query("read_passage_stamp"), namespace=namespace, cap=cap).single()
     assert head is not None
     stamp = Stamp(head["epoch"], int(head["gen"]))
     if cap and int(head["n"]) > cap:
-        return stamp, None
+        return False
+    if cap:
+        into.reserve(int(head["n"]))
     if after is None:
         result = tx.run(query("load_passage_vectors"), namespace=namespace)
     else:
         result = tx.run(query("load_new_passage_vectors"), namespace=namespace, after=after)
-    rows = [Row(r["message_id"], int(r["seq"]), int(r["at_us"]), r["embedding"]) for r in result]
-    return stamp, rows
+    block: list[Row] = []
+    for r in result:
+        block.append(Row(r["message_id"], int(r["seq"]), int(r["at_us"]), r["embedding"]))
+        if len(block) >= LOAD_BLOCK:
+            into.add(block, into.stamp)
+            block = []
+    into.add(block, stamp)
+    return True
 
 
 def message_hits(rows: Sequence[Any]) -> list[MessageHit]:
