@@ -145,7 +145,12 @@ class Container:
 
     @cached_property
     def passages(self) -> PassageStore:
-        return self._store(PassageStore)
+        """The passage store, holding up to ``passage_cache_mb`` of passage vectors in this
+        process (``graph.passage_vectors``)."""
+        return PassageStore(
+            self.driver, self.settings.neo4j_database, redactor=self.redactor,
+            cache_mb=self.settings.passage_cache_mb,
+        )  # fmt: skip
 
     @cached_property
     def passage_indexer(self) -> PassageIndexer:

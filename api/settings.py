@@ -109,6 +109,13 @@ class Settings(BaseSettings):
     import_concurrency: int = Field(
         default=2, ge=1, description="imports one API process runs at once, all namespaces"
     )
+    passage_cache_mb: int = Field(
+        default=256,
+        ge=0,
+        description="MB of passage vectors one API worker holds in memory and scores there "
+        "(~130,000 passages; a namespace larger than this takes the filtered vector index; 0: "
+        "every passage search in Neo4j; graph/passage_vectors.py)",
+    )
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )

@@ -303,11 +303,15 @@ def recall(s: Private, ns: str, embedder: CachedEmbedder, texts: list[str]) -> t
 SEARCHES = ("topic full text", "topic vectors", "message full text", "passage vectors")
 
 
+_PASSAGES: dict[str, PassageStore] = {}
+
+
 def searched(s: Private, ns: str, text: str, vector: list[float]) -> list[list[Any]]:
     """What each store search of a context finds for ``text`` on ``s``: (name or content,
-    score) in order (the ids differ between the servers)."""
+    score) in order (the ids differ between the servers). One passage store per server, as an
+    API worker holds one: its passage vectors are read once (graph/passage_vectors.py)."""
     topics, messages = TopicStore(s.driver), MessageStore(s.driver)
-    passages = PassageStore(s.driver)
+    passages = _PASSAGES.setdefault(s.name, PassageStore(s.driver))
     return [
         [(h.topic.name, round(h.score, 4)) for h in topics.search_text(ns, text, k=K, light=True)],
         [(h.topic.name, round(h.score, 4))

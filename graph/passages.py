@@ -7,7 +7,16 @@ text as stored, i.e. redacted: a passage never holds what the message does not. 
 message is found by its words alone. Deleting a message deletes its passages
 (``delete_messages.cypher``), and so does deleting its namespace.
 
-Search: a namespace of at most ``EXACT_VECTOR_MAX`` passages is scored exactly, its own passages
+Search, in memory (``graph.passage_vectors``, ``cache_mb`` per store, i.e. per API worker): a
+namespace's passage vectors are held as one float32 matrix under its ``PassageStamp``, scored
+exactly with numpy, and the best rows read from Neo4j by key within the namespace, with the
+stamp (``read_passages_by_key.cypher``): the exact scan's answer at a few milliseconds of
+Neo4j's CPU, whatever the namespace's size and neighbours. A stale copy is refreshed (the
+passages past its ``gen``, or the namespace whole after a removal) and searched again; a
+namespace larger than the whole budget, or a store built with ``cache_mb=0``, takes the path
+below.
+
+Search in Cypher: a namespace of at most ``EXACT_VECTOR_MAX`` passages is scored exactly, its own passages
 only, without the shared index (the same answer and cost beside any neighbour). One vector index
 holds every namespace's passages and Neo4j 5.26 cannot filter inside it, so a larger namespace's
 search asks the index for ``FETCH_FACTOR`` times the rows it needs and keeps its
@@ -34,10 +43,13 @@ step), idempotent (a message with passages is skipped), bounded (one batch a tra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from neo4j import Driver, ManagedTransaction
 
 from graph.clock import ensure_utc
 from graph.cypher import query
@@ -45,6 +57,8 @@ from graph.db import Store, iso
 from graph.mapping import message_from_props
 from graph.messages import MessageHit
 from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH
+from graph.passage_vectors import Entry, PassageVectors, Row, Stamp, incremental, row_bytes
+from graph.redaction import Redactor
 from graph.topic_search import check_vector
 
 MIN_FETCH = 100  # rows asked of the index at least
@@ -60,6 +74,16 @@ SPOKEN_PER_SPEAKER = 1000
 # speakers one ``search_spoken`` reads at most (a message naming more is about a group, and each
 # costs up to SPOKEN_PER_SPEAKER messages' passages of exact cosine)
 SPOKEN_SPEAKERS = 4
+# the passage vectors one store (one API worker process) holds in memory, in MB
+# (``Settings.passage_cache_mb``): 256 MB hold ~130,000 passages (3 namespaces of
+# bench-api-10k's 39,000, or ~85 LoCoMo conversations of ~1,500; RSS measured, 2,024 bytes a
+# passage); 0: every search in Cypher
+CACHE_MB = 256
+# a namespace found too large for the whole budget takes the Cypher path; counted again after
+# this many seconds (it may have shrunk)
+TOO_BIG_S = 300.0
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+LOAD_BLOCK = 1000  # passages converted to float32 at a time while a namespace is read
 
 
 @dataclass(frozen=True)
@@ -97,6 +121,21 @@ class BackfillStep:
 
 
 class PassageStore(Store):
+    def __init__(
+        self,
+        driver: Driver,
+        database: str = "neo4j",
+        *,
+        redactor: Redactor | None = None,
+        cache_mb: int = CACHE_MB,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(driver, database, redactor=redactor)
+        # this process's copy of the namespaces' passage vectors (None: every search in Cypher)
+        self.vectors = PassageVectors(cache_mb << 20) if cache_mb > 0 else None
+        self._clock = clock
+        self._too_big: dict[str, float] = {}  # namespace -> when it was counted too large
+
     def pending(self, namespace: str | None, limit: int) -> list[PendingMessage]:
         """Up to ``limit`` messages without their passages yet, oldest first, of ``namespace``
         (None: of any namespace)."""
@@ -151,7 +190,12 @@ class PassageStore(Store):
         """The messages of ``namespace`` whose passages are nearest ``vector`` (the best ``k``
         passages, said before ``until`` when given), best first, one hit per message: its
         best passage's cosine as the score, its passages found in ``MessageHit.passages``
-        (best first)."""
+        (best first). Scored in this process's memory when the namespace fits it (the module
+        doc), else in Cypher."""
+        if self.vectors is not None and k > 0:
+            found = self._search_memory(namespace, check_vector(vector), k, until)
+            if found is not None:
+                return found
         fetch = min(max(k * FETCH_FACTOR, MIN_FETCH), MAX_FETCH)
         params = {
             "vector": check_vector(vector),
@@ -223,6 +267,110 @@ class PassageStore(Store):
         }
         records = self._run(query("search_speaker_passages"), params, read=True)
         return message_hits(records[0]["hits"] if records else [])
+
+    # -- the passage vectors in memory (graph/passage_vectors.py) --------------------------------
+    def _search_memory(
+        self, namespace: str, vector: list[float], k: int, until: datetime | None
+    ) -> list[MessageHit] | None:
+        """``search`` answered from this process's copy of the namespace's vectors, the rows
+        read by key with the namespace's stamp; None when the namespace does not fit the budget
+        or was written again while it was refreshed (the caller searches in Cypher)."""
+        entry = self._entry(namespace)
+        if entry is None:
+            return None
+        until_at = ensure_utc(until, "until") if until else None
+        until_us = (until_at - EPOCH) // timedelta(microseconds=1) if until_at else None
+        for _ in range(2):
+            keys = entry.nearest(vector, k, until_us)
+            params = {
+                "namespace": namespace,
+                "keys": [{"message_id": m, "seq": s} for m, s in keys],
+                "vector": vector,
+                "k": k,
+                "until": iso(until_at) if until_at else None,
+            }
+            row = self._run(query("read_passages_by_key"), params, read=True)[0]
+            stamp = Stamp(row["epoch"], int(row["gen"]))
+            if stamp == entry.stamp:
+                return message_hits(row["hits"])
+            refreshed = self._refresh(namespace, entry, stamp)
+            if refreshed is None:
+                return None
+            entry = refreshed
+        return None
+
+    def _entry(self, namespace: str) -> Entry | None:
+        """The namespace's copy, loaded when this process holds none; None when it is larger
+        than the whole budget."""
+        assert self.vectors is not None
+        entry = self.vectors.get(namespace)
+        if entry is not None:
+            return entry
+        counted = self._too_big.get(namespace)
+        if counted is not None and self._clock() - counted < TOO_BIG_S:
+            return None
+        with self.vectors.loading(namespace):
+            entry = self.vectors.get(namespace)
+            return entry if entry is not None else self._load(namespace)
+
+    def _refresh(self, namespace: str, entry: Entry, seen: Stamp) -> Entry | None:
+        """``entry`` brought up to at least ``seen``: the passages written past its ``gen``
+        when no passage was removed since (the same ``epoch``), else the namespace read whole."""
+        assert self.vectors is not None
+        with self.vectors.loading(namespace):
+            current = self.vectors.get(namespace)
+            if current is not None and current is not entry and current.stamp == seen:
+                return current  # another request of this process refreshed it
+            held = current if current is not None else entry
+            if not incremental(held.stamp, seen):
+                return self._load(namespace)
+            self._read_tx(lambda tx: _read_rows(tx, namespace, 0, held.stamp.gen, held))
+            if current is not None:
+                self.vectors.resized(namespace)
+            return held
+
+    def _load(self, namespace: str) -> Entry | None:
+        """Read the namespace's stamp, then every passage of it (one read transaction), and
+        hold them; None (and the Cypher path for ``TOO_BIG_S``) when they exceed the budget."""
+        assert self.vectors is not None
+        cap = self.vectors.budget // row_bytes()
+        entry = Entry(Stamp(None, -1))  # no search matches it until the rows are all in
+        if not self._read_tx(lambda tx: _read_rows(tx, namespace, cap, None, entry)):
+            self.vectors.drop(namespace)
+            self._too_big[namespace] = self._clock()
+            return None
+        self._too_big.pop(namespace, None)
+        self.vectors.put(namespace, entry)
+        return entry
+
+
+def _read_rows(
+    tx: ManagedTransaction, namespace: str, cap: int, after: int | None, into: Entry
+) -> bool:
+    """The namespace's stamp, then its passages (those past ``after`` when given) added to
+    ``into`` in blocks of ``LOAD_BLOCK`` (the driver's float lists of a whole namespace at once
+    would cost ~12 KB a passage), ``into`` stamped last; False (nothing added) when it holds
+    more than ``cap`` passages (``cap`` 0: not counted). The stamp is read first, so the rows
+    are at least as new as it."""
+    head = tx.run(query("read_passage_stamp"), namespace=namespace, cap=cap).single()
+    assert head is not None
+    stamp = Stamp(head["epoch"], int(head["gen"]))
+    if cap and int(head["n"]) > cap:
+        return False
+    if cap:
+        into.reserve(int(head["n"]))
+    if after is None:
+        result = tx.run(query("load_passage_vectors"), namespace=namespace)
+    else:
+        result = tx.run(query("load_new_passage_vectors"), namespace=namespace, after=after)
+    block: list[Row] = []
+    for r in result:
+        block.append(Row(r["message_id"], int(r["seq"]), int(r["at_us"]), r["embedding"]))
+        if len(block) >= LOAD_BLOCK:
+            into.add(block, into.stamp)
+            block = []
+    into.add(block, stamp)
+    return True
 
 
 def message_hits(rows: Sequence[Any]) -> list[MessageHit]:

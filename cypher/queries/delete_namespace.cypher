@@ -15,6 +15,8 @@ CALL () {
   UNION ALL
   MATCH (n:Passage) WHERE n.namespace = $namespace RETURN n
   UNION ALL
+  MATCH (n:PassageStamp) WHERE n.namespace = $namespace RETURN n
+  UNION ALL
   MATCH (n:Conversation) WHERE n.namespace = $namespace RETURN n
   UNION ALL
   MATCH (n:Subject) WHERE n.namespace = $namespace RETURN n

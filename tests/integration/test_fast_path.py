@@ -210,8 +210,10 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # the read by id)
             "search_topics_vector": 1,
             # the messages' passages by meaning, with the same query vector (evidence by
-            # meaning, retrieval/gather.py): one read
-            "search_passages_vector": 1,
+            # meaning, retrieval/gather.py), scored in the worker's copy of the namespace's
+            # passage vectors (graph/passage_vectors.py, read by the warm-up's context): one
+            # read of the best rows by key, with the namespace's passage stamp
+            "read_passages_by_key": 1,
             # every candidate, the best ones whole, and in the same read the passages of the
             # messages the best topics cite, by the same vector, once the topics are ranked
             # (docs/retrieval.md, "The best topics' own passages"): one read where the
