@@ -293,7 +293,9 @@ def area_lookups(
 ) -> dict[int, set[str]]:
     """Candidate index -> the further (lower-cased) names its pool read looks up, so that the
     topic of its owner's area is in its pool whichever came first: a theme's candidate
-    ("Audrey's dog") looks up its area's name ("audrey's pets"), an area's candidate the
+    ("Audrey's pet") looks up its area's name ("audrey's pets") and the owner's other themes
+    of the area ("audrey's dog": without it "Audrey's pet" was made beside "Audrey's dog" on
+    LoCoMo conv-44 when the dog's topic was not near enough), an area's candidate the
     owner's themes of that area (``owned``: the lower-cased names of the speakers' topics,
     "audrey's dog"). ``_into_areas`` and ``_routed`` then make them one. None with aspects off."""
     if cfg.cosine <= 0:
@@ -316,8 +318,9 @@ def area_lookups(
         if cand.theme in (ASPECT, ASPECT_BACK):
             same = {w for w in theirs.get(owner.lower(), []) if areas.get(w) == word}
             out[i] = {f"{owner.lower()}'s {w}" for w in same}
-        elif word in areas:
-            out[i] = {f"{owner.lower()}'s {areas[word]}"}
+        elif word in areas:  # its area's topic, and the owner's other themes of that area
+            same = {w for w in theirs.get(owner.lower(), []) if areas.get(w) == areas[word]}
+            out[i] = {f"{owner.lower()}'s {w}" for w in {areas[word], *same} if w != word}
     return {i: names for i, names in out.items() if names}
 
 

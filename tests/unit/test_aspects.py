@@ -326,9 +326,9 @@ def test_an_areas_candidate_joins_its_own_topic_in_the_pool() -> None:
 
 
 def test_the_pool_read_of_a_theme_looks_up_its_owners_area_and_of_an_area_its_themes() -> None:
-    """Whichever came first, the other is in the pool: "James's puppy" looks up "james's pets",
-    "James's pets" the owner's themes of that area ("james's dog"), not another owner's nor
-    another area's; nothing with aspects off."""
+    """Whichever came first, the other is in the pool: "James's puppy" looks up "james's pets"
+    and his other theme of that area ("james's dog"), "James's pets" the owner's themes of that
+    area ("james's dog"), not another owner's nor another area's; nothing with aspects off."""
     puppy = Candidate(key="james's puppy", label="James's puppy", returns=1, theme="episode")
     pets = Candidate(key="james's pets", label="James's pets", returns=1, theme=ASPECT_BACK)
     music = Candidate(key="james's music", label="James's music", returns=1, theme=ASPECT_BACK)
@@ -336,7 +336,9 @@ def test_the_pool_read_of_a_theme_looks_up_its_owners_area_and_of_an_area_its_th
     owned = ["james's dog", "james's guitar", "audrey's dog", "luna (james's dog)"]
     place = partial(areas_of, cfg=BACK_ONLY.aspects, embed=embed)
     found = area_lookups([plain, puppy, pets, music], owned, place, BACK_ONLY.aspects)
-    assert found == {1: {"james's pets"}, 2: {"james's dog"}, 3: {"james's guitar"}}
+    assert found == {1: {"james's pets", "james's dog"}, 2: {"james's dog"}, 3: {"james's guitar"}}
+    dog = Candidate(key="james's dog", label="James's dog", returns=1, theme="episode")
+    assert area_lookups([dog], owned, place, BACK_ONLY.aspects) == {0: {"james's pets"}}
     assert area_lookups([puppy], owned, place, ON.model_copy(update={"cosine": 0.0})) == {}
 
 
