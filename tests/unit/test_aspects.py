@@ -23,7 +23,8 @@ from sleepwake.aspects import (
 from sleepwake.candidates import Candidate, SliceCandidates
 from sleepwake.config import DEFAULT
 from sleepwake.config_sections import AspectsConfig
-from sleepwake.themes import ASPECT, ASPECT_BACK, covered_themes_dropped, keep_recurring
+from sleepwake.merge_plan import match_rows
+from sleepwake.themes import ASPECT, ASPECT_BACK, covered_themes_dropped, keep_recurring, words_of
 from tests.unit.test_themes import T0, episode
 
 AREAS = {"music": ("music", "guitar"), "pets": ("pet", "dog")}
@@ -363,3 +364,19 @@ def test_an_area_without_seed_words_is_refused_at_start_up() -> None:
     for areas in ({"music": ()}, {"Music": ("song",)}, {"music": ("rock band",)}):
         with pytest.raises(ValidationError, match="aspect area"):
             AspectsConfig(areas=areas)
+
+
+def test_pronouns_and_a_name_are_no_subject_words() -> None:
+    """ "Her name is Shadow!" names the dog, not the family ("her" is near "sister" by the
+    model); "Our kid is cute." keeps its kid."""
+    assert words_of("Maria: Her name is Shadow!") == ["shadow"]
+    assert words_of("John: Our kid is cute.") == ["kid", "cute"]
+    assert words_of("Maria: Its fur is soft, and she loves him.") == ["fur", "soft", "love"]
+
+
+def test_a_candidates_pool_read_looks_up_its_own_name() -> None:
+    """A candidate named "John's community" from its phrase "community" looks up its name too:
+    a live topic of that name is then in its pool, and a new topic is named apart from it."""
+    episode = Candidate(key="community", label="John's community", returns=1)
+    (row,) = match_rows([episode], [[1.0, 0.0]])
+    assert "john's community" in row["names"] and "community" in row["names"]
