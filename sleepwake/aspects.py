@@ -157,7 +157,7 @@ def file_aspects(
     if not facts:
         return cands
     words = {w for owned in facts.values() for f, _ in owned for w in words_of(f.text)}
-    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed), tz)
+    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed), facts)
 
 
 def with_aspects(
@@ -165,9 +165,10 @@ def with_aspects(
     cands: SliceCandidates,
     cfg: SleepConfig,
     areas: Mapping[str, str],
-    tz: str = "UTC",
+    owned: Mapping[str, list[tuple[Fact, Candidate]]],
 ) -> SliceCandidates:
-    """``cands`` with each speaker's own facts filed by area (``areas``: word -> area) under
+    """``cands`` with each speaker's own facts (``owned``: ``own_facts``, read once by the
+    caller) filed by area (``areas``: word -> area) under
     "<speaker>'s <area>" (a theme's candidate of that name, "Melanie's family", takes them),
     and the episodes holding them going by that name; see the module."""
     if not areas:
@@ -175,7 +176,7 @@ def with_aspects(
     by_id = {m.message_id: m for m in piece}
     have = {c.key: c for c in cands.candidates if c.theme}
     new: list[Candidate] = []
-    for owner, facts in sorted(own_facts(piece, cands, tz).items()):
+    for owner, facts in sorted(owned.items()):
         grouped: dict[str, list[tuple[Fact, Candidate]]] = {}
         for fact, episode in facts:
             for area in sorted({areas[w] for w in words_of(fact.text) if w in areas}):
