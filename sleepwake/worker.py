@@ -27,7 +27,7 @@ import os
 import random
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -174,16 +174,12 @@ class SleepWorker:
         lower_priority(niceness)
         writer = self._passage_thread(stop, poll_seconds, niceness)
         log.info("sleep worker %s started", self.worker_id)
-        while not stop.is_set():
-            try:
-                ran = self.run_once()
-                busy = ran is not None or (writer is None and self.index_passages() > 0)
-            except Exception:
-                log.warning("sleep worker %s: cannot reach the queue", self.worker_id,
-                            exc_info=True)  # fmt: skip
-                busy = False
-            if not busy:
-                stop.wait(poll_seconds)
+
+        def step() -> bool:
+            ran = self.run_once()
+            return ran is not None or (writer is None and self.index_passages() > 0)
+
+        self._poll(stop, poll_seconds, step, "cannot reach the queue")
         if writer is not None:
             writer.join()
         log.info("sleep worker %s stopped", self.worker_id)
@@ -207,12 +203,18 @@ class SleepWorker:
         """The passage thread of ``run_forever``: batches of new messages' passages (then
         backfill steps) until ``stop``; an idle or failed round waits ``poll_seconds``."""
         lower_priority(niceness, "the passage writer")
+        self._poll(stop, poll_seconds, lambda: self.index_passages() > 0, "passages not written")
+
+    def _poll(
+        self, stop: threading.Event, poll_seconds: float, step: Callable[[], bool], failed: str
+    ) -> None:
+        """Run ``step`` until ``stop``; an idle round (``step`` found no work) or a failed one
+        (logged as ``failed``; the loop keeps on) waits ``poll_seconds``."""
         while not stop.is_set():
             try:
-                busy = self.index_passages() > 0
+                busy = step()
             except Exception:
-                log.warning("sleep worker %s: passages not written", self.worker_id,
-                            exc_info=True)  # fmt: skip
+                log.warning("sleep worker %s: %s", self.worker_id, failed, exc_info=True)
                 busy = False
             if not busy:
                 stop.wait(poll_seconds)
