@@ -14,7 +14,10 @@ stamp (``read_passages_by_key.cypher``): the exact scan's answer at a few millis
 Neo4j's CPU, whatever the namespace's size and neighbours. A stale copy is refreshed (the
 passages past its ``gen``, or the namespace whole after a removal) and searched again; a
 namespace larger than the whole budget, or a store built with ``cache_mb=0``, takes the path
-below.
+below. With a load queue (``loads``, the API worker's: ``graph.vector_loads``) no copy is read
+whole on a request: a namespace without one (or whose copy a removal, or more than
+``REFRESH_MAX`` messages written since, made stale) takes the path below while the queue's
+thread reads it.
 
 Search in Cypher: a namespace of at most ``EXACT_VECTOR_MAX`` passages is scored exactly, its own passages
 only, without the shared index (the same answer and cost beside any neighbour). One vector index
