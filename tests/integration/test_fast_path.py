@@ -39,6 +39,9 @@ from tests.integration.test_context import (
     Stack,
 )
 
+# a background load's guard against a hang (never a timing bound: a load here takes ms)
+HANG_S = 600.0
+
 VAGUE = "hmm, what do you think I should do?"
 CLEAR = "the caterer for Mel's surprise party at the lake house wants a deposit"
 LIGHT = "I'm reading more about how the Romans built their aqueducts"
@@ -187,7 +190,7 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
     stack, driver, model = counted
     stack.context(LIGHT, now=NOW)  # warm: the same message twice reads the same
     loads = stack.container.passages.loads
-    assert loads is not None and loads.wait_idle(60)  # the passage copy read in the background
+    assert loads is not None and loads.wait_idle(HANG_S)  # the passage copy read in the background
     driver.calls.clear()
     model.texts.clear()
     result = stack.context(LIGHT, now=NOW)

@@ -26,6 +26,8 @@ from retrieval.embedding import MiniLMEmbedder
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 DIM = 384
+# a background load's guard against a hang (never a timing bound: a load here takes ms)
+HANG_S = 600.0
 
 
 def _unit(rng: np.random.Generator) -> list[float]:
@@ -116,14 +118,14 @@ def test_a_forgotten_message_never_comes_back(
     store = c.passages
     assert store.loads is not None  # the API worker's: copies read in the background
     assert store.search(ns, q, 3)[0].message.message_id == stored[-2].message_id
-    assert store.loads.wait_idle(60)
+    assert store.loads.wait_idle(HANG_S)
     assert store._search_memory(ns, q, 3, None) is not None  # the copy is in
     # forgotten through the product: the stamp's new epoch has the copy read again
     c.services.forget.messages_by_id(ns, [stored[-2].message_id])
     found = store.search(ns, q, 3)
     assert stored[-2].message_id not in {h.message.message_id for h in found}
     assert found[0].message.message_id == stored[-1].message_id
-    assert store.loads.wait_idle(60)
+    assert store.loads.wait_idle(HANG_S)
     # removed behind the stamp's back (a write path that forgot it): the copy is stale, and
     # still the passage cannot come back, its rows being read by key within the namespace
     entry = store.vectors.get(ns) if store.vectors else None

@@ -23,6 +23,9 @@ from graph.vector_loads import LoadQueue
 from retrieval.embedding import MiniLMEmbedder
 from tests.integration.test_passage_vectors import _shape, _unit, _write
 
+# a background load's guard against a hang (never a timing bound: a load here takes ms)
+HANG_S = 600.0
+
 
 def test_another_tenant_can_neither_fill_nor_read_a_tenants_copy(
     settings: Settings,
@@ -41,7 +44,7 @@ def test_another_tenant_can_neither_fill_nor_read_a_tenants_copy(
         hers = {m.message_id for m in _write(driver, alice, vectors)}
         before = [_shape(store.search(alice, q, 10)) for q in questions]
         assert store.vectors is not None and store.loads is not None
-        assert store.loads.wait_idle(60)  # her copy read by the worker's load thread
+        assert store.loads.wait_idle(HANG_S)  # her copy read by the worker's load thread
         copy = store.vectors.get(alice)
         assert copy is not None
         stamp, size = copy.stamp, copy.size
@@ -51,7 +54,7 @@ def test_another_tenant_can_neither_fill_nor_read_a_tenants_copy(
         for q in questions:
             found = store.search(bob, q, 50)
             assert found and not {h.message.message_id for h in found} & hers
-        assert store.loads.wait_idle(60)
+        assert store.loads.wait_idle(HANG_S)
         for q in questions:  # from bob's copy now
             found = store.search(bob, q, 50)
             assert found and not {h.message.message_id for h in found} & hers
@@ -75,13 +78,14 @@ def test_another_tenants_load_never_makes_a_tenant_wait(
     rng = np.random.default_rng(33)
     loads = LoadQueue()  # the worker's own thread
     store, cypher = PassageStore(driver, loads=loads), PassageStore(driver, cache_mb=0)
-    started, released = threading.Event(), threading.Event()
+    started, released, finished = threading.Event(), threading.Event(), threading.Event()
     load = store._load
 
     def held(ns: str) -> Entry | None:
         if ns == bob:
             started.set()
-            released.wait(120)  # a safety bound only: the test releases it
+            released.wait(HANG_S)  # the test releases it
+            finished.set()
         return load(ns)
 
     store._load = held  # type: ignore[method-assign]
@@ -90,13 +94,13 @@ def test_another_tenants_load_never_makes_a_tenant_wait(
         _write(driver, alice, [[_unit(rng)] for _ in range(50)])
         q = _unit(rng)
         store.search(bob, q, 10)  # asks for bob's copy
-        assert started.wait(60)
+        assert started.wait(HANG_S)
         answers = [_shape(store.search(alice, v, 10)) for v in (q, _unit(rng))]
-        assert not released.is_set()  # answered while bob's load was still running
+        assert not finished.is_set()  # answered while bob's load was still running
         assert answers[0] == _shape(cypher.search(alice, q, 10))
         assert loads.waiting() == [bob, alice]
         released.set()
-        assert loads.wait_idle(60)
+        assert loads.wait_idle(HANG_S)
         assert store.vectors is not None and sorted(store.vectors.namespaces()) == sorted(
             [alice, bob]
         )
