@@ -17,7 +17,9 @@ elsewhere). One run prints, in order:
 2. Per worker count (default: 1 and ``sheriff up``'s default, the usable CPUs): the real
    ``sheriff up --workers N --keep-neo4j`` in a subprocess on a free port (migrations once in the
    parent, N spawned workers each with its own container and model; ready when every worker's
-   lifespan finished and /health answers); a warm-up (not measured); sequential requests (one
+   lifespan finished and /health answers); a warm-up (not measured), then a wait until the
+   server's CPU is quiet (``settle``: each worker reads its namespace's passage copy in a
+   background thread once asked, graph/vector_loads.py); sequential requests (one
    client), with the floor measured again right before and right after them (half the floor's
    messages each, other messages, the server up and idle); then C concurrent clients (threads, one keep-alive ``httpx.Client`` each, released
    together by a barrier) x R requests; then SIGTERM, timed until every process is gone.
