@@ -36,6 +36,7 @@ from graph.sleep_queue import SleepQueueStore
 from graph.suppression import SuppressionStore
 from graph.topics import TopicStore
 from graph.transfer import TransferStore
+from graph.vector_loads import LoadQueue
 from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder, build_embedder
 from retrieval.passage_index import PassageIndexer
@@ -146,10 +147,11 @@ class Container:
     @cached_property
     def passages(self) -> PassageStore:
         """The passage store, holding up to ``passage_cache_mb`` of passage vectors in this
-        process (``graph.passage_vectors``)."""
+        process (``graph.passage_vectors``), each namespace's copy read by one background
+        thread while its searches go to Neo4j (``graph.vector_loads``)."""
         return PassageStore(
             self.driver, self.settings.neo4j_database, redactor=self.redactor,
-            cache_mb=self.settings.passage_cache_mb,
+            cache_mb=self.settings.passage_cache_mb, loads=LoadQueue(),
         )  # fmt: skip
 
     @cached_property

@@ -17,7 +17,9 @@ elsewhere). One run prints, in order:
 2. Per worker count (default: 1 and ``sheriff up``'s default, the usable CPUs): the real
    ``sheriff up --workers N --keep-neo4j`` in a subprocess on a free port (migrations once in the
    parent, N spawned workers each with its own container and model; ready when every worker's
-   lifespan finished and /health answers); a warm-up (not measured); sequential requests (one
+   lifespan finished and /health answers); a warm-up (not measured), then a wait until the
+   server's CPU is quiet (``settle``: each worker reads its namespace's passage copy in a
+   background thread once asked, graph/vector_loads.py); sequential requests (one
    client), with the floor measured again right before and right after them (half the floor's
    messages each, other messages, the server up and idle); then C concurrent clients (threads, one keep-alive ``httpx.Client`` each, released
    together by a barrier) x R requests; then SIGTERM, timed until every process is gone.
@@ -822,6 +824,9 @@ def run_server(args: argparse.Namespace, workers: int, key: str, neo4j_pid: int 
               f"{server.worker_pids()}, RSS {_mb(server.rss_per_worker())}")  # fmt: skip
         warm = run_phase("warm-up", server, key, warmup, neo4j_pid)
         print(f"warm-up: {len(warm.outcomes)} requests, {len(warm.errors)} errors (not measured)")
+        quiet = settle(server)
+        print(f"settled: the server's CPU quiet {quiet:.1f} s after the warm-up (each worker's "
+              f"passage copy read in the background, graph/vector_loads.py)")  # fmt: skip
         around = (
             floor(f"floor before the sequential phase, {workers} worker(s)", 1) if floor else []
         )
@@ -838,6 +843,23 @@ def run_server(args: argparse.Namespace, workers: int, key: str, neo4j_pid: int 
     run.stop_s = stop
     print(f"  SIGTERM: every process gone in {stop:.1f} s")
     return run
+
+
+def settle(server: ApiServer, idle: float = 0.05, most_s: float = 180.0) -> float:
+    """Wait until the server's process tree used under ``idle`` of a core in two seconds in a
+    row (at most ``most_s``): the workers read their namespace's passage copy in a background
+    thread once a request asks for it (graph/vector_loads.py), and the phases measure the
+    steady state after it. The seconds waited."""
+    assert server.proc is not None
+    started, calm = time.perf_counter(), 0
+    before = process_cpu_s(server.proc.pid, tree=True)
+    while calm < 2 and time.perf_counter() - started < most_s:
+        time.sleep(1.0)
+        after = process_cpu_s(server.proc.pid, tree=True)
+        used = _delta(before, after)
+        calm = calm + 1 if used is not None and used < idle else 0
+        before = after
+    return time.perf_counter() - started
 
 
 def _mb(values: Sequence[float]) -> str:

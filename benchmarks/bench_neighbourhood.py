@@ -75,6 +75,7 @@ from bench_api_concurrency import (
     report,
     request_texts,
     run_phase,
+    settle,
 )
 from bench_retrieval import NOW, make_topic, sentence_pool
 from neo4j import Driver
@@ -379,6 +380,8 @@ def measure(args: argparse.Namespace, servers: list[Private], ns: str,
             api.start()
         for api, s, (_, key) in zip(apis, servers, made, strict=True):
             run_phase("warm-up", api, key, warmup, s.pid)
+        for api, s in zip(apis, servers, strict=True):  # the workers' passage copies read
+            print(f"  {s.name}: the server's CPU quiet {settle(api):.1f} s after the warm-up")
         print(f"\n#### both servers up (--workers {args.workers}), warmed up", flush=True)
         for r in range(rounds):
             for kind, plans in (("seq", seq[r]), ("conc", conc[r])):

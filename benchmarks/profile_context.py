@@ -130,6 +130,9 @@ def main() -> None:
     texts = [t for t in texts if args.kind in (None, t[0])][: args.n]
     for _, text in request_texts(random.Random(5), 10):  # warm-up: model, skills, pools
         builder.build(ContextRequest(namespace=args.namespace, message=text, now=NOW))
+    loads = container.passages.loads  # the passage copy, read in the background after the first
+    if loads is not None:
+        loads.wait_idle(600)
     trips = RoundTrips(container.driver)
     profile = cProfile.Profile() if args.cprofile else None
     stages: dict[str, list[float]] = defaultdict(list)

@@ -17,7 +17,9 @@ milliseconds), and only the best rows are read from Neo4j, by key and within the
 - keyed by namespace: one tenant's vectors are never scored for another.
 
 Bounded by bytes (``Settings.passage_cache_mb`` per worker process, least recently used
-namespace dropped first); a namespace larger than the whole budget keeps the index path.
+namespace dropped first); a namespace larger than the whole budget keeps the index path. In the
+API worker a copy is read off the request path (``graph.vector_loads``): Neo4j answers a
+namespace's searches until its copy is in.
 Pure: the store (``graph.passages``) does the reads.
 """
 

@@ -14,7 +14,10 @@ stamp (``read_passages_by_key.cypher``): the exact scan's answer at a few millis
 Neo4j's CPU, whatever the namespace's size and neighbours. A stale copy is refreshed (the
 passages past its ``gen``, or the namespace whole after a removal) and searched again; a
 namespace larger than the whole budget, or a store built with ``cache_mb=0``, takes the path
-below.
+below. With a load queue (``loads``, the API worker's: ``graph.vector_loads``) no copy is read
+whole on a request: a namespace without one (or whose copy a removal, or more than
+``REFRESH_MAX`` messages written since, made stale) takes the path below while the queue's
+thread reads it.
 
 Search in Cypher: a namespace of at most ``EXACT_VECTOR_MAX`` passages is scored exactly, its own passages
 only, without the shared index (the same answer and cost beside any neighbour). One vector index
@@ -60,6 +63,7 @@ from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH
 from graph.passage_vectors import Entry, PassageVectors, Row, Stamp, incremental, row_bytes
 from graph.redaction import Redactor
 from graph.topic_search import check_vector
+from graph.vector_loads import LoadQueue
 
 MIN_FETCH = 100  # rows asked of the index at least
 FETCH_FACTOR = 3  # rows asked per passage wanted
@@ -84,6 +88,9 @@ CACHE_MB = 256
 TOO_BIG_S = 300.0
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LOAD_BLOCK = 1000  # passages converted to float32 at a time while a namespace is read
+# a copy this many messages behind its namespace's stamp is read again in the background rather
+# than brought up to date on the request (a burst of appends or an import)
+REFRESH_MAX = 256
 
 
 @dataclass(frozen=True)
@@ -129,10 +136,15 @@ class PassageStore(Store):
         redactor: Redactor | None = None,
         cache_mb: int = CACHE_MB,
         clock: Callable[[], float] = time.monotonic,
+        loads: LoadQueue | None = None,
     ) -> None:
         super().__init__(driver, database, redactor=redactor)
         # this process's copy of the namespaces' passage vectors (None: every search in Cypher)
         self.vectors = PassageVectors(cache_mb << 20) if cache_mb > 0 else None
+        # where a namespace's copy is read: the API worker's queue, off the request path (the
+        # search in Cypher answers until it is in); None: on the request that needs it (the
+        # CLI, benchmarks and tests that load and search in one thread)
+        self.loads = loads
         self._clock = clock
         self._too_big: dict[str, float] = {}  # namespace -> when it was counted too large
 
@@ -300,8 +312,9 @@ class PassageStore(Store):
         return None
 
     def _entry(self, namespace: str) -> Entry | None:
-        """The namespace's copy, loaded when this process holds none; None when it is larger
-        than the whole budget."""
+        """The namespace's copy; when this process holds none, read now (no queue) or asked of
+        the load queue (None: Cypher answers meanwhile). None too when it is larger than the
+        whole budget."""
         assert self.vectors is not None
         entry = self.vectors.get(namespace)
         if entry is not None:
@@ -309,19 +322,36 @@ class PassageStore(Store):
         counted = self._too_big.get(namespace)
         if counted is not None and self._clock() - counted < TOO_BIG_S:
             return None
+        if self.loads is not None:
+            self.loads.ask(namespace, lambda: self._load_missing(namespace))
+            return None
         with self.vectors.loading(namespace):
             entry = self.vectors.get(namespace)
             return entry if entry is not None else self._load(namespace)
 
+    def _load_missing(self, namespace: str) -> None:
+        """The queue's job: read the namespace's copy unless one came in since it was asked."""
+        assert self.vectors is not None
+        if self.vectors.get(namespace) is None:
+            self._load(namespace)
+
     def _refresh(self, namespace: str, entry: Entry, seen: Stamp) -> Entry | None:
         """``entry`` brought up to at least ``seen``: the passages written past its ``gen``
-        when no passage was removed since (the same ``epoch``), else the namespace read whole."""
+        when no passage was removed since (the same ``epoch``), else the namespace read whole
+        (in the background when there is a load queue, as when the copy is more than
+        ``REFRESH_MAX`` messages behind: None, Cypher answers meanwhile)."""
         assert self.vectors is not None
         with self.vectors.loading(namespace):
             current = self.vectors.get(namespace)
             if current is not None and current is not entry and current.stamp == seen:
                 return current  # another request of this process refreshed it
             held = current if current is not None else entry
+            if self.loads is not None and (
+                not incremental(held.stamp, seen) or seen.gen - held.stamp.gen > REFRESH_MAX
+            ):
+                self.vectors.drop(namespace)
+                self.loads.ask(namespace, lambda: self._load_missing(namespace))
+                return None
             if not incremental(held.stamp, seen):
                 return self._load(namespace)
             self._read_tx(lambda tx: _read_rows(tx, namespace, 0, held.stamp.gen, held))

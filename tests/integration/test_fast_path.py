@@ -39,6 +39,9 @@ from tests.integration.test_context import (
     Stack,
 )
 
+# a background load's guard against a hang (never a timing bound: a load here takes ms)
+HANG_S = 600.0
+
 VAGUE = "hmm, what do you think I should do?"
 CLEAR = "the caterer for Mel's surprise party at the lake house wants a deposit"
 LIGHT = "I'm reading more about how the Romans built their aqueducts"
@@ -186,6 +189,8 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
 ) -> None:
     stack, driver, model = counted
     stack.context(LIGHT, now=NOW)  # warm: the same message twice reads the same
+    loads = stack.container.passages.loads
+    assert loads is not None and loads.wait_idle(HANG_S)  # the passage copy read in the background
     driver.calls.clear()
     model.texts.clear()
     result = stack.context(LIGHT, now=NOW)
@@ -211,7 +216,8 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             "search_topics_vector": 1,
             # the messages' passages by meaning, with the same query vector (evidence by
             # meaning, retrieval/gather.py), scored in the worker's copy of the namespace's
-            # passage vectors (graph/passage_vectors.py, read by the warm-up's context): one
+            # passage vectors (graph/passage_vectors.py, read after the warm-up's context by
+            # the worker's load thread, graph/vector_loads.py): one
             # read of the best rows by key, with the namespace's passage stamp
             "read_passages_by_key": 1,
             # every candidate, the best ones whole, and in the same read the passages of the

@@ -20,11 +20,14 @@ from api.settings import Settings
 from graph.db import drop_namespace
 from graph.messages import MessageHit, MessageStore
 from graph.models import Message
-from graph.passages import MessagePassages, PassageStore
+from graph.passages import REFRESH_MAX, MessagePassages, PassageStore
+from graph.vector_loads import LoadQueue
 from retrieval.embedding import MiniLMEmbedder
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 DIM = 384
+# a background load's guard against a hang (never a timing bound: a load here takes ms)
+HANG_S = 600.0
 
 
 def _unit(rng: np.random.Generator) -> list[float]:
@@ -113,12 +116,16 @@ def test_a_forgotten_message_never_comes_back(
     stored = _write(driver, ns, [[_unit(rng)] for _ in range(20)] + [[q], [q]])
     c = Container(settings, driver=driver, embedder=embedder)
     store = c.passages
+    assert store.loads is not None  # the API worker's: copies read in the background
     assert store.search(ns, q, 3)[0].message.message_id == stored[-2].message_id
+    assert store.loads.wait_idle(HANG_S)
+    assert store._search_memory(ns, q, 3, None) is not None  # the copy is in
     # forgotten through the product: the stamp's new epoch has the copy read again
     c.services.forget.messages_by_id(ns, [stored[-2].message_id])
     found = store.search(ns, q, 3)
     assert stored[-2].message_id not in {h.message.message_id for h in found}
     assert found[0].message.message_id == stored[-1].message_id
+    assert store.loads.wait_idle(HANG_S)
     # removed behind the stamp's back (a write path that forgot it): the copy is stale, and
     # still the passage cannot come back, its rows being read by key within the namespace
     entry = store.vectors.get(ns) if store.vectors else None
@@ -160,3 +167,61 @@ def test_a_namespace_larger_than_the_budget_takes_the_cypher_path(
     got = small.search(ns, q, 10)
     assert small.vectors is not None and small.vectors.namespaces() == []
     assert _shape(got) == _shape(PassageStore(driver, cache_mb=0).search(ns, q, 10))
+
+
+def test_a_first_search_is_answered_in_neo4j_while_the_copy_is_read_off_the_request(
+    driver: Driver, spaces: tuple[str, str]
+) -> None:
+    ns, _ = spaces
+    rng = np.random.default_rng(29)
+    _write(driver, ns, [[_unit(rng) for _ in range(2)] for _ in range(60)])
+    loads = LoadQueue(start=None)  # the worker thread driven by hand
+    store, cypher = PassageStore(driver, loads=loads), PassageStore(driver, cache_mb=0)
+    assert store.vectors is not None
+    queries = [_unit(rng) for _ in range(4)]
+    for q in queries:  # searched before the copy is in: Neo4j answers, the load is asked once
+        assert _shape(store.search(ns, q, 10)) == _shape(cypher.search(ns, q, 10))
+        assert store._search_memory(ns, q, 10, None) is None
+    assert store.vectors.namespaces() == [] and loads.waiting() == [ns]
+    assert loads.run_next()  # the background thread's one load
+    assert store.vectors.namespaces() == [ns] and loads.waiting() == []
+    for q in queries:  # the same answers, now from the copy
+        got = store._search_memory(ns, q, 10, None)
+        assert got is not None and _shape(got) == _shape(cypher.search(ns, q, 10))
+
+
+def test_a_removal_or_a_long_burst_has_the_copy_read_again_in_the_background(
+    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, spaces: tuple[str, str]
+) -> None:
+    ns, _ = spaces
+    rng = np.random.default_rng(31)
+    q = _unit(rng)
+    stored = _write(driver, ns, [[_unit(rng)] for _ in range(30)] + [[q]])
+    loads = LoadQueue(start=None)
+    store, cypher = PassageStore(driver, loads=loads), PassageStore(driver, cache_mb=0)
+    assert store.vectors is not None
+    store.search(ns, q, 5)
+    loads.run_next()
+    assert store._search_memory(ns, q, 5, None) is not None
+    # a few appends: brought up to date on the request (the rows past its gen)
+    _write(driver, ns, [[_unit(rng)] for _ in range(3)], start=40)
+    assert store._search_memory(ns, q, 5, None) is not None and loads.waiting() == []
+    # forgotten (a new epoch): the copy is dropped, Neo4j answers without the message, and the
+    # copy is queued to be read whole
+    c = Container(settings, driver=driver, embedder=embedder)
+    c.services.forget.messages_by_id(ns, [stored[-1].message_id])
+    found = store.search(ns, q, 5)
+    assert _shape(found) == _shape(cypher.search(ns, q, 5))
+    assert stored[-1].message_id not in {h.message.message_id for h in found}
+    assert store.vectors.namespaces() == [] and loads.waiting() == [ns]
+    loads.run_next()
+    got = store._search_memory(ns, q, 5, None)
+    assert got is not None and _shape(got) == _shape(found)
+    # more than REFRESH_MAX messages written since: read whole in the background too
+    _write(driver, ns, [[_unit(rng)] for _ in range(REFRESH_MAX + 1)], start=100)
+    found = store.search(ns, q, 5)
+    assert _shape(found) == _shape(cypher.search(ns, q, 5))
+    assert store.vectors.namespaces() == [] and loads.waiting() == [ns]
+    loads.run_next()
+    entry = store.vectors.get(ns)
+    assert entry is not None and entry.size == 30 + 3 + REFRESH_MAX + 1
