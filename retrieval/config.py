@@ -113,7 +113,7 @@ class ContextConfig(BaseModel):
     # open-domain 0.529 -> 0.593), 0.8133 at 5 / 10, 0.8218 at 8 / 40, 0.8257 at 8 / 120;
     # the namespace's nearest 80 instead of 30 alone: 0.8194. Since then (a person's words
     # weighed up, lines that say nothing weighed down) the evidence 80 left out is what the
-    # budget can take: on the kept memory of session 28, 8 / 320 against 8 / 80 multi-hop
+    # budget can take: on a later kept memory, 8 / 320 against 8 / 80 multi-hop
     # 0.694 -> 0.709, open-domain 0.613 -> 0.654 (docs/evaluation.md, "More of the best
     # topics' own passages")
     scoped_topics: int = Field(
