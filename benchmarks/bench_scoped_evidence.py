@@ -2,12 +2,13 @@
 "The best topics' own passages").
 
     PYTHONPATH=.:benchmarks .venv/bin/python benchmarks/bench_scoped_evidence.py \
-        --reuse KEPT.json [--questions 200] [--rounds 3] [--neo4j-pid PID]
+        --reuse KEPT.json [--questions 200] [--rounds 3] [--neo4j-pid PID] [--against N]
 
 ``KEPT.json``: the ``--json`` output of ``sheriff eval locomo ... --keep`` on this server. In
 process, on the kept memories: the LoCoMo questions' contexts (budget 1000, a day after each
-conversation, as the eval asks them) built with the scoped search off and on, alternated
-question by question in the same process (this machine's speed drifts within minutes, so the two
+conversation, as the eval asks them) built with the scoped search off (or at
+``--against`` passages) and on (the settings' ``scoped_evidence``), alternated question by
+question in the same process (this machine's speed drifts within minutes, so the two
 are measured side by side), each round over the same questions. Printed per setting: wall p50 /
 p95 of ``ContextBuilder.build``, this process's CPU per context and, with ``--neo4j-pid`` (a
 private server's), Neo4j's CPU per context; then the on / off ratios.
@@ -39,9 +40,10 @@ def _cpu_of(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _container(base: Any, on: bool) -> Container:
+def _container(base: Any, scoped: int | None) -> Container:
+    """A container with the settings' ``scoped_evidence``, or ``scoped`` passages instead."""
     ctx = base.retrieval.context
-    cfg = ctx if on else ctx.model_copy(update={"scoped_evidence": 0})
+    cfg = ctx if scoped is None else ctx.model_copy(update={"scoped_evidence": scoped})
     retrieval = base.retrieval.model_copy(update={"context": ContextConfig(**cfg.model_dump())})
     return Container(base.model_copy(update={"retrieval": retrieval}))
 
@@ -53,6 +55,9 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--neo4j-pid", type=int)
+    ap.add_argument(
+        "--against", type=int, default=0, help="scoped_evidence to compare with (0: the search off)"
+    )
     args = ap.parse_args()
     kept = {
         c["sample_id"]: c["namespace"]
@@ -65,9 +70,9 @@ def main() -> None:
         for qa in samples[sid]["qa"]
     ][: args.questions]
     base = load_settings()
-    if base.retrieval.context.scoped_evidence == 0:
-        raise SystemExit("scoped_evidence is 0 in these settings: nothing to compare")
-    containers = {"off": _container(base, False), "on": _container(base, True)}
+    if base.retrieval.context.scoped_evidence == args.against:
+        raise SystemExit(f"scoped_evidence is {args.against} in these settings: nothing to compare")
+    containers = {"off": _container(base, args.against), "on": _container(base, None)}
     for c in containers.values():  # warm: model, drivers, caches of the first requests
         c.context.build(
             ContextRequest(namespace=asks[0][0], message=asks[0][1], now=asks[0][2], budget=1000)

@@ -158,6 +158,39 @@ def test_the_best_topics_fact_reaches_the_context(
     assert answer in seen[10]
 
 
+def test_a_large_best_topics_answer_past_its_80_nearest_reaches_the_context(
+    settings: Settings, driver: Driver, embedder: MiniLMEmbedder, spaces: tuple[str, str]
+) -> None:
+    """A topic of 100 turns, 99 of them nearer the question than the one that answers it in
+    other words: the best 80 of its passages (the setting before) hold no answer, the default
+    best ``scoped_evidence`` (320) do, and the context cites it (a budget that holds every
+    line: what is tested is what the search finds, not the packing)."""
+    ns, _ = spaces
+    near = [f"My pet dog learned trick number {i} today." for i in range(99)]
+    assert ContextConfig().scoped_evidence > len(near) + 1 > 80
+    seen = {}
+    for scoped in (80, ContextConfig().scoped_evidence):
+        cfg = settings.retrieval.model_copy(
+            update={"context": ContextConfig(scoped_evidence=scoped)}
+        )
+        c = Container(
+            settings.model_copy(update={"extractor": "deterministic", "retrieval": cfg}),
+            driver=driver, embedder=embedder,
+        )  # fmt: skip
+        if scoped == 80:
+            said = _said(c, ns, [ANSWER, *near])
+            _topic(c, driver, ns, "pet dog", said)
+        req = ContextRequest(
+            namespace=ns, message="Tell me about my pet dog", now=T0 + timedelta(days=1),
+            budget=8000, explicit=True,
+        )  # fmt: skip
+        result = c.context.build(req)
+        seen[scoped] = {s for item in result.items for s in item["provenance"]["source_ids"]}
+    answer = said[0].message_id
+    assert answer not in seen[80]  # the control: its 80 nearest are the tricks
+    assert answer in seen[ContextConfig().scoped_evidence]
+
+
 class _Apart:
     """The context's own store, its topics and their passages read as before they were one
     query: the passages, then the topics (``tests.fakes.context.read_apart``); writes left
