@@ -380,3 +380,30 @@ def test_a_candidates_pool_read_looks_up_its_own_name() -> None:
     episode = Candidate(key="community", label="John's community", returns=1)
     (row,) = match_rows([episode], [[1.0, 0.0]])
     assert "john's community" in row["names"] and "community" in row["names"]
+
+
+def test_an_answer_is_filed_under_the_area_its_question_asks_about() -> None:
+    """ "Luna and Oliver! They are so sweet." says no "I" and names no pet: it answers
+    Caroline's question about Melanie's pets, so it is Melanie's pets' news. What the question
+    asks decides over the answer's own words (the guitar there is not the news); thanks and
+    cheers are no answer, and a turn after a statement answers nothing."""
+    messages, visit = episode(
+        "visit",
+        [
+            ("Caroline", "They're adorable! What are their names? Pets bring such joy!"),
+            ("Melanie", "Thanks, Caroline! Luna and Oliver! They sleep on the guitar case."),
+            ("Caroline", "I played the violin at the park yesterday."),
+            ("Melanie", "Luna and Oliver love the park too."),
+        ],
+    )
+    cands = SliceCandidates([visit], [], None, {})
+    out = file_aspects(messages, cands, CFG, embed)
+    areas = {c.label: c for c in out.candidates[1:]}
+    assert set(areas) == {"Melanie's pets", "Caroline's music"}  # the violin: her own news
+    (answer,) = areas["Melanie's pets"].facts
+    assert answer.text == "Melanie: Luna and Oliver! They sleep on the guitar case."
+    assert answer.source_message_ids == [messages[1].message_id]
+    owned = own_facts(messages, SliceCandidates([visit], [], None, {}))
+    assert "Melanie" not in owned  # no "I" in either turn: only as an answer
+    assert "Luna and Oliver love" not in str(areas)  # after a statement: no answer
+    assert len(visit.facts) == 4  # copies: the episode keeps its facts
