@@ -31,7 +31,8 @@ def answers(
     conv-26). The answer is the turn's first sentences that say something or name someone
     (two at most, up to its own question; none to the listener, no photo); returned: its text
     -> the words of the question's sentences and of the whole asking turn, which place it
-    (``with_aspects``). A turn no episode holds answers nothing."""
+    (``with_aspects``). A turn that gave its speaker's own facts is filed by their words
+    (``own_facts``), and a turn no episode holds answers nothing."""
     speakers = {m.speaker for m in piece if m.role == "user" and m.speaker}
     held: dict[str, Candidate] = {}
     for cand in cands.candidates:
@@ -39,7 +40,7 @@ def answers(
             for fact in cand.facts:
                 for mid in fact.source_message_ids:
                     held.setdefault(mid, cand)
-    seen = {f.text for facts in owned.values() for f, _ in facts}
+    done = {m for facts in owned.values() for f, _ in facts for m in f.source_message_ids}
     out: dict[str, tuple[list[str], list[str]]] = {}
     for before, turn in pairwise(piece):
         if (
@@ -47,6 +48,7 @@ def answers(
             or before.speaker not in speakers
             or before.speaker == turn.speaker
             or turn.message_id not in held
+            or turn.message_id in done  # its own news is filed by its own words
             or "?" not in before.content
         ):
             continue
@@ -59,9 +61,6 @@ def answers(
             valid_from=happened_at(" ".join(said), turn.at, tz),
             source_message_ids=[turn.message_id],
         )
-        if fact.text in seen:
-            continue
-        seen.add(fact.text)
         asking = split_sentences(before.content)
         question = [w for s in asking if s.rstrip().endswith("?") for w in words_of(f"x: {s}")]
         out[fact.text] = (question, [w for s in asking for w in words_of(f"x: {s}")])

@@ -394,16 +394,22 @@ def test_an_answer_is_filed_under_the_area_its_question_asks_about() -> None:
             ("Melanie", "Thanks, Caroline! Luna and Oliver! They sleep on the guitar case."),
             ("Caroline", "I played the violin at the park yesterday."),
             ("Melanie", "Luna and Oliver love the park too."),
+            ("Caroline", "Do your pets like music?"),
+            ("Melanie", "My dog Luna howls along when I play the guitar."),
         ],
     )
     cands = SliceCandidates([visit], [], None, {})
     out = file_aspects(messages, cands, CFG, embed)
     areas = {c.label: c for c in out.candidates[1:]}
-    assert set(areas) == {"Melanie's pets", "Caroline's music"}  # the violin: her own news
-    (answer,) = areas["Melanie's pets"].facts
-    assert answer.text == "Melanie: Luna and Oliver! They sleep on the guitar case."
+    # the violin: Caroline's own news; the guitar: Melanie's own words, filed by them
+    assert set(areas) == {"Melanie's pets", "Melanie's music", "Caroline's music"}
+    pets = {f.text: f for f in areas["Melanie's pets"].facts}
+    own = "Melanie: My dog Luna howls along when I play the guitar."
+    assert set(pets) == {"Melanie: Luna and Oliver! They sleep on the guitar case.", own}
+    answer = pets["Melanie: Luna and Oliver! They sleep on the guitar case."]
     assert answer.source_message_ids == [messages[1].message_id]
+    assert [f.text for f in areas["Melanie's music"].facts] == [own]  # not twice
     owned = own_facts(messages, SliceCandidates([visit], [], None, {}))
-    assert "Melanie" not in owned  # no "I" in either turn: only as an answer
+    assert [f.text for f, _ in owned["Melanie"]] == [own]  # the rest: answers only
     assert "Luna and Oliver love" not in str(areas)  # after a statement: no answer
-    assert len(visit.facts) == 4  # copies: the episode keeps its facts
+    assert len(visit.facts) == 6  # copies: the episode keeps its facts
