@@ -41,6 +41,7 @@ import numpy as np
 
 from graph.models import Fact, Message, Topic
 from graph.sleep import PoolHit
+from sleepwake.answers import Asked, answers
 from sleepwake.candidates import Candidate, SliceCandidates, fact_text, happened_at, normalise_key
 from sleepwake.config import SleepConfig
 from sleepwake.config_sections import AspectsConfig
@@ -154,10 +155,12 @@ def file_aspects(
     if cfg.aspects.cosine <= 0:
         return cands
     facts = own_facts(piece, cands, tz)
+    asked = answers(piece, cands, facts, tz)
     if not facts:
         return cands
     words = {w for owned in facts.values() for f, _ in owned for w in words_of(f.text)}
-    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed), facts)
+    words |= {w for q in asked.values() for ws in q for w in ws}
+    return with_aspects(piece, cands, cfg, areas_of(words, cfg.aspects, embed), facts, asked)
 
 
 def with_aspects(
@@ -166,6 +169,7 @@ def with_aspects(
     cfg: SleepConfig,
     areas: Mapping[str, str],
     owned: Mapping[str, list[tuple[Fact, Candidate]]],
+    asked: Asked | None = None,
 ) -> SliceCandidates:
     """``cands`` with each speaker's own facts (``owned``: ``own_facts``, read once by the
     caller) filed by area (``areas``: word -> area) under
@@ -179,7 +183,7 @@ def with_aspects(
     for owner, facts in sorted(owned.items()):
         grouped: dict[str, list[tuple[Fact, Candidate]]] = {}
         for fact, episode in facts:
-            for area in sorted({areas[w] for w in words_of(fact.text) if w in areas}):
+            for area in _placed(fact, areas, asked or {}):
                 grouped.setdefault(area, []).append((fact, episode))
         for area, found in sorted(grouped.items()):
             label = f"{owner}'s {area}"
@@ -195,6 +199,17 @@ def with_aspects(
                 if label not in episode.theme_names:
                     episode.theme_names.append(label)
     return replace(cands, candidates=[*cands.candidates, *new]) if new else cands
+
+
+def _placed(fact: Fact, areas: Mapping[str, str], asked: Asked) -> list[str]:
+    """The areas ``fact`` is filed under: an answer's, its question's (else its asking turn's,
+    when that names one area; else its own words'); any other fact's, its own words'."""
+    question, turn = asked.get(fact.text, ([], []))
+    for words, most in ((question, 9), (turn, 1)):
+        found = {areas[w] for w in words if w in areas}
+        if 0 < len(found) <= most:
+            return sorted(found)
+    return sorted({areas[w] for w in words_of(fact.text) if w in areas})
 
 
 def _routed(

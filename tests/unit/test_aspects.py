@@ -380,3 +380,36 @@ def test_a_candidates_pool_read_looks_up_its_own_name() -> None:
     episode = Candidate(key="community", label="John's community", returns=1)
     (row,) = match_rows([episode], [[1.0, 0.0]])
     assert "john's community" in row["names"] and "community" in row["names"]
+
+
+def test_an_answer_is_filed_under_the_area_its_question_asks_about() -> None:
+    """ "Luna and Oliver! They are so sweet." says no "I" and names no pet: it answers
+    Caroline's question about Melanie's pets, so it is Melanie's pets' news. What the question
+    asks decides over the answer's own words (the guitar there is not the news); thanks and
+    cheers are no answer, and a turn after a statement answers nothing."""
+    messages, visit = episode(
+        "visit",
+        [
+            ("Caroline", "They're adorable! What are their names? Pets bring such joy!"),
+            ("Melanie", "Thanks, Caroline! Luna and Oliver! They sleep on the guitar case."),
+            ("Caroline", "I played the violin at the park yesterday."),
+            ("Melanie", "Luna and Oliver love the park too."),
+            ("Caroline", "Do your pets like music?"),
+            ("Melanie", "My dog Luna howls along when I play the guitar."),
+        ],
+    )
+    cands = SliceCandidates([visit], [], None, {})
+    out = file_aspects(messages, cands, CFG, embed)
+    areas = {c.label: c for c in out.candidates[1:]}
+    # the violin: Caroline's own news; the guitar: Melanie's own words, filed by them
+    assert set(areas) == {"Melanie's pets", "Melanie's music", "Caroline's music"}
+    pets = {f.text: f for f in areas["Melanie's pets"].facts}
+    own = "Melanie: My dog Luna howls along when I play the guitar."
+    assert set(pets) == {"Melanie: Luna and Oliver! They sleep on the guitar case.", own}
+    answer = pets["Melanie: Luna and Oliver! They sleep on the guitar case."]
+    assert answer.source_message_ids == [messages[1].message_id]
+    assert [f.text for f in areas["Melanie's music"].facts] == [own]  # not twice
+    owned = own_facts(messages, SliceCandidates([visit], [], None, {}))
+    assert [f.text for f, _ in owned["Melanie"]] == [own]  # the rest: answers only
+    assert "Luna and Oliver love" not in str(areas)  # after a statement: no answer
+    assert len(visit.facts) == 6  # copies: the episode keeps its facts
