@@ -205,10 +205,12 @@ def _placed(fact: Fact, areas: Mapping[str, str], asked: Asked) -> list[str]:
     """The areas ``fact`` is filed under: an answer's, its question's (else its asking turn's,
     when that names one area; else its own words'); any other fact's, its own words'."""
     question, turn = asked.get(fact.text, ([], []))
-    for words, most in ((question, 9), (turn, 1)):
-        found = {areas[w] for w in words if w in areas}
-        if 0 < len(found) <= most:
-            return sorted(found)
+    said = {areas[w] for w in question if w in areas}
+    if said:
+        return sorted(said)
+    around = {areas[w] for w in turn if w in areas}
+    if len(around) == 1:
+        return sorted(around)
     return sorted({areas[w] for w in words_of(fact.text) if w in areas})
 
 
