@@ -11,7 +11,7 @@ below (``api.schemas.TopicCreate`` does).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -130,23 +130,18 @@ class Timeline:
     truncated: bool
 
 
+@dataclass(eq=False)
 class TopicService:
     """Topic use cases of one deployment; every method takes the caller's namespace."""
 
-    def __init__(
-        self,
-        topics: TopicStore,
-        events: EventStore,
-        search: TopicSearch,
-        embedder: Embedder,
-        windows: WindowResolver,
-        redactor: Redactor | None = None,
-    ) -> None:
-        self.topics = topics
-        self.events = events
-        self.searcher = search
-        self.embedder = embedder
-        self.windows = windows
+    topics: TopicStore
+    events: EventStore
+    searcher: TopicSearch
+    embedder: Embedder
+    windows: WindowResolver
+    redactor: InitVar[Redactor | None] = None
+
+    def __post_init__(self, redactor: Redactor | None) -> None:
         self.redact = (redactor or Redactor()).text  # before anything is embedded or stored
 
     # -- reads -----------------------------------------------------------------------------------
