@@ -60,7 +60,6 @@ from skills.service import SkillService
 from skills.testrun import RunMode
 from skills.tools import RepoTools
 from skills.workspace import TenantWorkspaces, protected_paths
-from sleepwake.conversation import Conversation
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.policy import SleepPolicy
 from sleepwake.sleep import Sleeper
@@ -195,12 +194,12 @@ class Container:
         return SleepQueueStore(self.driver, self.settings.neo4j_database)
 
     @cached_property
-    def conversation(self) -> Conversation:
+    def conversation(self) -> ConversationService:
         """The conversation; in background sleep mode its policy queues sleeps for the
         workers instead of sleeping inside the append."""
         background = self.settings.sleep_mode == "background"
         queue = SleepScheduler(self.sleep_queue, SystemClock()) if background else None
-        return Conversation(
+        return ConversationService(
             self.messages, self.sleeper, self.clock, self.policy, queue=queue,
         )  # fmt: skip
 
@@ -350,7 +349,7 @@ class Container:
             topics=TopicService(
                 self.topics, self.events, self.search, self.embedder, self.windows, self.redactor
             ),
-            conversation=ConversationService(self.conversation, self.messages),
+            conversation=self.conversation,
             context=ContextService(self.context, self.redactor),
             sleepwake=SleepWakeService(
                 self.sleeper, self.waker, self.sleep_store, self.sleep_queue, SystemClock()

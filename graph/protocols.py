@@ -94,6 +94,16 @@ class MessageStoreProtocol(Protocol):
         """The last ``n`` messages (compacted or not), oldest first."""
         ...
 
+    def in_range(
+        self,
+        namespace: str,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int = 10_000,
+    ) -> list[Message]:
+        """Messages with ``since <= at < until`` (either bound open when None), oldest first."""
+        ...
+
     def buffer(self, namespace: str, limit: int = 100_000) -> list[Message]:
         """Messages not yet compacted by a sleep, oldest first."""
         ...

@@ -13,15 +13,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+from graph.config_section import Section
 
 
-class SearchConfig(BaseModel):
+class SearchConfig(Section):
     """Topic search (§8.2): relevance x (1 + utility) x recency x window boosts."""
-
-    model_config = _FROZEN
 
     # 10, not the customary 60: with 60, ranks 1 and 10 score within 13% of each other, so
     # the other factors (recency) decided the order; measured on LoCoMo (docs/topics.md)
@@ -78,10 +76,8 @@ class SearchConfig(BaseModel):
         return timedelta(days=self.tau_days)
 
 
-class ContextConfig(BaseModel):
+class ContextConfig(Section):
     """The context of one message: sizes of the light and deep gathers, snippet weights."""
-
-    model_config = _FROZEN
 
     light_topics: int = Field(default=8, ge=1)
     deep_topics: int = Field(default=20, ge=1)
@@ -205,10 +201,8 @@ SIGNALS = (
 )
 
 
-class ConsultConfig(BaseModel):
+class ConsultConfig(Section):
     """Consult confidence (seed 003): weighted signals and the bands they fall in."""
-
-    model_config = _FROZEN
 
     weights: dict[str, float] = Field(
         default_factory=lambda: {
@@ -242,10 +236,8 @@ class ConsultConfig(BaseModel):
         return self
 
 
-class SuppressionConfig(BaseModel):
+class SuppressionConfig(Section):
     """A record injected is not injected again for ``cool_turns`` or ``cool_minutes``."""
-
-    model_config = _FROZEN
 
     cool_turns: int = Field(default=5, ge=0)
     cool_minutes: float = Field(default=15.0, ge=0)
@@ -262,12 +254,10 @@ class SuppressionConfig(BaseModel):
         return timedelta(minutes=self.cool_minutes)
 
 
-class TriggerConfig(BaseModel):
+class TriggerConfig(Section):
     """The low-confidence trigger (§5.2 trigger 4) over calibrated signals of the light search:
     vector cosine (-1..1), its margin, namespace-local BM25. Chosen on the dev data
     (docs/retrieval.md, "Low confidence")."""
-
-    model_config = _FROZEN
 
     cosine_floor: float = Field(
         default=0.45, ge=-1, le=1, description="no topic this near the message: low"
@@ -283,10 +273,8 @@ class TriggerConfig(BaseModel):
     )
 
 
-class RetrievalConfig(BaseModel):
+class RetrievalConfig(Section):
     """All of retrieval's tuning, one frozen object built from ``Settings``."""
-
-    model_config = _FROZEN
 
     search: SearchConfig = Field(default_factory=SearchConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)

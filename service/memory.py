@@ -4,13 +4,11 @@ and wake."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from graph.clock import Clock
 from graph.errors import NotFound
-from graph.messages import MessageStore
 from graph.models import Message, WakePacket
 from graph.protocols import SleepQueueProtocol
 from graph.redaction import Redactor
@@ -19,7 +17,7 @@ from graph.sleep_queue import SleepRun
 from retrieval.context import ContextBuilder, ContextRequest, ContextResult
 from retrieval.context_result import RoutedSkill
 from retrieval.embedding import cache_scope
-from sleepwake.conversation import AppendResult, Conversation, IncomingMessage
+from sleepwake.conversation import Conversation
 from sleepwake.policy import SleepReason
 from sleepwake.sleep import Sleeper, SleepSummary
 from sleepwake.wake import Waker, WakeResult
@@ -34,27 +32,9 @@ class MessagePage:
 
 
 @dataclass(eq=False)
-class ConversationService:
-    """The one continuous conversation of each namespace."""
-
-    conversation: Conversation
-    messages: MessageStore
-
-    def append(
-        self,
-        namespace: str,
-        items: Sequence[IncomingMessage],
-        auto_sleep: bool = True,
-        *,
-        where: str = "messages",
-        movable: bool = False,
-    ) -> AppendResult:
-        """Append in time order; every message is validated before any is written. Idempotent
-        by ``external_id``; ``where`` names the field in errors; ``movable`` times are the
-        server's and move forward instead of being refused as out of order."""
-        return self.conversation.append(
-            namespace, items, auto_sleep=auto_sleep, where=where, movable=movable
-        )
+class ConversationService(Conversation):
+    """The one continuous conversation of each namespace: the append path (``Conversation``:
+    validation, the store's append rule, the sleep policy) and its reads by time."""
 
     def in_window(self, namespace: str, window: TimeWindow | None, limit: int) -> MessagePage:
         """Messages in the window (all when None), oldest first, at most ``limit``."""

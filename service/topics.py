@@ -11,7 +11,7 @@ below (``api.schemas.TopicCreate`` does).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -71,6 +71,8 @@ class TopicFieldsInput(Protocol):
     def skill_refs(self) -> Sequence[str] | None: ...
     @property
     def artifact_refs(self) -> Sequence[str] | None: ...
+    @property
+    def last_seen_at(self) -> datetime | None: ...
 
 
 class TopicCreateInput(TopicFieldsInput, Protocol):
@@ -78,8 +80,6 @@ class TopicCreateInput(TopicFieldsInput, Protocol):
     def name(self) -> str: ...
     @property
     def first_seen_at(self) -> datetime | None: ...
-    @property
-    def last_seen_at(self) -> datetime | None: ...
 
 
 class TopicUpdateInput(TopicFieldsInput, Protocol):
@@ -87,8 +87,6 @@ class TopicUpdateInput(TopicFieldsInput, Protocol):
     def version(self) -> int: ...
     @property
     def name(self) -> str | None: ...
-    @property
-    def last_seen_at(self) -> datetime | None: ...
     def model_dump(self, *, exclude_none: bool, exclude: set[str]) -> dict[str, Any]: ...
 
 
@@ -130,23 +128,18 @@ class Timeline:
     truncated: bool
 
 
+@dataclass(eq=False)
 class TopicService:
     """Topic use cases of one deployment; every method takes the caller's namespace."""
 
-    def __init__(
-        self,
-        topics: TopicStore,
-        events: EventStore,
-        search: TopicSearch,
-        embedder: Embedder,
-        windows: WindowResolver,
-        redactor: Redactor | None = None,
-    ) -> None:
-        self.topics = topics
-        self.events = events
-        self.searcher = search
-        self.embedder = embedder
-        self.windows = windows
+    topics: TopicStore
+    events: EventStore
+    searcher: TopicSearch
+    embedder: Embedder
+    windows: WindowResolver
+    redactor: InitVar[Redactor | None] = None
+
+    def __post_init__(self, redactor: Redactor | None) -> None:
         self.redact = (redactor or Redactor()).text  # before anything is embedded or stored
 
     # -- reads -----------------------------------------------------------------------------------

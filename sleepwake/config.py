@@ -14,17 +14,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from graph.config_section import Section
 from sleepwake.config_sections import AspectsConfig, SubjectsConfig
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-
-class SleepPolicy(BaseModel):
+class SleepPolicy(Section):
     """When a sleep is due and what it compacts (docs/sleep-and-wake.md, "The conversation")."""
-
-    model_config = _FROZEN
 
     context_budget_tokens: int = Field(
         default=8000, ge=500, description="the context budget the buffer's share is taken of"
@@ -82,10 +79,8 @@ class SleepPolicy(BaseModel):
     )
 
 
-class MergeConfig(BaseModel):
+class MergeConfig(Section):
     """The merge score's weights and threshold (docs/topics.md, "Matching")."""
-
-    model_config = _FROZEN
 
     alias: float = Field(default=3.0, ge=0, description="weight of a shared name or alias")
     embedding: float = Field(default=3.0, ge=0, description="weight of the one-liners' cosine")
@@ -189,10 +184,8 @@ class MergeConfig(BaseModel):
     )
 
 
-class FormationConfig(BaseModel):
+class FormationConfig(Section):
     """Topic formation (``sleepwake.episodes`` and the modules it calls; docs/topics.md)."""
-
-    model_config = _FROZEN
 
     person_facts: int = Field(
         default=6,
@@ -390,11 +383,9 @@ class FormationConfig(BaseModel):
     )
 
 
-class ExtractionConfig(BaseModel):
+class ExtractionConfig(Section):
     """How the rule-based candidates of a slice are grouped (``sleepwake.candidates``) and a
     side remark is told (``sleepwake.side_topics``)."""
-
-    model_config = _FROZEN
 
     continuation_gap: timedelta = Field(
         default=timedelta(minutes=30),
@@ -431,10 +422,8 @@ class ExtractionConfig(BaseModel):
     )  # fmt: skip
 
 
-class TiersConfig(BaseModel):
+class TiersConfig(Section):
     """Decay and tiers (docs/sleep-and-wake.md, "Tiers and export")."""
-
-    model_config = _FROZEN
 
     decay_per_day: float = Field(
         default=0.98, gt=0, le=1, description="utility kept per day since last seen"
@@ -455,10 +444,8 @@ class TiersConfig(BaseModel):
         return timedelta(days=self.recency_tau_days)
 
 
-class UtilityConfig(BaseModel):
+class UtilityConfig(Section):
     """What a sleep adds: utility, edges between topics, the wake packet's size."""
-
-    model_config = _FROZEN
 
     corrected: float = Field(default=5.0, ge=0, description="a corrected topic matters most")
     constrained: float = Field(default=3.0, ge=0, description="a topic holding a rule")
@@ -482,10 +469,8 @@ class UtilityConfig(BaseModel):
     )
 
 
-class SleepConfig(BaseModel):
+class SleepConfig(Section):
     """Every tuning number of sleep; the defaults are the production values."""
-
-    model_config = _FROZEN
 
     policy: SleepPolicy = Field(default_factory=SleepPolicy)
     merge: MergeConfig = Field(default_factory=MergeConfig)

@@ -12,15 +12,13 @@ tuned to any conversation: an area a conversation never touches costs nothing.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+from graph.config_section import Section
 
 
-class SubjectsConfig(BaseModel):
+class SubjectsConfig(Section):
     """Subjects: Louvain communities of co-mention and similarity (``sleepwake.subjects``)."""
-
-    model_config = _FROZEN
 
     similarity_edge: float = Field(
         default=0.6, ge=-1, le=1, description="candidates this alike are linked"
@@ -64,10 +62,8 @@ AREAS: dict[str, tuple[str, ...]] = {
 }
 
 
-class AspectsConfig(BaseModel):
+class AspectsConfig(Section):
     """Aspect topics: a person's facts gathered by the area of life they are about."""
-
-    model_config = _FROZEN
 
     areas: dict[str, tuple[str, ...]] = Field(
         default_factory=lambda: dict(AREAS),
