@@ -281,7 +281,7 @@ class Container:
         repo = self._repo_in(namespace, settings)
         return SkillService(
             settings,
-            store=SkillStore(self.driver, self.settings.neo4j_database),
+            store=self._store(SkillStore),
             embedder=self.embedder,
             topics=self.topics,
             llm=llm,
