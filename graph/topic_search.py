@@ -26,7 +26,7 @@ from graph.fulltext import (
     whole_groups,
 )
 from graph.lexical import rank, rank_many
-from graph.mapping import topic_from_props
+from graph.mapping import iso_time, topic_from_props
 from graph.models import EMBEDDING_DIMENSIONS, Topic
 from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH, Page, PagedQuery, Plan, seeded
 from graph.overfetch import overfetch as run_overfetch
@@ -238,10 +238,10 @@ class TopicSearchStore(Store):
         else:
             scores, core = rank_many([words, content], pool, TEXT_FIELDS, fuzzy=fuzzy)
         # a candidate that matched only the namespace clause (boost 0) shares no query word;
-        # ties by id (Lucene's order among equals follows its segments, which every tenant's
-        # writes move)
+        # ties by the topic's own key (``tie_key``; Lucene's order among equals follows its
+        # segments, which every tenant's writes move)
         matched = [i for i in range(len(pool)) if scores[i] > 0]
-        order = sorted(matched, key=lambda i: (-scores[i], pool[i]["topic_id"]))[:k]
+        order = sorted(matched, key=lambda i: (-scores[i], *tie_key(pool[i])))[:k]
         return [
             TextRank(pool[i]["topic_id"], scores[i], core[i], partial_topic(namespace, pool[i]))
             for i in order
@@ -334,6 +334,16 @@ class TopicSearchStore(Store):
             query("get_topics_by_id"), namespace, "topic_ids", topic_ids, light=light
         )
         return [topic_from_props(t) for t in records[0]["topics"]] if records else []
+
+
+def tie_key(row: Mapping[str, Any]) -> tuple[str, datetime, str]:
+    """How topic searches order equal scores: by the topic's name, then its first_seen_at, then
+    its id (a key of the topic itself, so the order depends neither on the ids two writes of the
+    same topics drew nor on the order Neo4j or Lucene read them in; ``search_topics_vector``
+    orders its ties alike). ``row``: a full-text candidate (``search_topics_fulltext``)."""
+    first = row.get("first_seen_at")
+    at = iso_time(first) if first is not None else None
+    return (row.get("name") or "", at if isinstance(at, datetime) else BEFORE_ALL, row["topic_id"])
 
 
 def text_need(search: PagedQuery, k: int) -> int:
