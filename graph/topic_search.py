@@ -15,7 +15,7 @@ from typing import Any
 
 from graph.clock import BEFORE_ALL, ensure_utc
 from graph.cypher import query
-from graph.db import Store, iso
+from graph.db import iso
 from graph.errors import ValidationFailed
 from graph.fulltext import (
     content_words,
@@ -30,6 +30,7 @@ from graph.mapping import iso_time, topic_from_props
 from graph.models import EMBEDDING_DIMENSIONS, Topic
 from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH, Page, PagedQuery, Plan, seeded
 from graph.overfetch import overfetch as run_overfetch
+from graph.topic_memory import TopicCopies
 
 # Vector search: rows of the namespace asked of the index at least, and the over-fetch factor
 # when a time window filters the hits (a window of a week keeps ~10% of 120 days of topics). The
@@ -124,8 +125,9 @@ def check_vector(vector: Sequence[float]) -> list[float]:
     return values
 
 
-class TopicSearchStore(Store):
-    """Full-text and vector search of topics (the search half of ``TopicStore``)."""
+class TopicSearchStore(TopicCopies):
+    """Full-text and vector search of topics (the search half of ``TopicStore``); with
+    ``cache_mb`` its vector searches are answered from the worker's copy (``TopicCopies``)."""
 
     def search_text(
         self,
@@ -305,6 +307,15 @@ class TopicSearchStore(Store):
         out): a light search's vector and full-text records in one read."""
         vec = check_vector(vector)
         window = _window(since, until)
+        if self.topic_vectors is not None and k > 0:
+            copied = self._copy_search(namespace, vec, k, window, light, topic_ids)
+            if copied is not None:
+                label, row = copied
+                hits = [
+                    ScoredTopic(topic_from_props(h["t"]), float(h["score"]), label)
+                    for h in row["hits"]
+                ]
+                return hits, [topic_from_props(t) for t in row["topics"]]
         windowed = window["since"] is not None or window["until"] is not None
         factor = overfetch * (WINDOW_OVERFETCH if windowed else 1)
         fetch = min(max(k * factor, MIN_INDEX_FETCH), MAX_FETCH)
