@@ -133,7 +133,19 @@ class Container:
 
     @cached_property
     def topics(self) -> TopicStore:
-        return self._store(TopicStore)
+        """The topic store, holding up to ``topic_cache_mb`` of live topic vectors in this
+        process (``graph.topic_vectors``), each namespace's copy read by the same background
+        thread as the passages' (``vector_loads``) while its searches go to Neo4j."""
+        return TopicStore(
+            self.driver, self.settings.neo4j_database, redactor=self.redactor,
+            cache_mb=self.settings.topic_cache_mb, loads=self.vector_loads,
+        )  # fmt: skip
+
+    @cached_property
+    def vector_loads(self) -> LoadQueue:
+        """This process's one thread reading namespaces' vector copies (passages and topics)
+        off the request path."""
+        return LoadQueue()
 
     @cached_property
     def events(self) -> EventStore:
@@ -150,7 +162,7 @@ class Container:
         thread while its searches go to Neo4j (``graph.vector_loads``)."""
         return PassageStore(
             self.driver, self.settings.neo4j_database, redactor=self.redactor,
-            cache_mb=self.settings.passage_cache_mb, loads=LoadQueue(),
+            cache_mb=self.settings.passage_cache_mb, loads=self.vector_loads,
         )  # fmt: skip
 
     @cached_property

@@ -116,6 +116,13 @@ class Settings(BaseSettings):
         "(~130,000 passages; a namespace larger than this takes the filtered vector index; 0: "
         "every passage search in Neo4j; graph/passage_vectors.py)",
     )
+    topic_cache_mb: int = Field(
+        default=64,
+        ge=0,
+        description="MB of live topic vectors one API worker holds in memory and scores there "
+        "(~37,000 topics; a namespace larger than this takes the filtered vector index; 0: "
+        "every topic vector search in Neo4j; graph/topic_vectors.py)",
+    )
     api_key_cache_seconds: float = Field(
         default=30.0, ge=0, description="how long a checked API key is trusted in-process"
     )

@@ -432,8 +432,8 @@ def summary(alone: Measured, beside: Measured) -> None:
     same = sum(a == b for a, b in pairs)
     alike = sum(sorted(a) == sorted(b) for a, b in pairs)
     print(f"  the same items (kind, title, reason, score) for {same} of {len(pairs)} messages "
-          f"in the same order, {alike} as sets (the servers' topic ids differ, and ties are "
-          "ordered by id)")  # fmt: skip
+          f"in the same order, {alike} as sets (the servers' topic ids differ; equal scores "
+          "are ordered by name, first seen, then id)")  # fmt: skip
     for i, (x, y) in enumerate(zip(alone.answers, beside.answers, strict=True)):
         if x != y:  # the first that differs
             print(f"    message {i}: alone {x[:3]} / beside {y[:3]}")

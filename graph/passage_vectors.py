@@ -30,6 +30,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -177,29 +178,36 @@ def row_bytes() -> int:
     return DIMENSIONS * 4 + 8 + ROW_OVERHEAD
 
 
-class PassageVectors:
-    """The passages of the namespaces searched last, within ``budget`` bytes (least recently
-    used dropped first). Keyed by namespace; an entry serves a search only under the stamp it
-    holds (the store compares it with the one its read returns)."""
+class Weighed(Protocol):
+    """A cached copy: what it costs the budget."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+
+E = TypeVar("E", bound=Weighed)
+
+
+class VectorCache(Generic[E]):
+    """The copies of the namespaces searched last, within ``budget`` bytes (least recently used
+    dropped first). Keyed by namespace; a copy serves a search only under the stamp it holds
+    (its store compares it with the one its read returns). The passages' and the topics'
+    (``graph.topic_vectors``) caches are two of these."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self._lock = threading.Lock()
-        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._entries: OrderedDict[str, E] = OrderedDict()
         self._loading = [threading.Lock() for _ in range(LOAD_STRIPES)]
 
-    def fits(self, rows: int) -> bool:
-        """Whether a namespace of ``rows`` passages may be held at all."""
-        return rows * row_bytes() <= self.budget
-
-    def get(self, namespace: str) -> Entry | None:
+    def get(self, namespace: str) -> E | None:
         with self._lock:
             found = self._entries.get(namespace)
             if found is not None:
                 self._entries.move_to_end(namespace)
             return found
 
-    def put(self, namespace: str, entry: Entry) -> None:
+    def put(self, namespace: str, entry: E) -> None:
         """Hold ``entry`` for ``namespace`` (replacing any), then drop the least recently used
         others until the whole fits ``budget`` (an entry larger than the budget is not held)."""
         with self._lock:
@@ -214,9 +222,11 @@ class PassageVectors:
                 self._entries.move_to_end(namespace)
             self._trim()
 
-    def drop(self, namespace: str) -> None:
+    def drop(self, namespace: str, entry: E | None = None) -> None:
+        """Drop ``namespace``'s copy (only if it is still ``entry``, when given)."""
         with self._lock:
-            self._entries.pop(namespace, None)
+            if entry is None or self._entries.get(namespace) is entry:
+                self._entries.pop(namespace, None)
 
     def loading(self, namespace: str) -> threading.Lock:
         """The lock one namespace's loads take, so two requests of one worker read it once."""
@@ -236,3 +246,11 @@ class PassageVectors:
         while self._entries and total > self.budget:
             _, dropped = self._entries.popitem(last=False)
             total -= dropped.nbytes
+
+
+class PassageVectors(VectorCache[Entry]):
+    """The passages of the namespaces searched last, within ``budget`` bytes."""
+
+    def fits(self, rows: int) -> bool:
+        """Whether a namespace of ``rows`` passages may be held at all."""
+        return rows * row_bytes() <= self.budget

@@ -15,7 +15,7 @@ from typing import Any
 
 from graph.clock import BEFORE_ALL, ensure_utc
 from graph.cypher import query
-from graph.db import Store, iso
+from graph.db import iso
 from graph.errors import ValidationFailed
 from graph.fulltext import (
     content_words,
@@ -26,10 +26,11 @@ from graph.fulltext import (
     whole_groups,
 )
 from graph.lexical import rank, rank_many
-from graph.mapping import topic_from_props
+from graph.mapping import iso_time, topic_from_props
 from graph.models import EMBEDDING_DIMENSIONS, Topic
 from graph.overfetch import EXACT_VECTOR_MAX, MAX_FETCH, Page, PagedQuery, Plan, seeded
 from graph.overfetch import overfetch as run_overfetch
+from graph.topic_memory import TopicCopies
 
 # Vector search: rows of the namespace asked of the index at least, and the over-fetch factor
 # when a time window filters the hits (a window of a week keeps ~10% of 120 days of topics). The
@@ -124,8 +125,9 @@ def check_vector(vector: Sequence[float]) -> list[float]:
     return values
 
 
-class TopicSearchStore(Store):
-    """Full-text and vector search of topics (the search half of ``TopicStore``)."""
+class TopicSearchStore(TopicCopies):
+    """Full-text and vector search of topics (the search half of ``TopicStore``); with
+    ``cache_mb`` its vector searches are answered from the worker's copy (``TopicCopies``)."""
 
     def search_text(
         self,
@@ -238,10 +240,10 @@ class TopicSearchStore(Store):
         else:
             scores, core = rank_many([words, content], pool, TEXT_FIELDS, fuzzy=fuzzy)
         # a candidate that matched only the namespace clause (boost 0) shares no query word;
-        # ties by id (Lucene's order among equals follows its segments, which every tenant's
-        # writes move)
+        # ties by the topic's own key (``tie_key``; Lucene's order among equals follows its
+        # segments, which every tenant's writes move)
         matched = [i for i in range(len(pool)) if scores[i] > 0]
-        order = sorted(matched, key=lambda i: (-scores[i], pool[i]["topic_id"]))[:k]
+        order = sorted(matched, key=lambda i: (-scores[i], *tie_key(pool[i])))[:k]
         return [
             TextRank(pool[i]["topic_id"], scores[i], core[i], partial_topic(namespace, pool[i]))
             for i in order
@@ -305,6 +307,15 @@ class TopicSearchStore(Store):
         out): a light search's vector and full-text records in one read."""
         vec = check_vector(vector)
         window = _window(since, until)
+        if self.topic_vectors is not None and k > 0:
+            copied = self._copy_search(namespace, vec, k, window, light, topic_ids)
+            if copied is not None:
+                label, row = copied
+                hits = [
+                    ScoredTopic(topic_from_props(h["t"]), float(h["score"]), label)
+                    for h in row["hits"]
+                ]
+                return hits, [topic_from_props(t) for t in row["topics"]]
         windowed = window["since"] is not None or window["until"] is not None
         factor = overfetch * (WINDOW_OVERFETCH if windowed else 1)
         fetch = min(max(k * factor, MIN_INDEX_FETCH), MAX_FETCH)
@@ -334,6 +345,16 @@ class TopicSearchStore(Store):
             query("get_topics_by_id"), namespace, "topic_ids", topic_ids, light=light
         )
         return [topic_from_props(t) for t in records[0]["topics"]] if records else []
+
+
+def tie_key(row: Mapping[str, Any]) -> tuple[str, datetime, str]:
+    """How topic searches order equal scores: by the topic's name, then its first_seen_at, then
+    its id (a key of the topic itself, so the order depends neither on the ids two writes of the
+    same topics drew nor on the order Neo4j or Lucene read them in; ``search_topics_vector``
+    orders its ties alike). ``row``: a full-text candidate (``search_topics_fulltext``)."""
+    first = row.get("first_seen_at")
+    at = iso_time(first) if first is not None else None
+    return (row.get("name") or "", at if isinstance(at, datetime) else BEFORE_ALL, row["topic_id"])
 
 
 def text_need(search: PagedQuery, k: int) -> int:

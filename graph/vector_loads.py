@@ -3,8 +3,9 @@
 A namespace's first search in an API worker used to read its whole copy on the request that met
 it (39,000 passages: 2.7 s of the worker's CPU, and a 5.5 s p99 with 20 clients). Now that
 request, and every other until the copy is in, is served by the search in Neo4j, and the read is
-asked of this queue: one worker thread reads one namespace at a time, the namespaces in the
-order they were first asked, each at most once queued or running. So:
+asked of this queue: one worker thread reads one namespace's copy at a time (its passages or,
+``graph.topic_vectors``, its topics), in the order first asked, each at most once queued or
+running. So:
 
 - no request waits on a load, its own namespace's or another's;
 - a namespace waits for the loads queued before it, each one namespace's, so a tenant asking
@@ -23,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +47,16 @@ class LoadQueue:
         self.limit = limit
         self._start = start
         self._cond = threading.Condition()
-        self._queued: OrderedDict[str, Callable[[], None]] = OrderedDict()
-        self._running: str | None = None
+        self._queued: OrderedDict[Hashable, Callable[[], None]] = OrderedDict()
+        self._running: Hashable | None = None
         self._draining = False  # a drain thread is at work (or started)
 
-    def ask(self, namespace: str, job: Callable[[], None]) -> bool:
+    def ask(self, namespace: Hashable, job: Callable[[], None]) -> bool:
         """Queue ``job`` (the read of ``namespace``'s vectors) unless that namespace is queued or
         being read already, or the queue is full; starts the drain when none runs. Whether the
-        namespace is now queued or running."""
+        namespace is now queued or running. ``namespace``: the namespace's name for its passages,
+        a key of it for another copy (the topics': ``("topics", name)``), so that the two
+        copies of one namespace are two loads."""
         with self._cond:
             if namespace == self._running or namespace in self._queued:
                 return True
@@ -84,7 +87,7 @@ class LoadQueue:
                 self._cond.notify_all()
         return True
 
-    def waiting(self) -> list[str]:
+    def waiting(self) -> list[Hashable]:
         """The namespace being read (first), then those queued, in the order they will be."""
         with self._cond:
             running = [self._running] if self._running is not None else []

@@ -16,6 +16,8 @@ CALL () {
   UNION ALL
   MATCH (n:PassageStamp) WHERE n.namespace = $namespace RETURN 'PassageStamp' AS label, count(n) AS n
   UNION ALL
+  MATCH (n:TopicStamp) WHERE n.namespace = $namespace RETURN 'TopicStamp' AS label, count(n) AS n
+  UNION ALL
   MATCH (n:Conversation) WHERE n.namespace = $namespace RETURN 'Conversation' AS label, count(n) AS n
   UNION ALL
   MATCH (n:Subject) WHERE n.namespace = $namespace RETURN 'Subject' AS label, count(n) AS n

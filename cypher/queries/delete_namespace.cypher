@@ -7,6 +7,9 @@
 // (cypher/schema/018_namespace_indexes.cypher and earlier): only this namespace's nodes are read,
 // where matching every node and filtering on n.namespace read every tenant's (~0.7 us a node).
 CALL () {
+  // the topic stamp first: a worker's copy of the topics serves nothing once the deletion began
+  MATCH (n:TopicStamp) WHERE n.namespace = $namespace RETURN n
+  UNION ALL
   MATCH (n:Topic) WHERE n.namespace = $namespace RETURN n
   UNION ALL
   MATCH (n:TopicEvent) WHERE n.namespace = $namespace RETURN n

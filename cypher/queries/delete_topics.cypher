@@ -3,6 +3,11 @@
 // drop the nodes in the same transaction.
 // params: $namespace, $topic_ids: list<string>
 // returns: topics (count), events (count)
+// moves the namespace's TopicStamp first (graph/topic_vectors.py: a worker's copy of the
+// namespace's topic vectors serves no search after this write)
+CALL () {
+  MERGE (stamp:TopicStamp {namespace: $namespace}) SET stamp.epoch = randomUUID()
+}
 MATCH (t:Topic {namespace: $namespace})
 WHERE t.topic_id IN $topic_ids
 OPTIONAL MATCH (e:TopicEvent {namespace: $namespace})

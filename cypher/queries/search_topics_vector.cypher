@@ -16,7 +16,10 @@
 // each branch sits inside a CASE so it runs only when taken (a CALL subquery's MATCH was
 // planned ahead of its condition and seeked the whole namespace on every call: 100k index rows
 // per search at 100k topics). Kept topics are scored exactly either way, so a score does not
-// depend on which path found the topic (the index's own score drifts by ~1e-4).
+// depend on which path found the topic (the index's own score drifts by ~1e-4). Equal scores
+// are ordered by the topic's name, then first_seen_at, then topic_id (a key of the topic's own,
+// not the order Neo4j reads the namespace in; the worker's copy, graph/topic_vectors.py, orders
+// them alike).
 // params: $vector: list<float>, $fetch: int, $fetch_more: int, $k: int, $namespace,
 //         $since: datetime | null, $until: datetime | null (every time as ISO text, read with
 //         datetime(): graph/db.py iso),
@@ -49,7 +52,8 @@ WITH exact, size(found) AS raw, COLLECT {
   WITH n WHERE n.archived_at IS NULL
     AND ($since IS NULL OR n.last_seen_at >= datetime($since))
     AND ($until IS NULL OR n.first_seen_at < datetime($until))
-  WITH n ORDER BY vector.similarity.cosine(n.embedding, $vector) DESC LIMIT $k
+  WITH n ORDER BY vector.similarity.cosine(n.embedding, $vector) DESC, n.name, n.first_seen_at,
+    n.topic_id LIMIT $k
   RETURN n
 } AS kept
 WITH exact, raw, kept, NOT exact AND size(kept) < $k AND raw >= $fetch AS short
@@ -71,7 +75,8 @@ WITH CASE WHEN again THEN size(more) ELSE raw END AS raw, scan, again, CASE WHEN
     WITH n WHERE n.archived_at IS NULL
       AND ($since IS NULL OR n.last_seen_at >= datetime($since))
       AND ($until IS NULL OR n.first_seen_at < datetime($until))
-    WITH n ORDER BY vector.similarity.cosine(n.embedding, $vector) DESC LIMIT $k
+    WITH n ORDER BY vector.similarity.cosine(n.embedding, $vector) DESC, n.name, n.first_seen_at,
+    n.topic_id LIMIT $k
     RETURN n
   }
   ELSE kept END AS kept
@@ -81,13 +86,14 @@ WITH raw, scanned, CASE WHEN scanned THEN COLLECT {
   WHERE t.namespace = $namespace AND t.last_seen_at >= datetime($scan_since)
     AND t.embedding IS NOT NULL AND t.archived_at IS NULL
     AND ($until IS NULL OR t.first_seen_at < datetime($until))
-  WITH t ORDER BY vector.similarity.cosine(t.embedding, $vector) DESC LIMIT $k
+  WITH t ORDER BY vector.similarity.cosine(t.embedding, $vector) DESC, t.name, t.first_seen_at,
+    t.topic_id LIMIT $k
   RETURN t
 } ELSE kept END AS chosen
 UNWIND (CASE WHEN size(chosen) = 0 THEN [null] ELSE chosen END) AS n
 WITH raw, scanned, n, CASE WHEN n IS NULL THEN null
                            ELSE vector.similarity.cosine(n.embedding, $vector) END AS score
-ORDER BY score DESC
+ORDER BY score DESC, n.name, n.first_seen_at, n.topic_id
 WITH raw, scanned, collect(CASE WHEN n IS NULL THEN null
   ELSE {t: CASE WHEN $light
        THEN n {.topic_id, .namespace, .schema_version, .name, .one_liner, .aliases,

@@ -4,6 +4,11 @@
 // params: $namespace, $topic_id, $expected_version: int, $props: map,
 //         $embedding: list<float> | null (null keeps the stored vector), $now: datetime
 // returns: version (the new version), or no row when the topic is missing or the version moved
+// moves the namespace's TopicStamp first (graph/topic_vectors.py: a worker's copy of the
+// namespace's topic vectors serves no search after this write)
+CALL () {
+  MERGE (stamp:TopicStamp {namespace: $namespace}) SET stamp.epoch = randomUUID()
+}
 MATCH (t:Topic {topic_id: $topic_id, namespace: $namespace})
 SET t._lock = true
 REMOVE t._lock

@@ -3,6 +3,11 @@
 // params: $namespace, $rows: list<{topic_id, expected_version, props: map,
 //         embedding: list<float> | null}>, $now
 // returns: topic_id, version (one row per topic actually written)
+// moves the namespace's TopicStamp first (graph/topic_vectors.py: a worker's copy of the
+// namespace's topic vectors serves no search after this write)
+CALL () {
+  MERGE (stamp:TopicStamp {namespace: $namespace}) SET stamp.epoch = randomUUID()
+}
 UNWIND $rows AS row
 MATCH (t:Topic {topic_id: row.topic_id, namespace: $namespace})
 SET t._lock = true

@@ -190,7 +190,7 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
     stack, driver, model = counted
     stack.context(LIGHT, now=NOW)  # warm: the same message twice reads the same
     loads = stack.container.passages.loads
-    assert loads is not None and loads.wait_idle(HANG_S)  # the passage copy read in the background
+    assert loads is not None and loads.wait_idle(HANG_S)  # the copies read in the background
     driver.calls.clear()
     model.texts.clear()
     result = stack.context(LIGHT, now=NOW)
@@ -212,8 +212,10 @@ def test_a_light_context_is_a_fixed_set_of_round_trips_and_one_embedding(
             # get_topics_by_id of its own); a vector query that did not wait for the ranking
             # reads by id only the ranked topics it did not return, and this namespace's five
             # topics are all among its candidates (tests/unit/test_topic_search_unit.py covers
-            # the read by id)
-            "search_topics_vector": 1,
+            # the read by id); scored in the worker's copy of the namespace's live topic
+            # vectors (graph/topic_vectors.py, read after the warm-up's context by the same
+            # load thread): the candidates read by id with the namespace's topic stamp
+            "read_topics_by_vector": 1,
             # the messages' passages by meaning, with the same query vector (evidence by
             # meaning, retrieval/gather.py), scored in the worker's copy of the namespace's
             # passage vectors (graph/passage_vectors.py, read after the warm-up's context by
