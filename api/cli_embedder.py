@@ -28,13 +28,17 @@ def export(
         bool, typer.Option("--force", help="export even if the graph is current")
     ] = False,
 ) -> None:
-    """Export the ONNX graph the default embedding runtime loads (idempotent); with
-    ``SHERIFF_EMBEDDING_RUNTIME=onnx-int8`` also its int8 graph."""
+    """Export the ONNX graph the default embedding runtime loads (idempotent), and its int8
+    graph when a runtime of minilm uses it (passages do by default)."""
     from retrieval.minilm_export import export_onnx, quantise_int8  # set-up only
 
     settings = Settings()
     graph = minilm.onnx_file(settings.home)
-    int8 = minilm.int8_file(graph) if settings.embedding_runtime == "onnx-int8" else None
+    wants_int8 = settings.embedder == "minilm" and "onnx-int8" in (
+        settings.embedding_runtime,
+        settings.passage_embedding_runtime,
+    )
+    int8 = minilm.int8_file(graph) if wants_int8 else None
     try:
         with minilm.export_lock(graph):
             if not force and minilm.is_current(graph):

@@ -39,7 +39,7 @@ from graph.transfer import TransferStore
 from graph.vector_loads import LoadQueue
 from retrieval.context import ContextBuilder
 from retrieval.embedding import Embedder, build_embedder
-from retrieval.passage_index import PassageIndexer
+from retrieval.passage_index import Leads, PassageIndexer
 from retrieval.search import TopicSearch
 from service.chatgpt import ChatGPTImporter
 from service.export import ExportService
@@ -62,6 +62,7 @@ from skills.tools import RepoTools
 from skills.workspace import TenantWorkspaces, protected_paths
 from sleepwake.llm_extract import ResponsesExtractor
 from sleepwake.policy import SleepPolicy
+from sleepwake.segments import embedded_lead
 from sleepwake.sleep import Sleeper
 from sleepwake.wake import Waker
 from sleepwake.worker import SleepScheduler, SleepWorker
@@ -126,6 +127,24 @@ class Container:
             threads=self.settings.embedding_threads,
         )
 
+    @cached_property
+    def passage_embedder(self) -> Embedder:
+        """What embeds message passages: the int8 graph of minilm by default
+        (``passage_embedding_runtime``; docs/embedding.md, "Passages in int8"), else the
+        embedder."""
+        runtime = self.settings.passage_embedding_runtime
+        if self.settings.embedder != "minilm" or runtime in (
+            "same",
+            self.settings.embedding_runtime,
+        ):
+            return self.embedder
+        return build_embedder(
+            "minilm",
+            runtime=runtime,
+            home=self.settings.home,
+            threads=self.settings.embedding_threads,
+        )
+
     def _store(self, kind: type[S]) -> S:
         """A store of ``kind`` on this container's driver and database, writing with its
         redactor."""
@@ -168,7 +187,12 @@ class Container:
     @cached_property
     def passage_indexer(self) -> PassageIndexer:
         """Writes new messages' passages with their vectors (the sleep workers run it)."""
-        return PassageIndexer(self.passages, self.embedder)
+        formation = self.settings.sleep_config().formation
+        leads = Leads(
+            self.embedder,
+            lambda m: embedded_lead(m.role, m.speaker, m.content, formation),
+        )
+        return PassageIndexer(self.passages, self.passage_embedder, leads=leads)
 
     @cached_property
     def sleep_store(self) -> SleepStore:

@@ -54,8 +54,9 @@ DATA = Path("/work/shared/data/longmemeval/longmemeval-s-dev36.json")
 class CountingEmbedder:
     """Wraps the container's embedder: how many calls and texts (and characters) a run embeds."""
 
-    def __init__(self, inner: object) -> None:
+    def __init__(self, inner: object, counts: CountingEmbedder | None = None) -> None:
         self.inner = inner
+        self.counts = counts or self  # another counter's totals (the passages' own embedder)
         self.lock = threading.Lock()  # the worker's two threads embed at once
         self.model_name = inner.model_name  # type: ignore[attr-defined]
         self.dimensions = inner.dimensions  # type: ignore[attr-defined]
@@ -79,8 +80,8 @@ class CountingEmbedder:
         started, cpu = time.perf_counter(), time.thread_time()
         vectors: list[list[float]] = self.inner.embed(texts)  # type: ignore[attr-defined]
         seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu
-        with self.lock:
-            self._count(texts, chars, seconds, cpu, sys._getframe(1).f_code.co_name)
+        with self.counts.lock:
+            self.counts._count(texts, chars, seconds, cpu, sys._getframe(1).f_code.co_name)
         return vectors
 
     def _count(
@@ -290,6 +291,12 @@ def main() -> None:
     container = Container(Settings(sleep_mode=args.mode, embedding_runtime=args.runtime))
     container.migrate()
     counting = CountingEmbedder(container.embedder)
+    if container.passage_embedder is not container.embedder:  # int8 passages (the default)
+        passages = CountingEmbedder(container.passage_embedder, counting)
+        passages.embed(["warm-up"])
+        container.__dict__["passage_embedder"] = passages
+    else:
+        container.__dict__["passage_embedder"] = counting
     container.__dict__["embedder"] = counting  # before the sleeper is built: it counts too
     counting.embed(["warm-up"])
     counting.reset()

@@ -101,6 +101,7 @@ class PendingMessage:
     message_id: str
     role: str
     content: str
+    speaker: str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,9 @@ class PassageStore(Store):
             query("find_pending_passages"), {"namespace": namespace, "limit": limit}, read=True
         )
         return [
-            PendingMessage(r["namespace"], r["message_id"], r["role"], r["content"] or "")
+            PendingMessage(
+                r["namespace"], r["message_id"], r["role"], r["content"] or "", r["speaker"]
+            )
             for r in rows
         ]
 

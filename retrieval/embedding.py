@@ -34,6 +34,9 @@ MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 # under a name of their own, so a topic's vector is re-embedded rather than blended across them
 MINILM_INT8_NAME = f"{MINILM_NAME}#int8"
 MAX_BATCH = 256
+# texts a thread claims at a time when it embeds for a namespace (``InFlight``): two threads
+# asking for the same texts split them in pieces of this many; two model batches of 16
+CLAIM = 32
 DEFAULT_HOME = Path(".sheriff")  # Settings.home's default; the container passes the configured one
 
 
@@ -112,6 +115,49 @@ class VectorCache:
                 self._items.popitem(last=False)
 
 
+class InFlight:
+    """The (namespace, text) pairs some thread of this process is embedding right now, each
+    with the event set when its vector is in the cache (``MiniLMEmbedder._share``). Keyed by
+    namespace like the cache: one tenant never waits for another's text."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: dict[tuple[str, str], threading.Event] = {}
+
+    def claim(
+        self,
+        scope: str,
+        todo: list[str],
+        most: int,
+        cache: VectorCache,
+        found: dict[str, list[float]],
+        waits: dict[str, threading.Event],
+    ) -> tuple[list[str], list[str]]:
+        """Claim up to ``most`` of ``todo`` (in order) for the caller: a text claimed by another
+        thread goes to ``waits``, one whose vector has reached the cache meanwhile to ``found``.
+        Returns (claimed, the rest of ``todo``)."""
+        mine: list[str] = []
+        with self._lock:
+            at = 0
+            while at < len(todo) and len(mine) < most:
+                text = todo[at]
+                at += 1
+                if (event := self._events.get((scope, text))) is not None:
+                    waits[text] = event
+                elif (vector := cache.get(scope, text)) is not None:
+                    found[text] = vector
+                else:
+                    self._events[(scope, text)] = threading.Event()
+                    mine.append(text)
+        return mine, todo[at:]
+
+    def release(self, scope: str, texts: Sequence[str]) -> None:
+        """The caller's claim on ``texts`` ends (their vectors are cached, or it failed)."""
+        with self._lock:
+            for text in texts:
+                self._events.pop((scope, text)).set()
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on CPU, loaded lazily once per process, thread-safe.
 
@@ -145,6 +191,7 @@ class MiniLMEmbedder:
         self._model: minilm.MiniLMRuntime | None = None
         self._lock = threading.Lock()
         self.cache = VectorCache(cache_size)
+        self.in_flight = InFlight()
 
     def load(self) -> None:
         """Load the runtime now (idempotent); raises ``EmbeddingUnavailable`` with the cause."""
@@ -168,20 +215,47 @@ class MiniLMEmbedder:
             return []
         cleaned = [t if t.strip() else "(empty)" for t in texts]
         scope = _SCOPE.get()
+        unique = list(dict.fromkeys(cleaned))
+        if scope is None:
+            found = self._run(unique)
+        else:
+            found = {t: v for t in unique if (v := self.cache.get(scope, t)) is not None}
+            found |= self._share(scope, [t for t in unique if t not in found])
+        return [list(found[t]) for t in cleaned]
+
+    def _run(self, texts: Sequence[str], scope: str | None = None) -> dict[str, list[float]]:
+        """``texts`` through the model (kept in ``scope``'s cache when one is given)."""
         found: dict[str, list[float]] = {}
-        if scope is not None:
-            found = {
-                t: v for t in dict.fromkeys(cleaned) if (v := self.cache.get(scope, t)) is not None
-            }
-        missing = [t for t in dict.fromkeys(cleaned) if t not in found]
-        for start in range(0, len(missing), MAX_BATCH):
-            chunk = missing[start : start + MAX_BATCH]
-            vectors = self._encoder().encode(chunk)
-            for text, vector in zip(chunk, vectors, strict=True):
+        for start in range(0, len(texts), MAX_BATCH):
+            chunk = texts[start : start + MAX_BATCH]
+            for text, vector in zip(chunk, self._encoder().encode(chunk), strict=True):
                 if scope is not None:
                     self.cache.put(scope, text, vector)
                 found[text] = vector.astype(float).tolist()
-        return [list(found[t]) for t in cleaned]
+        return found
+
+    def _share(self, scope: str, missing: list[str]) -> dict[str, list[float]]:
+        """``missing`` embedded for ``scope`` without running the model twice on one text at
+        once (``InFlight``): a text another thread of this process is embedding for the same
+        namespace is waited for, and the rest is claimed ``CLAIM`` texts at a time (shortest
+        first, as the model batches them), so two threads asking for the same texts (a sleep,
+        and the passage writer embedding that sleep's leads ahead) split them between them."""
+        found: dict[str, list[float]] = {}
+        waits: dict[str, threading.Event] = {}
+        todo = sorted(missing, key=len)
+        while todo:
+            mine, todo = self.in_flight.claim(scope, todo, CLAIM, self.cache, found, waits)
+            if mine:
+                try:
+                    found |= self._run(mine, scope)
+                finally:
+                    self.in_flight.release(scope, mine)
+        for text, done in waits.items():
+            done.wait()
+            vector = self.cache.get(scope, text)
+            # the other thread failed, or its vector is already evicted: run it here
+            found[text] = vector if vector is not None else self._run([text], scope)[text]
+        return found
 
 
 class OpenAIEmbedder:

@@ -16,12 +16,20 @@ one passage whose text is the very lead the sleep's segmentation embeds, and whi
 two comes second reads the first one's vector from the embedder's per-namespace cache instead
 of running the model again (the same float32 vector: the sleep's output does not change). The
 cache never answers one namespace with another's vector (docs/security.md).
+
+With ``Leads`` the writer also embeds, before the batch's passages, the text the next sleep's
+segmentation will embed for each message (its lead, ``sleepwake.segments.embedded_lead``) with
+the sleep's own embedder, into the same per-namespace cache: the sleep then reads those vectors
+instead of running the model on its own thread (the same vectors, so the same topics), and the
+writer's thread, which waits for new messages between sessions, does that work beside the
+sleeps instead of after them (docs/performance.md, "Ingest: the leads ahead of the sleep").
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from graph.errors import EmbeddingUnavailable
 from graph.passages import MessagePassages, PendingMessage
@@ -34,13 +42,29 @@ log = logging.getLogger(__name__)
 BATCH_MESSAGES = 64  # messages per read, embedding and write
 
 
+@dataclass(frozen=True)
+class Leads:
+    """What a sleep will embed for each new message, embedded ahead: ``text`` gives a pending
+    message's text (None: the sleep embeds none of its own), ``embedder`` is the sleep's (its
+    cache is where the sleep will look)."""
+
+    embedder: Embedder
+    text: Callable[[PendingMessage], str | None]
+
+
 class PassageIndexer:
-    """Writes pending messages' passages (one namespace's, or every namespace's)."""
+    """Writes pending messages' passages (one namespace's, or every namespace's), and with
+    ``leads`` embeds the next sleep's texts of them ahead (module docstring)."""
 
     def __init__(
-        self, store: PassageStoreProtocol, embedder: Embedder, batch: int = BATCH_MESSAGES
+        self,
+        store: PassageStoreProtocol,
+        embedder: Embedder,
+        batch: int = BATCH_MESSAGES,
+        leads: Leads | None = None,
     ) -> None:
         self.store, self.embedder, self.batch = store, embedder, max(1, batch)
+        self.leads = leads
 
     def run_once(self, namespace: str | None = None) -> int:
         """One batch of pending messages written; how many (0: none was pending, or the
@@ -48,6 +72,7 @@ class PassageIndexer:
         pending = self.store.pending(namespace, self.batch)
         if not pending:
             return 0
+        self._embed_leads(pending)
         cut = [message_passages(m.content, m.role) for m in pending]
         try:
             vectors = self._passage_vectors(pending, cut)
@@ -59,6 +84,23 @@ class PassageIndexer:
             for m, ts, vs in zip(pending, cut, vectors, strict=True)
         ])  # fmt: skip
         return len(pending)
+
+    def _embed_leads(self, pending: Sequence[PendingMessage]) -> None:
+        """The next sleep's texts of ``pending`` embedded into its embedder's per-namespace
+        cache (best effort: a sleep embeds whatever is missing itself)."""
+        if self.leads is None:
+            return
+        texts: dict[str, list[str]] = {}
+        for m in pending:
+            if (text := self.leads.text(m)) is not None:
+                texts.setdefault(m.namespace, []).append(text)
+        for namespace, theirs in texts.items():
+            with cache_scope(namespace):
+                try:
+                    self.leads.embedder.embed(theirs)
+                except EmbeddingUnavailable as exc:
+                    log.warning("leads not embedded ahead (embedder unavailable): %s", exc)
+                    return
 
     def _passage_vectors(
         self, pending: Sequence[PendingMessage], cut: Sequence[list[str]]

@@ -105,9 +105,28 @@ def _split_long(
 def turn_text(message: Message, cfg: FormationConfig = FORMATION) -> str:
     """What stands for a turn in segmentation: its lead (an answer's opening), speaker
     included."""
-    cap = cfg.answer_lead_chars if message.role in ANSWER_ROLES else cfg.turn_lead_chars
-    lead = _lead(" ".join(message.content.split()), cap)
-    return f"{message.speaker}: {lead}" if message.speaker else lead
+    return lead_text(message.role, message.speaker, message.content, cfg)
+
+
+def lead_text(
+    role: str, speaker: str | None, content: str, cfg: FormationConfig = FORMATION
+) -> str:
+    """``turn_text`` of a turn given by its parts (the passage writer has no ``Message``)."""
+    cap = cfg.answer_lead_chars if role in ANSWER_ROLES else cfg.turn_lead_chars
+    lead = _lead(" ".join(content.split()), cap)
+    return f"{speaker}: {lead}" if speaker else lead
+
+
+def embedded_lead(
+    role: str, speaker: str | None, content: str, cfg: FormationConfig = FORMATION
+) -> str | None:
+    """The text ``turn_vectors`` embeds for a turn, or None for a long answer (which takes the
+    vector of the turn it answers): what the passage writer embeds ahead of the sleep
+    (``retrieval.passage_index.Leads``). A long answer at a slice's start, or after another
+    answer, is embedded by the sleep itself (rare)."""
+    if role in ANSWER_ROLES and len(content) > cfg.long_answer_chars:
+        return None
+    return lead_text(role, speaker, content, cfg)
 
 
 def _lead(text: str, cap: int) -> str:
