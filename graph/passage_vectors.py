@@ -42,6 +42,17 @@ ROW_OVERHEAD = (
 # cosine (float32 numpy against Cypher's arithmetic differs in the 7th digit): the same passages
 # and order as the exact scan in Cypher, ties included
 NEAR = 1e-5
+
+
+def best_with_ties(scores: np.ndarray, k: int) -> np.ndarray:
+    """The indices of the ``k`` best ``scores`` and of every score within ``NEAR`` of the k-th
+    (a tie the caller orders by its own key), in no particular order."""
+    if scores.size <= k:
+        return np.arange(scores.size)
+    kth = float(np.partition(scores, scores.size - k)[scores.size - k])
+    return np.flatnonzero(scores >= kth - NEAR)
+
+
 LOAD_STRIPES = 32  # locks the loads of namespaces share (by a hash of the name)
 CANDIDATES_MAX = 400  # a larger group of equal scores is cut here (numpy's order, then time, key)
 
@@ -152,11 +163,7 @@ class Entry:
             scores = scores[allowed]
         if scores.size == 0:
             return []
-        if scores.size > k:
-            kth = float(np.partition(scores, scores.size - k)[scores.size - k])
-            picked = np.flatnonzero(scores >= kth - NEAR)
-        else:
-            picked = np.arange(scores.size)
+        picked = best_with_ties(scores, k)
         rows = allowed[picked]
         order = sorted(
             range(len(rows)),

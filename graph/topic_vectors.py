@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graph.passage_vectors import DIMENSIONS, NEAR, VectorCache
+from graph.passage_vectors import DIMENSIONS, VectorCache, best_with_ties
 
 ROW_OVERHEAD = 200  # bytes a row costs beside its vector and times (its id as text in a list)
 CANDIDATES_MAX = 400  # a larger group of equal scores is cut here (numpy's order)
@@ -130,11 +130,7 @@ class TopicEntry:
             scores = scores[allowed]
         if scores.size == 0:
             return []
-        if scores.size > k:
-            kth = float(np.partition(scores, scores.size - k)[scores.size - k])
-            picked = np.flatnonzero(scores >= kth - NEAR)
-        else:
-            picked = np.arange(scores.size)
+        picked = best_with_ties(scores, k)
         order = picked[np.argsort(-scores[picked], kind="stable")][:CANDIDATES_MAX]
         return [self.ids[int(allowed[i])] for i in order]
 
